@@ -1,0 +1,5 @@
+//! hydrate: render Kubernetes manifests as `kustomize build` and `helm template`
+//! do, for every app of every environment, offline and in parallel.
+//!
+//! The library is the engine; `main.rs` and `cli/` only parse arguments, call
+//! into it and map errors to exit codes.
