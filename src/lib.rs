@@ -3,3 +3,10 @@
 //!
 //! The library is the engine; `main.rs` and `cli/` only parse arguments, call
 //! into it and map errors to exit codes.
+
+pub mod cli;
+pub mod env;
+pub mod k8s;
+pub mod kustomize;
+pub mod output;
+pub mod yaml;

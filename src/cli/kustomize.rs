@@ -1,0 +1,86 @@
+//! `hydrate kustomize build`: a drop-in for `kustomize build`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Subcommand, ValueEnum};
+
+use crate::kustomize::{self, LoadRestrictor, Options, Reorder};
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Build a kustomization target, printing what `kustomize build` prints.
+    Build(BuildArgs),
+}
+
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    /// The kustomization directory.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Resource order: `legacy` (kustomize's kind order) or `none` (input order).
+    #[arg(long, value_enum, default_value = "legacy")]
+    reorder: ReorderArg,
+    /// `LoadRestrictionsRootOnly` (default) or `LoadRestrictionsNone`.
+    #[arg(long, value_enum, default_value = "LoadRestrictionsRootOnly")]
+    load_restrictor: RestrictorArg,
+    /// Render `helmCharts` (not supported yet).
+    #[arg(long)]
+    enable_helm: bool,
+    /// Add `app.kubernetes.io/managed-by: kustomize-v5.7.1` to every resource.
+    #[arg(long)]
+    enable_managedby_label: bool,
+    /// Write the output to this file instead of stdout.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ReorderArg {
+    Legacy,
+    None,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum RestrictorArg {
+    #[value(name = "LoadRestrictionsRootOnly", alias = "rootOnly")]
+    RootOnly,
+    #[value(name = "LoadRestrictionsNone", alias = "none")]
+    None,
+}
+
+pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    let Command::Build(args) = cmd;
+    if args.enable_helm {
+        anyhow::bail!("--enable-helm: helm chart inflation is not supported yet");
+    }
+    let reorder = match args.reorder {
+        ReorderArg::Legacy => Reorder::Legacy,
+        ReorderArg::None => {
+            // kustomize prints this deprecation notice and still honours the flag.
+            eprintln!("Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.");
+            Reorder::None
+        }
+    };
+    let opts = Options {
+        reorder,
+        load_restrictor: match args.load_restrictor {
+            RestrictorArg::RootOnly => LoadRestrictor::RootOnly,
+            RestrictorArg::None => LoadRestrictor::None,
+        },
+        managed_by_label: args.enable_managedby_label,
+    };
+    let build = kustomize::build(&args.dir, &opts)?;
+    for w in &build.warnings {
+        eprintln!("{w}");
+    }
+    let out = build.to_yaml()?;
+    match args.output {
+        Some(path) => {
+            crate::output::write_file_atomic(&path, out.as_bytes())?;
+        }
+        None => std::io::stdout().lock().write_all(out.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,57 @@
+//! The command line: parses arguments, calls the library, prints results
+//! and maps errors to exit codes (0 ok, 1 failure, 2 usage). No business
+//! logic lives here.
+
+mod kustomize;
+mod render;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Render Kubernetes manifests for every app of every environment, offline.
+#[derive(Parser)]
+#[command(name = "hydrate", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render every app of every environment to its output.
+    Render(render::Args),
+    /// Drop-in replacements for kustomize commands.
+    #[command(subcommand)]
+    Kustomize(kustomize::Command),
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Render(args) => render::run(args),
+        Command::Kustomize(cmd) => kustomize::run(cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            // A closed pipe (`hydrate … | head`) is not an error.
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::SUCCESS;
+            }
+            let _ = writeln!(std::io::stderr(), "Error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

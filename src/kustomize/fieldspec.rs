@@ -1,0 +1,325 @@
+//! Field specs: "this path, in resources of this group/version/kind", the
+//! unit every builtin transformer is configured with, and the walk that finds
+//! (and, when allowed, creates) the fields they name. Mirrors kustomize's
+//! `filters/fieldspec`.
+
+use std::sync::OnceLock;
+
+use super::resource::Gvk;
+use crate::yaml::{self, Node, Resolver, Tag, Value};
+
+/// kustomize v5.7.1's default field specs, in its `configurations:` format.
+static DEFAULTS: &str = include_str!("../../schemas/kustomize-fieldspecs.yaml");
+
+/// One field spec.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// Which resources (empty parts match anything).
+    pub gvk: Gvk,
+    /// Slash-separated path; `\/` escapes a slash; `x[]` marks a list.
+    pub path: String,
+    /// Create missing fields along the path.
+    pub create: bool,
+}
+
+/// A name reference rule: fields (in referrers) that hold the name of a
+/// resource of kind `target`.
+#[derive(Clone, Debug, Default)]
+pub struct NameBackRef {
+    /// The referenced kind.
+    pub target: Gvk,
+    /// Where referrers hold its name.
+    pub referrers: Vec<FieldSpec>,
+}
+
+/// The field specs of every builtin transformer (kustomize's `TransformerConfig`).
+#[derive(Clone, Debug, Default)]
+pub struct TransformerConfig {
+    /// Name prefix.
+    pub name_prefix: Vec<FieldSpec>,
+    /// Name suffix.
+    pub name_suffix: Vec<FieldSpec>,
+    /// Namespace.
+    pub namespace: Vec<FieldSpec>,
+    /// commonLabels and labels with includeSelectors.
+    pub common_labels: Vec<FieldSpec>,
+    /// labels with includeTemplates.
+    pub template_labels: Vec<FieldSpec>,
+    /// Extra `labels:` specs from configurations.
+    pub labels: Vec<FieldSpec>,
+    /// commonAnnotations.
+    pub common_annotations: Vec<FieldSpec>,
+    /// images.
+    pub images: Vec<FieldSpec>,
+    /// replicas.
+    pub replicas: Vec<FieldSpec>,
+    /// Name references.
+    pub name_reference: Vec<NameBackRef>,
+}
+
+impl TransformerConfig {
+    /// kustomize's defaults, parsed once per process.
+    pub fn defaults() -> &'static TransformerConfig {
+        static CONFIG: OnceLock<TransformerConfig> = OnceLock::new();
+        CONFIG.get_or_init(|| {
+            // The data is ours and checked by a test; a failure here is a bug.
+            TransformerConfig::parse(DEFAULTS).unwrap_or_default()
+        })
+    }
+
+    /// Parses a `configurations:` file.
+    pub fn parse(src: &str) -> Result<TransformerConfig, String> {
+        let root = yaml::parse_one(src, Resolver::V2).map_err(|e| e.to_string())?;
+        let mut c = TransformerConfig::default();
+        let Some(entries) = root.as_map() else {
+            return Ok(c);
+        };
+        for (k, v) in entries {
+            let key = k.key_text().unwrap_or_default();
+            let list = match key {
+                "namePrefix" => &mut c.name_prefix,
+                "nameSuffix" => &mut c.name_suffix,
+                "namespace" => &mut c.namespace,
+                "commonLabels" => &mut c.common_labels,
+                "templateLabels" => &mut c.template_labels,
+                "labels" => &mut c.labels,
+                "commonAnnotations" => &mut c.common_annotations,
+                "images" => &mut c.images,
+                "replicas" => &mut c.replicas,
+                "nameReference" => {
+                    for item in v.as_seq().map(Vec::as_slice).unwrap_or_default() {
+                        c.name_reference.push(NameBackRef {
+                            target: Gvk::from_spec(item),
+                            referrers: FieldSpec::list_from(
+                                item.get("fieldSpecs").unwrap_or(&Node::null()),
+                            )?,
+                        });
+                    }
+                    continue;
+                }
+                // varReference is used by vars, which come later.
+                "varReference" => continue,
+                other => return Err(format!("unknown transformer config field {other:?}")),
+            };
+            for spec in FieldSpec::list_from(v)? {
+                if !list.contains(&spec) {
+                    list.push(spec);
+                }
+            }
+        }
+        Ok(c)
+    }
+}
+
+impl FieldSpec {
+    /// Reads a list of field specs.
+    pub fn list_from(n: &Node) -> Result<Vec<FieldSpec>, String> {
+        let Some(items) = n.as_seq() else {
+            return if n.is_null() {
+                Ok(Vec::new())
+            } else {
+                Err("field specs must be a list".into())
+            };
+        };
+        items
+            .iter()
+            .map(|i| {
+                Ok(FieldSpec {
+                    gvk: Gvk::from_spec(i),
+                    path: i.get_str("path").unwrap_or_default().to_string(),
+                    create: i
+                        .get("create")
+                        .and_then(Node::as_scalar)
+                        .is_some_and(|s| s.tag == Tag::Bool && s.text.eq_ignore_ascii_case("true")),
+                })
+            })
+            .collect()
+    }
+
+    /// Whether this spec applies to a resource of `gvk`.
+    pub fn selects(&self, gvk: &Gvk) -> bool {
+        gvk.is_selected_by(&self.gvk)
+    }
+
+    /// Splits the path on `/`, honouring `\/` (kustomize's PathSplitter).
+    pub fn path_parts(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for part in self.path.split('/') {
+            match out.last_mut() {
+                Some(last) if last.ends_with('\\') => {
+                    last.pop();
+                    last.push('/');
+                    last.push_str(part);
+                }
+                _ => out.push(part.to_string()),
+            }
+        }
+        out
+    }
+}
+
+/// What to create for a missing last field.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Create {
+    /// Never create.
+    Nothing,
+    /// A string scalar (namespace).
+    Str,
+    /// An int scalar (replicas).
+    Int,
+    /// A mapping (labels, annotations).
+    Map,
+}
+
+/// Walks `spec`'s path in `node` and calls `set` on every field it reaches.
+/// Missing fields are created when `spec.create` allows it and `create` says
+/// what the last one is; lists along the way are walked element by element.
+pub fn apply(
+    node: &mut Node,
+    spec: &FieldSpec,
+    create: Create,
+    set: &mut dyn FnMut(&mut Node) -> Result<(), String>,
+) -> Result<(), String> {
+    let parts = spec.path_parts();
+    walk(node, &parts, spec.create, create, set)
+        .map_err(|e| format!("considering field '{}': {e}", spec.path))
+}
+
+fn walk(
+    node: &mut Node,
+    path: &[String],
+    allow_create: bool,
+    create: Create,
+    set: &mut dyn FnMut(&mut Node) -> Result<(), String>,
+) -> Result<(), String> {
+    let Some((first, rest)) = path.split_first() else {
+        return set(node);
+    };
+    if node.is_null() {
+        return Ok(());
+    }
+    match &mut node.value {
+        Value::Seq(items) => {
+            for item in items {
+                walk(item, path, allow_create, create, set)?;
+            }
+            Ok(())
+        }
+        Value::Map(_) => {
+            let (name, is_seq) = match first.strip_suffix("[]") {
+                Some(n) => (n, true),
+                None => (first.as_str(), false),
+            };
+            if name.is_empty() {
+                return Err("cannot set or create an empty field name".into());
+            }
+            let kind = if !allow_create || create == Create::Nothing || is_seq {
+                Create::Nothing
+            } else if rest.is_empty() {
+                create
+            } else {
+                Create::Map
+            };
+            if node.get(name).is_none() {
+                match kind {
+                    Create::Nothing => return Ok(()),
+                    Create::Map => node.set(name, Node::map()),
+                    Create::Str => node.set(name, Node::scalar("", Tag::Str)),
+                    Create::Int => node.set(name, Node::scalar("", Tag::Int)),
+                }
+            }
+            let Some(field) = node.get_mut(name) else {
+                return Ok(());
+            };
+            if field.is_null() && kind == Create::Map {
+                *field = Node::map();
+            }
+            walk(field, rest, allow_create, create, set)
+        }
+        Value::Scalar(_) => Err("expected sequence or mapping node".into()),
+    }
+}
+
+/// A setter for map fields: sets `key` to the string `value`.
+pub fn set_entry<'a>(
+    key: &'a str,
+    value: &'a str,
+) -> impl FnMut(&mut Node) -> Result<(), String> + 'a {
+    move |n: &mut Node| {
+        if n.as_map().is_none() {
+            if n.is_null() {
+                *n = Node::map();
+            } else {
+                return Err(format!(
+                    "wrong node kind: expected MappingNode but got {}",
+                    n.kind_name()
+                ));
+            }
+        }
+        n.set(key, Node::string(value));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_parse() {
+        let c = TransformerConfig::parse(DEFAULTS).unwrap();
+        assert_eq!(c.name_prefix.len(), 1);
+        assert!(c
+            .common_labels
+            .iter()
+            .any(|s| s.path == "spec/selector/matchLabels"));
+        assert!(c
+            .template_labels
+            .iter()
+            .any(|s| s.path == "metadata/labels"));
+        assert!(c
+            .name_reference
+            .iter()
+            .any(|r| r.target.kind == "ConfigMap"));
+        assert_eq!(c.images.len(), 6);
+    }
+
+    #[test]
+    fn walk_creates_and_visits_lists() {
+        let mut n = yaml::parse_one(
+            "spec:\n  containers:\n  - name: a\n  - name: b\n",
+            Resolver::V3,
+        )
+        .unwrap();
+        let spec = FieldSpec {
+            path: "spec/containers[]/name".into(),
+            ..Default::default()
+        };
+        let mut seen = Vec::new();
+        apply(&mut n, &spec, Create::Nothing, &mut |f| {
+            seen.push(f.as_str().unwrap_or_default().to_string());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, ["a", "b"]);
+        let labels = FieldSpec {
+            path: "metadata/labels".into(),
+            create: true,
+            ..Default::default()
+        };
+        apply(&mut n, &labels, Create::Map, &mut set_entry("app", "x")).unwrap();
+        assert_eq!(
+            n.get_path(&["metadata", "labels", "app"]).unwrap().as_str(),
+            Some("x")
+        );
+    }
+
+    #[test]
+    fn escaped_slashes() {
+        let s = FieldSpec {
+            path: r"metadata/annotations/a.io\/b".into(),
+            ..Default::default()
+        };
+        assert_eq!(s.path_parts(), ["metadata", "annotations", "a.io/b"]);
+    }
+}

@@ -1,0 +1,277 @@
+//! Name reference fix-up (kustomize's nameReferenceTransformer, run once at
+//! the end of a build): fields that name another resource (a ConfigMap in a
+//! volume, a ServiceAccount in a pod spec, …) follow that resource's renames.
+
+use std::collections::HashSet;
+
+use super::fieldspec::{apply, Create, FieldSpec, NameBackRef};
+use super::resource::{Gvk, ResId, Resource};
+use super::Error;
+use crate::yaml::{Node, Value};
+
+/// What the matching needs to know of each possible referral target.
+struct Candidate {
+    cur: ResId,
+    org_namespace: String,
+    prev: Vec<ResId>,
+    prefixes: Vec<String>,
+    suffixes: Vec<String>,
+}
+
+/// Rewrites name references in every resource. `path` names the
+/// kustomization for errors.
+pub fn fix(
+    resources: &mut [Resource],
+    backrefs: &[NameBackRef],
+    path: &std::path::Path,
+) -> Result<(), Error> {
+    let all: Vec<Candidate> = resources
+        .iter()
+        .map(|r| Candidate {
+            cur: r.cur_id(),
+            org_namespace: r.org_id().namespace,
+            prev: r.prev_ids.clone(),
+            prefixes: r.prefixes.clone(),
+            suffixes: r.suffixes.clone(),
+        })
+        .collect();
+    for (i, r) in resources.iter_mut().enumerate() {
+        let org = r.org_id();
+        let referrer = &all[i];
+        let subset = subset_for(r, referrer, &all);
+        for backref in backrefs {
+            for spec in &backref.referrers {
+                if !org.gvk.is_selected_by(&spec.gvk) {
+                    continue;
+                }
+                let rule = Rule {
+                    target: &backref.target,
+                    spec,
+                    referrer,
+                    role_ref: role_ref_gvk(&r.node),
+                    candidates: &subset,
+                };
+                // The filter's field spec takes the referrer's own GVK.
+                let mut spec = spec.clone();
+                spec.gvk = Gvk::default();
+                apply(&mut r.node, &spec, Create::Nothing, &mut |n| rule.set(n)).map_err(|e| {
+                    Error::invalid(
+                        path,
+                        format!(
+                            "updating name reference in '{}' field of '{}': {e}",
+                            spec.path,
+                            referrer.cur.id_string()
+                        ),
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// kustomize's SubsetThatCouldBeReferencedByResource.
+fn subset_for<'a>(r: &Resource, referrer: &Candidate, all: &'a [Candidate]) -> Vec<&'a Candidate> {
+    if referrer.cur.gvk.is_cluster_scoped() {
+        return all.iter().collect();
+    }
+    let mut binding_namespaces = HashSet::new();
+    if matches!(
+        referrer.cur.gvk.kind.as_str(),
+        "RoleBinding" | "ClusterRoleBinding"
+    ) {
+        for s in r
+            .node
+            .get("subjects")
+            .and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(ns) = s.get_str("namespace") {
+                binding_namespaces.insert(ns.to_string());
+            }
+        }
+    }
+    all.iter()
+        .filter(|c| {
+            c.cur.gvk.is_cluster_scoped()
+                || c.cur.same_namespace(&referrer.cur)
+                || binding_namespaces.contains(&c.cur.namespace)
+        })
+        .collect()
+}
+
+fn role_ref_gvk(node: &Node) -> Option<Gvk> {
+    let rr = node.get("roleRef")?;
+    Some(Gvk {
+        group: rr.get_str("apiGroup")?.to_string(),
+        version: String::new(),
+        kind: rr.get_str("kind")?.to_string(),
+    })
+}
+
+struct Rule<'a> {
+    target: &'a Gvk,
+    spec: &'a FieldSpec,
+    referrer: &'a Candidate,
+    role_ref: Option<Gvk>,
+    candidates: &'a [&'a Candidate],
+}
+
+impl Rule<'_> {
+    fn set(&self, n: &mut Node) -> Result<(), String> {
+        if n.is_null() {
+            return Ok(());
+        }
+        match &mut n.value {
+            Value::Scalar(_) => self.set_scalar(n),
+            Value::Map(_) => self.set_mapping(n),
+            Value::Seq(items) => {
+                for item in items {
+                    match &item.value {
+                        Value::Scalar(_) => self.set_scalar(item)?,
+                        Value::Map(_) => self.set_mapping(item)?,
+                        _ => return Err("node must be a scalar, sequence or map".into()),
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn set_scalar(&self, n: &mut Node) -> Result<(), String> {
+        let old = n.as_str().unwrap_or_default().to_string();
+        let Some(c) = self.select(&old, self.candidates.to_vec(), false)? else {
+            return Ok(());
+        };
+        if c.cur.name != old {
+            *n = Node::string(c.cur.name.clone());
+        }
+        Ok(())
+    }
+
+    fn set_mapping(&self, n: &mut Node) -> Result<(), String> {
+        let Some(old) = n
+            .get("name")
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+        else {
+            return Err("path config error; no 'name' field in node".into());
+        };
+        let candidates: Vec<&Candidate> = match n.get("namespace") {
+            None => self.candidates.to_vec(),
+            Some(ns) => {
+                let ns = ns.as_str().unwrap_or_default();
+                let by_org: Vec<&Candidate> = self
+                    .candidates
+                    .iter()
+                    .copied()
+                    .filter(|c| c.org_namespace == ns)
+                    .collect();
+                if by_org.is_empty() {
+                    self.candidates
+                        .iter()
+                        .copied()
+                        .filter(|c| c.cur.namespace == ns)
+                        .collect()
+                } else {
+                    by_org
+                }
+            }
+        };
+        let Some(c) = self.select(&old, candidates, true)? else {
+            return Ok(());
+        };
+        if c.cur.name == old && c.cur.namespace.is_empty() {
+            return Ok(());
+        }
+        n.set("name", Node::string(c.cur.name.clone()));
+        if !c.cur.namespace.is_empty() {
+            n.set("namespace", Node::string(c.cur.namespace.clone()));
+        }
+        Ok(())
+    }
+
+    /// kustomize's selectReferral: narrow the candidates step by step.
+    fn select<'c>(
+        &self,
+        old: &str,
+        mut c: Vec<&'c Candidate>,
+        with_namespace: bool,
+    ) -> Result<Option<&'c Candidate>, String> {
+        c.retain(|x| x.prev.iter().any(|id| id.name == old));
+        c.retain(|x| x.prev.iter().any(|id| id.gvk.is_selected_by(self.target)));
+        if self.spec.path.ends_with("roleRef/name") {
+            if let Some(rr) = &self.role_ref {
+                c.retain(|x| x.prev.iter().any(|id| id.gvk.is_selected_by(rr)));
+            }
+        }
+        let referrer = &self.referrer.cur;
+        if !referrer.gvk.is_cluster_scoped() {
+            c.retain(|x| {
+                x.cur.gvk.is_cluster_scoped()
+                    || x.cur.gvk.kind == "ServiceAccount"
+                    || referrer.same_namespace(&x.cur)
+            });
+        }
+        if c.len() == 1 {
+            return Ok(c.pop());
+        }
+        c.retain(|x| affixes_equal(x, self.referrer, true));
+        if c.len() > 1 {
+            c.retain(|x| affixes_equal(x, self.referrer, false));
+        }
+        match c.len() {
+            0 => Ok(None),
+            1 => Ok(c.pop()),
+            _ => {
+                let first = &c[0].cur;
+                let identical = c.iter().all(|x| {
+                    x.cur.name == first.name
+                        && (!with_namespace || x.cur.namespace == first.namespace)
+                });
+                if identical {
+                    return Ok(Some(c[0]));
+                }
+                let ids: Vec<String> = c.iter().map(|x| x.cur.id_string()).collect();
+                Err(format!(
+                    "found multiple possible referrals: {}",
+                    ids.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+fn affixes_equal(a: &Candidate, b: &Candidate, allow_empty: bool) -> bool {
+    if allow_empty {
+        (a.prefixes.is_empty() || b.prefixes.is_empty() || same_ending(&a.prefixes, &b.prefixes))
+            && (a.suffixes.is_empty()
+                || b.suffixes.is_empty()
+                || same_ending(&a.suffixes, &b.suffixes))
+    } else {
+        same_ending(&a.prefixes, &b.prefixes) && same_ending(&a.suffixes, &b.suffixes)
+    }
+}
+
+/// kustomize's SameEndingSubSlice.
+fn same_ending(a: &[String], b: &[String]) -> bool {
+    let (short, long) = if a.len() > b.len() { (b, a) } else { (a, b) };
+    if short.is_empty() {
+        return long.is_empty();
+    }
+    long.ends_with(short)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_ending_subslice() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(same_ending(&s(&["a", "b"]), &s(&["b"])));
+        assert!(!same_ending(&s(&["a", "b"]), &s(&["a"])));
+        assert!(same_ending(&s(&[]), &s(&[])));
+        assert!(!same_ending(&s(&[]), &s(&["a"])));
+    }
+}

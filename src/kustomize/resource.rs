@@ -1,0 +1,401 @@
+//! Resources: a Kubernetes object plus what kustomize tracks about it during a
+//! build (previous names, prefixes and suffixes added), its identity (ResId),
+//! and reading resource files the way kustomize's `kio.FromBytes` does.
+
+use std::path::Path;
+
+use super::Error;
+use crate::yaml::{self, Node, Resolver, Value};
+
+/// Group, version and kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Gvk {
+    /// API group (`""` for core).
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+}
+
+impl Gvk {
+    /// From an object's `apiVersion` and `kind` (kustomize's ParseGroupVersion).
+    pub fn new(api_version: &str, kind: &str) -> Gvk {
+        let (group, version) = match api_version.rsplit_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        Gvk {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+
+    /// From the `group`/`version`/`kind` fields of a field spec or selector.
+    pub fn from_spec(n: &Node) -> Gvk {
+        let get = |k| n.get_str(k).unwrap_or_default().to_string();
+        Gvk {
+            group: get("group"),
+            version: get("version"),
+            kind: get("kind"),
+        }
+    }
+
+    /// `group/version`, or `version` for the core group.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// kustomize's `IsSelected`: every non-empty part of `selector` must match.
+    pub fn is_selected_by(&self, selector: &Gvk) -> bool {
+        (selector.group.is_empty() || selector.group == self.group)
+            && (selector.version.is_empty() || selector.version == self.version)
+            && (selector.kind.is_empty() || selector.kind == self.kind)
+    }
+
+    /// Whether kustomize treats this type as cluster-scoped.
+    pub fn is_cluster_scoped(&self) -> bool {
+        crate::k8s::is_cluster_scoped(&self.api_version(), &self.kind)
+    }
+
+    /// kustomize's `Gvk.String()`: `kind.version.group` with `~K`/`~V`/`~G` for blanks.
+    pub fn id_string(&self) -> String {
+        let or = |s: &str, d: &'static str| {
+            if s.is_empty() {
+                d.to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        format!(
+            "{}.{}.{}",
+            or(&self.kind, "~K"),
+            or(&self.version, "~V"),
+            or(&self.group, "~G")
+        )
+    }
+}
+
+/// A resource's identity.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ResId {
+    /// Type.
+    pub gvk: Gvk,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.namespace` (empty when unset).
+    pub namespace: String,
+}
+
+impl ResId {
+    /// kustomize's `ResId.String()`, used in messages and sorting.
+    pub fn id_string(&self) -> String {
+        let ns = if self.namespace.is_empty() {
+            "~X"
+        } else {
+            &self.namespace
+        };
+        let name = if self.name.is_empty() {
+            "~N"
+        } else {
+            &self.name
+        };
+        format!("{}|{}|{}", self.gvk.id_string(), ns, name)
+    }
+
+    /// Namespace equality where empty means `default` for namespaced types.
+    pub fn same_namespace(&self, other: &ResId) -> bool {
+        self.effective_namespace() == other.effective_namespace()
+    }
+
+    fn effective_namespace(&self) -> &str {
+        if self.gvk.is_cluster_scoped() {
+            "_non_namespaceable_"
+        } else if self.namespace.is_empty() {
+            "default"
+        } else {
+            &self.namespace
+        }
+    }
+}
+
+/// A resource and its build history.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    /// The object.
+    pub node: Node,
+    /// Ids it had before renames (oldest first), kustomize's PrevIds.
+    pub prev_ids: Vec<ResId>,
+    /// Name prefixes added, outermost last.
+    pub prefixes: Vec<String>,
+    /// Name suffixes added, outermost last.
+    pub suffixes: Vec<String>,
+}
+
+impl Resource {
+    /// A resource with no history.
+    pub fn new(node: Node) -> Resource {
+        Resource {
+            node,
+            prev_ids: Vec::new(),
+            prefixes: Vec::new(),
+            suffixes: Vec::new(),
+        }
+    }
+
+    /// Its type.
+    pub fn gvk(&self) -> Gvk {
+        Gvk::new(
+            self.node.get_str("apiVersion").unwrap_or_default(),
+            self.node.get_str("kind").unwrap_or_default(),
+        )
+    }
+
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        self.node
+            .get_path(&["metadata", "name"])
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+    }
+
+    /// `metadata.namespace`.
+    pub fn namespace(&self) -> &str {
+        self.node
+            .get_path(&["metadata", "namespace"])
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+    }
+
+    /// Its current id.
+    pub fn cur_id(&self) -> ResId {
+        ResId {
+            gvk: self.gvk(),
+            name: self.name().to_string(),
+            namespace: self.namespace().to_string(),
+        }
+    }
+
+    /// Its original id (the first previous one, else the current one).
+    pub fn org_id(&self) -> ResId {
+        self.prev_ids
+            .first()
+            .cloned()
+            .unwrap_or_else(|| self.cur_id())
+    }
+
+    /// Records the current id as a previous one (kustomize's StorePreviousId),
+    /// with the namespace as kustomize stores it (`default` when unset).
+    pub fn store_previous_id(&mut self) {
+        let mut id = self.cur_id();
+        id.namespace = id.effective_namespace().to_string();
+        self.prev_ids.push(id);
+    }
+
+    /// Whether this resource ever had `id` (current or previous).
+    pub fn had_id(&self, pred: impl Fn(&ResId) -> bool) -> bool {
+        pred(&self.cur_id()) || self.prev_ids.iter().any(pred)
+    }
+}
+
+/// Reads the resources in one file as `kio.FromBytes` and kustomize's
+/// resource factory do: CRLF normalised, documents split on `---` lines,
+/// empty documents dropped, `List` kinds inlined, kind and name required.
+pub fn read_file(path: &Path, src: &str) -> Result<Vec<Node>, Error> {
+    let src = src.replace("\r\n", "\n");
+    let pieces = split_documents(path, &src)?;
+    let single = pieces.len() == 1;
+    let mut out = Vec::new();
+    for (line_offset, piece) in pieces {
+        let node = yaml::parse_one(&piece, Resolver::V3).map_err(|e| match e {
+            yaml::Error::Syntax { line, problem, .. } => Error::Yaml {
+                path: path.to_path_buf(),
+                line: line + line_offset,
+                problem,
+            },
+            other => Error::yaml(path, other),
+        })?;
+        if is_empty(&node) {
+            continue;
+        }
+        if node.as_map().is_none() {
+            return Err(Error::Invalid {
+                path: path.to_path_buf(),
+                line: node.pos.line + line_offset,
+                message: "a resource must be a mapping".into(),
+            });
+        }
+        let kind = node.get_str("kind").unwrap_or_default();
+        // kio.ByteReader unwraps a lone List/ResourceList document.
+        if single && (kind == "List" || kind == "ResourceList") && node.get("items").is_some() {
+            for item in node
+                .get("items")
+                .and_then(Node::as_seq)
+                .into_iter()
+                .flatten()
+            {
+                out.push(item.clone());
+            }
+            continue;
+        }
+        out.push(node);
+    }
+    let mut result = Vec::new();
+    inline_lists(path, out, &mut result)?;
+    Ok(result)
+}
+
+fn inline_lists(path: &Path, nodes: Vec<Node>, out: &mut Vec<Node>) -> Result<(), Error> {
+    for node in nodes {
+        if is_empty(&node) {
+            continue;
+        }
+        validate(path, &node)?;
+        let kind = node.get_str("kind").unwrap_or_default();
+        if kind.ends_with("List") {
+            match node.get("items").map(|i| &i.value) {
+                Some(Value::Seq(items)) => {
+                    inline_lists(path, items.clone(), out)?;
+                    continue;
+                }
+                Some(Value::Scalar(_)) if node.get("items").is_some_and(Node::is_null) => continue,
+                Some(_) => {
+                    return Err(Error::Invalid {
+                        path: path.to_path_buf(),
+                        line: node.pos.line,
+                        message: format!("expected array in {kind}/items"),
+                    })
+                }
+                None => {}
+            }
+        }
+        out.push(node);
+    }
+    Ok(())
+}
+
+/// kustomize's GetValidatedMetadata: kind always, name unless a List.
+fn validate(path: &Path, node: &Node) -> Result<(), Error> {
+    let kind = node.get_str("kind").unwrap_or_default();
+    let name = node
+        .get_path(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .unwrap_or_default();
+    let message = if kind.is_empty() {
+        "missing kind in object"
+    } else if name.is_empty() && !kind.ends_with("List") {
+        "missing metadata.name in object"
+    } else {
+        return Ok(());
+    };
+    Err(Error::Invalid {
+        path: path.to_path_buf(),
+        line: node.pos.line,
+        message: message.into(),
+    })
+}
+
+fn is_empty(n: &Node) -> bool {
+    match &n.value {
+        Value::Scalar(s) => s.tag == yaml::Tag::Null,
+        Value::Map(m) => m.is_empty(),
+        Value::Seq(_) => false,
+    }
+}
+
+/// kio's splitDocuments: `\n---` followed by anything up to a newline
+/// separates documents; text after `---` other than a comment is an error.
+/// Returns each document with the number of lines before it.
+fn split_documents(path: &Path, s: &str) -> Result<Vec<(u32, String)>, Error> {
+    let mut docs = Vec::new();
+    if s.is_empty() {
+        return Ok(docs);
+    }
+    let b = s.as_bytes();
+    let (mut prev, mut i) = (0, 0);
+    while let Some(off) = s[i..].find("\n---") {
+        let start = i + off;
+        let Some(nl) = s[start + 1..].find('\n') else {
+            break;
+        };
+        let end = start + 1 + nl + 1;
+        let after = s[start + 4..end - 1].trim();
+        if !after.is_empty() && !after.starts_with('#') {
+            return Err(Error::Invalid {
+                path: path.to_path_buf(),
+                line: line_of(b, start + 1),
+                message: format!(
+                    "invalid document separator: {}",
+                    s[start + 1..end - 1].trim()
+                ),
+            });
+        }
+        docs.push((line_of(b, prev) - 1, format!("{}\n", &s[prev..start])));
+        prev = end;
+        i = end - 1;
+    }
+    docs.push((line_of(b, prev) - 1, s[prev..].to_string()));
+    Ok(docs)
+}
+
+fn line_of(b: &[u8], offset: usize) -> u32 {
+    1 + b[..offset].iter().filter(|&&c| c == b'\n').count() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(src: &str) -> Result<Vec<Node>, Error> {
+        read_file(Path::new("r.yaml"), src)
+    }
+
+    #[test]
+    fn documents_lists_and_empties() {
+        let docs = read(
+            "---\nkind: A\nmetadata: {name: a}\n---\n\n--- # c\nkind: B\nmetadata: {name: b}\n",
+        )
+        .unwrap();
+        assert_eq!(docs.len(), 2);
+        let list = read("kind: List\nitems:\n- kind: C\n  metadata: {name: c}\n").unwrap();
+        assert_eq!(list[0].get_str("kind"), Some("C"));
+        let foo_list = read("kind: A\nmetadata: {name: a}\n---\nkind: FooList\nitems:\n- kind: D\n  metadata: {name: d}\n").unwrap();
+        assert_eq!(foo_list.len(), 2);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e =
+            read("kind: A\nmetadata: {name: a}\n---\nkind: B\nmetadata:\n  name: [\n").unwrap_err();
+        assert!(matches!(e, Error::Yaml { line, .. } if line >= 5), "{e}");
+        assert!(read("kind: A\n")
+            .unwrap_err()
+            .to_string()
+            .contains("missing metadata.name"));
+        let e = read("kind: A\nmetadata: {name: a}\n---x\nkind: B\n").unwrap_err();
+        assert!(
+            e.to_string().contains("invalid document separator: ---x"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn gvk_parts() {
+        let g = Gvk::new("apps/v1", "Deployment");
+        assert_eq!((g.group.as_str(), g.version.as_str()), ("apps", "v1"));
+        assert_eq!(Gvk::new("v1", "Pod").api_version(), "v1");
+        assert!(g.is_selected_by(&Gvk {
+            kind: "Deployment".into(),
+            ..Default::default()
+        }));
+        assert!(!g.is_selected_by(&Gvk {
+            group: "batch".into(),
+            ..Default::default()
+        }));
+    }
+}

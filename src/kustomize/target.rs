@@ -1,0 +1,163 @@
+//! One kustomization target: load its file, accumulate its resources
+//! (files and nested kustomizations, depth first), run its transformers.
+
+use std::path::{Path, PathBuf};
+
+use super::fieldspec::TransformerConfig;
+use super::kustomization::{self, Kind, Kustomization};
+use super::resource::{read_file, Resource};
+use super::{Error, LoadRestrictor, Options};
+
+/// Accumulated state while building.
+pub struct Accumulator<'o> {
+    /// Build options.
+    pub opts: &'o Options,
+    /// Deprecation warnings, in the order kustomize prints them.
+    pub warnings: Vec<String>,
+    /// Every file read, for affected-app detection.
+    pub files_read: Vec<PathBuf>,
+    /// Directories being built, to detect cycles.
+    stack: Vec<PathBuf>,
+}
+
+impl<'o> Accumulator<'o> {
+    /// A fresh accumulator.
+    pub fn new(opts: &'o Options) -> Accumulator<'o> {
+        Accumulator {
+            opts,
+            warnings: Vec::new(),
+            files_read: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    /// Builds the kustomization in `dir` without the final name-reference
+    /// pass (kustomize's AccumulateTarget). Returns its resources and the
+    /// kustomization itself.
+    pub fn target(&mut self, dir: &Path) -> Result<(Vec<Resource>, Kustomization), Error> {
+        let dir = canonical(dir)?;
+        if self.stack.contains(&dir) {
+            return Err(Error::invalid(
+                &dir,
+                format!("cycle detected: {} includes itself", dir.display()),
+            ));
+        }
+        let Some(file) = kustomization::find(&dir)? else {
+            return Err(Error::invalid(
+                &dir,
+                format!(
+                    "unable to find one of 'kustomization.yaml', 'kustomization.yml' or 'Kustomization' in directory '{}'",
+                    dir.display()
+                ),
+            ));
+        };
+        self.files_read.push(file.clone());
+        let k = Kustomization::load(&file)?;
+        self.warnings.extend(k.warnings.iter().cloned());
+        self.stack.push(dir.clone());
+        let result = self.accumulate(&dir, &k);
+        self.stack.pop();
+        let mut resources = result?;
+        super::transform::run(&k, TransformerConfig::defaults(), &mut resources)?;
+        Ok((resources, k))
+    }
+
+    fn accumulate(&mut self, dir: &Path, k: &Kustomization) -> Result<Vec<Resource>, Error> {
+        let mut out: Vec<Resource> = Vec::new();
+        for entry in &k.resources {
+            if is_remote(entry) {
+                return Err(Error::NotSupported {
+                    path: k.path.clone(),
+                    field: format!("remote resource {entry:?} (hydrate works offline; vendor it)"),
+                });
+            }
+            let path = dir.join(entry);
+            let added = if path.is_file() {
+                self.check_restriction(dir, &path, &k.path)?;
+                self.file(&path)?
+            } else if path.is_dir() {
+                let (resources, sub) = self.target(&path)?;
+                if sub.kind == Kind::Component {
+                    return Err(Error::invalid(
+                        &sub.path,
+                        format!("expected kind 'Kustomization' for resource '{entry}' but got 'Component'"),
+                    ));
+                }
+                resources
+            } else {
+                return Err(Error::invalid(
+                    &k.path,
+                    format!(
+                        "accumulating resources: '{}': no such file or directory",
+                        path.display()
+                    ),
+                ));
+            };
+            append(&mut out, added, &k.path)?;
+        }
+        Ok(out)
+    }
+
+    fn file(&mut self, path: &Path) -> Result<Vec<Resource>, Error> {
+        let src = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.files_read.push(path.to_path_buf());
+        Ok(read_file(path, &src)?
+            .into_iter()
+            .map(Resource::new)
+            .collect())
+    }
+
+    fn check_restriction(&self, root: &Path, file: &Path, kfile: &Path) -> Result<(), Error> {
+        if self.opts.load_restrictor == LoadRestrictor::None {
+            return Ok(());
+        }
+        let real = canonical(file)?;
+        if !real.starts_with(root) {
+            return Err(Error::invalid(
+                kfile,
+                format!(
+                    "security; file '{}' is not in or below '{}'",
+                    real.display(),
+                    root.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Appends resources, refusing a second resource with the same id
+/// (kustomize's resWrangler.AppendAll).
+fn append(into: &mut Vec<Resource>, more: Vec<Resource>, kfile: &Path) -> Result<(), Error> {
+    for r in more {
+        let id = r.cur_id();
+        if into.iter().any(|x| x.cur_id() == id) {
+            return Err(Error::invalid(
+                kfile,
+                format!(
+                    "may not add resource with an already registered id: {}",
+                    id.id_string()
+                ),
+            ));
+        }
+        into.push(r);
+    }
+    Ok(())
+}
+
+fn is_remote(entry: &str) -> bool {
+    entry.contains("://")
+        || entry.starts_with("github.com/")
+        || entry.starts_with("git@")
+        || entry.starts_with("gitlab.com/")
+}
+
+fn canonical(p: &Path) -> Result<PathBuf, Error> {
+    std::fs::canonicalize(p).map_err(|source| Error::Read {
+        path: p.to_path_buf(),
+        source,
+    })
+}

@@ -1,0 +1,377 @@
+//! The builtin transformers for a kustomization's core fields, in the order
+//! kustomize runs them: namespace, prefix, suffix, labels, annotations,
+//! replicas, images. Each walks the field specs of the build's config.
+
+use super::fieldspec::{apply, set_entry, Create, FieldSpec, TransformerConfig};
+use super::kustomization::{Image, Kustomization};
+use super::resource::Resource;
+use super::Error;
+use crate::yaml::{Node, Tag};
+
+/// Runs the core transformers of `k` over `resources`.
+pub fn run(
+    k: &Kustomization,
+    config: &TransformerConfig,
+    resources: &mut [Resource],
+) -> Result<(), Error> {
+    let fail = |e: String| Error::invalid(&k.path, e);
+    if !k.namespace.is_empty() {
+        namespace(&k.namespace, &config.namespace, resources).map_err(fail)?;
+    }
+    if !k.name_prefix.is_empty() {
+        prefix_suffix(&k.name_prefix, "", &config.name_prefix, resources).map_err(fail)?;
+    }
+    if !k.name_suffix.is_empty() {
+        prefix_suffix("", &k.name_suffix, &config.name_suffix, resources).map_err(fail)?;
+    }
+    for set in &k.labels {
+        let mut specs = set.fields.clone();
+        merge(&mut specs, &config.labels);
+        if set.include_selectors {
+            merge(&mut specs, &config.common_labels);
+        } else {
+            if set.include_templates {
+                merge(&mut specs, &config.template_labels);
+            }
+            merge(
+                &mut specs,
+                &[FieldSpec {
+                    path: "metadata/labels".into(),
+                    create: true,
+                    ..Default::default()
+                }],
+            );
+        }
+        map_entries(&set.pairs, &specs, resources).map_err(fail)?;
+    }
+    map_entries(&k.common_labels, &config.common_labels, resources).map_err(fail)?;
+    map_entries(&k.common_annotations, &config.common_annotations, resources).map_err(fail)?;
+    for r in &k.replicas {
+        replicas(&r.name, r.count, &config.replicas, resources).map_err(fail)?;
+    }
+    for image in &k.images {
+        images(image, &config.images, resources).map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// kustomize's FsSlice.MergeAll: append specs not already present.
+fn merge(into: &mut Vec<FieldSpec>, from: &[FieldSpec]) {
+    for s in from {
+        if !into.contains(s) {
+            into.push(s.clone());
+        }
+    }
+}
+
+fn namespace(ns: &str, specs: &[FieldSpec], resources: &mut [Resource]) -> Result<(), String> {
+    for r in resources.iter_mut() {
+        r.store_previous_id();
+        let gvk = r.gvk();
+        let set = &mut |n: &mut Node| {
+            *n = Node::string(ns);
+            Ok(())
+        };
+        // metaNamespaceHack: metadata.namespace of every namespaced resource.
+        if !gvk.is_cluster_scoped() {
+            let meta = FieldSpec {
+                path: "metadata/namespace".into(),
+                create: true,
+                ..Default::default()
+            };
+            apply(&mut r.node, &meta, Create::Str, set)?;
+        }
+        if gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding" {
+            role_binding_subjects(&mut r.node, ns);
+        }
+        for spec in specs {
+            // removeUnneededMetaFieldSpecs: metadata/namespace is done above;
+            // metadata/name only for `v1` (the Namespace object itself).
+            let skip = spec.path == "metadata/namespace"
+                || (spec.path == "metadata/name" && r.node.get_str("apiVersion") != Some("v1"))
+                || ((gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding")
+                    && spec.path == "subjects/namespace");
+            if !skip && spec.selects(&gvk) {
+                apply(&mut r.node, spec, Create::Str, set)?;
+            }
+        }
+    }
+    check_unique(resources)
+}
+
+/// Subjects named `default` follow the namespace (kustomize's default
+/// `setRoleBindingSubjects: defaultOnly`).
+fn role_binding_subjects(node: &mut Node, ns: &str) {
+    let Some(subjects) = node.get_mut("subjects").and_then(Node::as_seq_mut) else {
+        return;
+    };
+    for s in subjects {
+        if s.get_str("name") == Some("default") {
+            s.set("namespace", Node::string(ns));
+        }
+    }
+}
+
+fn check_unique(resources: &[Resource]) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for r in resources {
+        let id = r.cur_id();
+        if !seen.insert(id.clone()) {
+            return Err(format!(
+                "namespace transformation produces ID conflict: {}",
+                id.id_string()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn prefix_suffix(
+    prefix: &str,
+    suffix: &str,
+    specs: &[FieldSpec],
+    resources: &mut [Resource],
+) -> Result<(), String> {
+    for r in resources.iter_mut() {
+        let id = r.org_id();
+        // prefixFieldSpecsToSkip: CRDs, APIServices and Namespaces keep their names.
+        let skipped = id.gvk.kind == "CustomResourceDefinition"
+            || id.gvk.kind == "Namespace"
+            || (id.gvk.kind == "APIService" && id.gvk.group == "apiregistration.k8s.io");
+        if skipped {
+            continue;
+        }
+        for spec in specs {
+            if !id.gvk.is_selected_by(&spec.gvk) {
+                continue;
+            }
+            if spec.path == "metadata/name" {
+                if !prefix.is_empty() {
+                    r.prefixes.push(prefix.to_string());
+                }
+                if !suffix.is_empty() {
+                    r.suffixes.push(suffix.to_string());
+                }
+                r.store_previous_id();
+            }
+            apply(&mut r.node, spec, Create::Nothing, &mut |n: &mut Node| {
+                let old = n.as_str().unwrap_or_default();
+                *n = Node::string(format!("{prefix}{old}{suffix}"));
+                Ok(())
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn map_entries(
+    pairs: &[(String, String)],
+    specs: &[FieldSpec],
+    resources: &mut [Resource],
+) -> Result<(), String> {
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let mut sorted: Vec<&(String, String)> = pairs.iter().collect();
+    sorted.sort();
+    for r in resources.iter_mut() {
+        let gvk = r.gvk();
+        for (k, v) in &sorted {
+            for spec in specs.iter().filter(|s| s.selects(&gvk)) {
+                apply(&mut r.node, spec, Create::Map, &mut set_entry(k, v))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn replicas(
+    name: &str,
+    count: i64,
+    specs: &[FieldSpec],
+    resources: &mut [Resource],
+) -> Result<(), String> {
+    let mut found = false;
+    for spec in specs {
+        for r in resources.iter_mut() {
+            if !r.had_id(|id| id.name == name && id.gvk.is_selected_by(&spec.gvk)) {
+                continue;
+            }
+            found = true;
+            apply(&mut r.node, spec, Create::Int, &mut |n: &mut Node| {
+                *n = Node::scalar(count.to_string(), Tag::Int);
+                Ok(())
+            })?;
+        }
+    }
+    if !found {
+        let gvks: Vec<String> = specs.iter().map(|s| s.gvk.id_string()).collect();
+        return Err(format!(
+            "resource with name {name} does not match a config with the following GVK [{}]",
+            gvks.join(" ")
+        ));
+    }
+    Ok(())
+}
+
+fn images(image: &Image, specs: &[FieldSpec], resources: &mut [Resource]) -> Result<(), String> {
+    // IsImageMatched uses the configured name as a regular expression.
+    let pattern = format!(
+        "^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
+        image.name
+    );
+    let re = regex::Regex::new(&pattern)
+        .map_err(|e| format!("invalid image name {:?}: {e}", image.name))?;
+    let mut update = |n: &mut Node| -> Result<(), String> {
+        let Some(value) = n.as_scalar().map(|s| s.text.clone()) else {
+            return Err("wrong node kind: expected ScalarNode".into());
+        };
+        if re.is_match(&value) {
+            *n = Node::string(new_image(&value, image));
+        }
+        Ok(())
+    };
+    for r in resources.iter_mut() {
+        if r.node.get_str("kind") == Some("CustomResourceDefinition") {
+            continue;
+        }
+        // The legacy filter: every `containers`/`initContainers` list anywhere.
+        legacy_containers(&mut r.node, &mut update)?;
+        let gvk = r.gvk();
+        for spec in specs.iter().filter(|s| s.selects(&gvk)) {
+            apply(&mut r.node, spec, Create::Nothing, &mut update)?;
+        }
+    }
+    Ok(())
+}
+
+fn legacy_containers(
+    node: &mut Node,
+    update: &mut dyn FnMut(&mut Node) -> Result<(), String>,
+) -> Result<(), String> {
+    if let Some(items) = node.as_seq_mut() {
+        for i in items {
+            legacy_containers(i, update)?;
+        }
+        return Ok(());
+    }
+    let Some(entries) = node.as_map_mut() else {
+        return Ok(());
+    };
+    for (k, v) in entries.iter_mut() {
+        legacy_containers(v, update)?;
+        let key = k.key_text().unwrap_or_default();
+        if key == "containers" || key == "initContainers" {
+            for c in v.as_seq_mut().into_iter().flatten() {
+                if let Some(img) = c.get_mut("image") {
+                    update(img)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// kustomize's image.Split plus the tag/digest rules of imageTagUpdater.
+fn new_image(value: &str, image: &Image) -> String {
+    let (mut name, mut tag, mut digest) = split_image(value);
+    if !image.new_name.is_empty() {
+        name = image.new_name.clone();
+    }
+    if !image.new_tag.is_empty() && !image.digest.is_empty() {
+        tag = image.new_tag.clone();
+        digest = image.digest.clone();
+    } else if !image.new_tag.is_empty() {
+        tag = image.new_tag.clone();
+        digest.clear();
+    } else if !image.digest.is_empty() {
+        tag.clear();
+        digest = image.digest.clone();
+    } else if !image.tag_suffix.is_empty() {
+        tag.push_str(&image.tag_suffix);
+        digest.clear();
+    }
+    let mut out = name;
+    if !tag.is_empty() {
+        out.push(':');
+        out.push_str(&tag);
+    }
+    if !digest.is_empty() {
+        out.push('@');
+        out.push_str(&digest);
+    }
+    out
+}
+
+fn split_image(image: &str) -> (String, String, String) {
+    // The registry part (before the first `/`) may hold a `:port`.
+    let slash = match image.find('/') {
+        Some(i) if i > 0 => i,
+        _ => 0,
+    };
+    let search = &image[slash..];
+    let at = search.find('@');
+    let colon = search.find(':');
+    match (colon, at) {
+        (None, None) => (image.to_string(), String::new(), String::new()),
+        (c, Some(d)) if c.is_none_or(|c| d < c) => {
+            let d = d + slash;
+            (
+                image[..d].to_string(),
+                String::new(),
+                image[d + 1..].to_string(),
+            )
+        }
+        (Some(c), Some(d)) => {
+            let (c, d) = (c + slash, d + slash);
+            (
+                image[..c].to_string(),
+                image[c + 1..d].to_string(),
+                image[d + 1..].to_string(),
+            )
+        }
+        (Some(c), None) => {
+            let c = c + slash;
+            (
+                image[..c].to_string(),
+                image[c + 1..].to_string(),
+                String::new(),
+            )
+        }
+        (None, Some(_)) => (image.to_string(), String::new(), String::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_split_and_update() {
+        assert_eq!(split_image("nginx"), ("nginx".into(), "".into(), "".into()));
+        assert_eq!(
+            split_image("nginx:1.2"),
+            ("nginx".into(), "1.2".into(), "".into())
+        );
+        assert_eq!(
+            split_image("reg:5000/app:v1@sha256:abc"),
+            ("reg:5000/app".into(), "v1".into(), "sha256:abc".into())
+        );
+        assert_eq!(
+            split_image("app@sha256:abc"),
+            ("app".into(), "".into(), "sha256:abc".into())
+        );
+        let img = Image {
+            name: "nginx".into(),
+            new_name: "my/nginx".into(),
+            digest: "sha256:1".into(),
+            ..Default::default()
+        };
+        assert_eq!(new_image("nginx:1.2", &img), "my/nginx@sha256:1");
+        let tag = Image {
+            new_tag: "2".into(),
+            ..Default::default()
+        };
+        assert_eq!(new_image("a:1@sha256:x", &tag), "a:2");
+    }
+}

@@ -1,0 +1,298 @@
+//! The document model: ordered mappings, sequences and scalars that remember
+//! their resolved tag, their style and where they came from.
+
+use std::fmt;
+
+/// Where a node starts in its source: byte offset and 1-based line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pos {
+    /// Byte offset from the start of the source.
+    pub offset: u32,
+    /// 1-based line number (0 when the node was made in memory).
+    pub line: u32,
+}
+
+/// The resolved type of a scalar, as a Go YAML decoder would see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tag {
+    /// `!!str`: quoted scalars, plain text that resolves to nothing else.
+    Str,
+    /// `!!int`.
+    Int,
+    /// `!!float`.
+    Float,
+    /// `!!bool`.
+    Bool,
+    /// `!!null`.
+    Null,
+    /// `!!timestamp`: decoded into `interface{}` it stays a string in Go.
+    Timestamp,
+    /// `!!binary`, `!foo`, …: kept verbatim (short form, e.g. `!foo`).
+    Other(String),
+}
+
+/// How a scalar was written in its source (kept for the format-preserving editor).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Style {
+    /// Plain, unquoted.
+    #[default]
+    Plain,
+    /// `'single'`.
+    Single,
+    /// `"double"`.
+    Double,
+    /// `|` block.
+    Literal,
+    /// `>` block.
+    Folded,
+}
+
+/// A scalar: its decoded text plus the tag it resolved to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scalar {
+    /// The decoded value as text (escapes processed, block indentation removed).
+    pub text: String,
+    /// The resolved tag.
+    pub tag: Tag,
+    /// How it was written.
+    pub style: Style,
+}
+
+/// One YAML node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// The content.
+    pub value: Value,
+    /// Where it starts.
+    pub pos: Pos,
+}
+
+/// The content of a node.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A scalar.
+    Scalar(Scalar),
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping, in source order (output sorts keys; processing keeps order).
+    Map(Vec<(Node, Node)>),
+}
+
+impl Scalar {
+    /// A string scalar.
+    pub fn str(text: impl Into<String>) -> Scalar {
+        Scalar {
+            text: text.into(),
+            tag: Tag::Str,
+            style: Style::Plain,
+        }
+    }
+}
+
+impl Node {
+    /// A node made in memory, with no source position.
+    pub fn new(value: Value) -> Node {
+        Node {
+            value,
+            pos: Pos::default(),
+        }
+    }
+
+    /// A string scalar made in memory.
+    pub fn string(text: impl Into<String>) -> Node {
+        Node::new(Value::Scalar(Scalar::str(text)))
+    }
+
+    /// A scalar of the given tag made in memory.
+    pub fn scalar(text: impl Into<String>, tag: Tag) -> Node {
+        Node::new(Value::Scalar(Scalar {
+            text: text.into(),
+            tag,
+            style: Style::Plain,
+        }))
+    }
+
+    /// `null`.
+    pub fn null() -> Node {
+        Node::scalar("null", Tag::Null)
+    }
+
+    /// An empty mapping.
+    pub fn map() -> Node {
+        Node::new(Value::Map(Vec::new()))
+    }
+
+    /// An empty sequence.
+    pub fn seq() -> Node {
+        Node::new(Value::Seq(Vec::new()))
+    }
+
+    /// The scalar, if this is one.
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match &self.value {
+            Value::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The text of a scalar that is not null (a Go `string` field would decode it).
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar(s) if s.tag != Tag::Null => Some(&s.text),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a null scalar.
+    pub fn is_null(&self) -> bool {
+        matches!(&self.value, Value::Scalar(s) if s.tag == Tag::Null)
+    }
+
+    /// The entries, if this is a mapping.
+    pub fn as_map(&self) -> Option<&Vec<(Node, Node)>> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The entries, if this is a mapping (mutable).
+    pub fn as_map_mut(&mut self) -> Option<&mut Vec<(Node, Node)>> {
+        match &mut self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is a sequence.
+    pub fn as_seq(&self) -> Option<&Vec<Node>> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is a sequence (mutable).
+    pub fn as_seq_mut(&mut self) -> Option<&mut Vec<Node>> {
+        match &mut self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value under a string key of a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.key_text() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// The value under a string key of a mapping (mutable).
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        self.as_map_mut()?
+            .iter_mut()
+            .find(|(k, _)| k.key_text() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// Follows a path of string keys.
+    pub fn get_path(&self, path: &[&str]) -> Option<&Node> {
+        path.iter().try_fold(self, |n, k| n.get(k))
+    }
+
+    /// The text of a scalar under a key, if any and not null.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(Node::as_str)
+    }
+
+    /// Sets `key` to `value` in a mapping, replacing an existing entry in place
+    /// or appending a new one. Does nothing if this is not a mapping.
+    pub fn set(&mut self, key: &str, value: Node) {
+        if let Some(m) = self.as_map_mut() {
+            match m.iter_mut().find(|(k, _)| k.key_text() == Some(key)) {
+                Some((_, v)) => *v = value,
+                None => m.push((Node::string(key), value)),
+            }
+        }
+    }
+
+    /// Removes `key` from a mapping and returns its value.
+    pub fn remove(&mut self, key: &str) -> Option<Node> {
+        let m = self.as_map_mut()?;
+        let i = m.iter().position(|(k, _)| k.key_text() == Some(key))?;
+        Some(m.remove(i).1)
+    }
+
+    /// The mapping under `key`, created (or replaced if it is null) when missing.
+    pub fn map_entry(&mut self, key: &str) -> Option<&mut Node> {
+        let missing = self.get(key).is_none_or(Node::is_null);
+        if missing {
+            self.set(key, Node::map());
+        }
+        self.get_mut(key)
+    }
+
+    /// The text of a mapping key, as Go decodes it into a `string` key: the
+    /// scalar text whatever its tag.
+    pub fn key_text(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar(s) => Some(&s.text),
+            _ => None,
+        }
+    }
+
+    /// A short name for the kind of node, for error messages.
+    pub fn kind_name(&self) -> &'static str {
+        match &self.value {
+            Value::Scalar(s) => match s.tag {
+                Tag::Null => "null",
+                Tag::Bool => "bool",
+                Tag::Int => "int",
+                Tag::Float => "float",
+                _ => "string",
+            },
+            Value::Seq(_) => "sequence",
+            Value::Map(_) => "mapping",
+        }
+    }
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}", self.line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_replaces_in_place_and_appends() {
+        let mut m = Node::map();
+        m.set("b", Node::string("1"));
+        m.set("a", Node::string("2"));
+        m.set("b", Node::string("3"));
+        let keys: Vec<_> = m
+            .as_map()
+            .unwrap()
+            .iter()
+            .map(|(k, _)| k.key_text().unwrap())
+            .collect();
+        assert_eq!(keys, ["b", "a"]);
+        assert_eq!(m.get_str("b"), Some("3"));
+        assert_eq!(
+            m.remove("b").and_then(|n| n.as_str().map(String::from)),
+            Some("3".into())
+        );
+        assert!(m.get("b").is_none());
+    }
+
+    #[test]
+    fn null_is_not_a_string() {
+        let n = Node::null();
+        assert!(n.is_null());
+        assert_eq!(n.as_str(), None);
+    }
+}
