@@ -183,6 +183,17 @@ impl Kustomization {
         };
         let mut bases = Vec::new();
         let mut image_tags = Vec::new();
+        // kustomize's CheckEmpty: nothing but apiVersion/kind set (or null).
+        let empty = entries.iter().all(|(key, value)| {
+            value.is_null()
+                || matches!(
+                    key.key_text().map(str::to_ascii_lowercase).as_deref(),
+                    Some("apiversion" | "kind")
+                )
+        });
+        if empty {
+            return Err(Error::invalid(path, "kustomization.yaml is empty"));
+        }
         for (key, value) in entries {
             let name = key.key_text().unwrap_or_default();
             let Some(&(field, supported)) =

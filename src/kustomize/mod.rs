@@ -105,11 +105,43 @@ pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
     if opts.reorder == Reorder::Legacy {
         order::legacy(&mut resources);
     }
+    for r in &mut resources {
+        normalize_annotations(&mut r.node);
+    }
     Ok(Build {
         resources,
         warnings: acc.warnings,
         files_read: acc.files_read,
     })
+}
+
+/// kustomize ends every build with RemoveBuildAnnotations and
+/// RemoveOriginAnnotations/RemoveTransformerAnnotations, which rewrite the
+/// annotations through `SetAnnotations`: origin-tracking keys go, every value
+/// comes out as a string holding the scalar's text (`port: 8080` prints as
+/// `port: "8080"`), and an empty annotations map is removed.
+fn normalize_annotations(node: &mut Node) {
+    let Some(meta) = node.get_mut("metadata") else {
+        return;
+    };
+    let mut keep = Vec::new();
+    if let Some(entries) = meta.get("annotations").and_then(Node::as_map) {
+        for (k, v) in entries {
+            let key = k.key_text().unwrap_or_default();
+            if key == "config.kubernetes.io/origin"
+                || key == "alpha.config.kubernetes.io/transformations"
+            {
+                continue;
+            }
+            let text = v.as_scalar().map(|s| s.text.clone()).unwrap_or_default();
+            keep.push((Node::string(key), Node::string(text)));
+        }
+    }
+    if keep.is_empty() {
+        meta.remove("annotations");
+    } else {
+        meta.set("annotations", Node::new(crate::yaml::Value::Map(keep)));
+    }
 }
 
 impl Build {

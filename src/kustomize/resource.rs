@@ -223,6 +223,11 @@ pub fn read_file(path: &Path, src: &str) -> Result<Vec<Node>, Error> {
         if is_empty(&node) {
             continue;
         }
+        check_duplicate_keys(&node).map_err(|(line, message)| Error::Invalid {
+            path: path.to_path_buf(),
+            line: line + line_offset,
+            message,
+        })?;
         if node.as_map().is_none() {
             return Err(Error::Invalid {
                 path: path.to_path_buf(),
@@ -298,6 +303,33 @@ fn validate(path: &Path, node: &Node) -> Result<(), Error> {
         line: node.pos.line,
         message: message.into(),
     })
+}
+
+/// go-yaml v3 refuses a mapping key defined twice when decoding into a map,
+/// which kustomize does for every resource.
+fn check_duplicate_keys(n: &Node) -> Result<(), (u32, String)> {
+    match &n.value {
+        Value::Map(entries) => {
+            for (i, (k, v)) in entries.iter().enumerate() {
+                let key = k.key_text().unwrap_or_default();
+                if let Some((first, _)) =
+                    entries[..i].iter().find(|(p, _)| p.key_text() == Some(key))
+                {
+                    return Err((
+                        k.pos.line,
+                        format!(
+                            "mapping key \"{key}\" already defined at line {}",
+                            first.pos.line
+                        ),
+                    ));
+                }
+                check_duplicate_keys(v)?;
+            }
+            Ok(())
+        }
+        Value::Seq(items) => items.iter().try_for_each(check_duplicate_keys),
+        Value::Scalar(_) => Ok(()),
+    }
 }
 
 fn is_empty(n: &Node) -> bool {
