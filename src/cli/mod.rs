@@ -50,7 +50,7 @@ pub fn run() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            let _ = writeln!(std::io::stderr(), "Error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "Error: {e}");
             ExitCode::from(1)
         }
     }

@@ -38,7 +38,7 @@ pub fn fix(
     for (i, r) in resources.iter_mut().enumerate() {
         let org = r.org_id();
         let referrer = &all[i];
-        let subset = subset_for(r, referrer, &all);
+        let subset = subset_for(r, referrer, &all).map_err(|m| Error::invalid(path, m))?;
         for backref in backrefs {
             for spec in &backref.referrers {
                 if !org.gvk.is_selected_by(&spec.gvk) {
@@ -70,35 +70,40 @@ pub fn fix(
     Ok(())
 }
 
-/// kustomize's SubsetThatCouldBeReferencedByResource.
-fn subset_for<'a>(r: &Resource, referrer: &Candidate, all: &'a [Candidate]) -> Vec<&'a Candidate> {
+/// kustomize's SubsetThatCouldBeReferencedByResource: same namespace,
+/// cluster-scoped, or the namespace of a ServiceAccount a RoleBinding names.
+fn subset_for<'a>(
+    r: &Resource,
+    referrer: &Candidate,
+    all: &'a [Candidate],
+) -> Result<Vec<&'a Candidate>, String> {
     if referrer.cur.gvk.is_cluster_scoped() {
-        return all.iter().collect();
+        return Ok(all.iter().collect());
     }
     let mut binding_namespaces = HashSet::new();
-    if matches!(
-        referrer.cur.gvk.kind.as_str(),
-        "RoleBinding" | "ClusterRoleBinding"
-    ) {
-        for s in r
-            .node
-            .get("subjects")
-            .and_then(Node::as_seq)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(ns) = s.get_str("namespace") {
-                binding_namespaces.insert(ns.to_string());
-            }
+    if referrer.cur.gvk.kind == "RoleBinding" {
+        let subjects = r.node.get("subjects").and_then(Node::as_seq);
+        for s in subjects.into_iter().flatten() {
+            let (Some(ns), Some("ServiceAccount")) = (s.get("namespace"), s.get_str("kind")) else {
+                continue;
+            };
+            let Some(ns) = ns.as_str() else {
+                return Err(format!(
+                    "Invalid Input: namespace is blank for resource \"{}\"",
+                    referrer.cur.id_string()
+                ));
+            };
+            binding_namespaces.insert(ns.to_string());
         }
     }
-    all.iter()
+    Ok(all
+        .iter()
         .filter(|c| {
             c.cur.gvk.is_cluster_scoped()
                 || c.cur.same_namespace(&referrer.cur)
                 || binding_namespaces.contains(&c.cur.namespace)
         })
-        .collect()
+        .collect())
 }
 
 fn role_ref_gvk(node: &Node) -> Option<Gvk> {

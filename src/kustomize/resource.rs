@@ -312,9 +312,8 @@ fn check_duplicate_keys(n: &Node) -> Result<(), (u32, String)> {
         Value::Map(entries) => {
             for (i, (k, v)) in entries.iter().enumerate() {
                 let key = k.key_text().unwrap_or_default();
-                if let Some((first, _)) =
-                    entries[..i].iter().find(|(p, _)| p.key_text() == Some(key))
-                {
+                let id = key_identity(k);
+                if let Some((first, _)) = entries[..i].iter().find(|(p, _)| key_identity(p) == id) {
                     return Err((
                         k.pos.line,
                         format!(
@@ -329,6 +328,24 @@ fn check_duplicate_keys(n: &Node) -> Result<(), (u32, String)> {
         }
         Value::Seq(items) => items.iter().try_for_each(check_duplicate_keys),
         Value::Scalar(_) => Ok(()),
+    }
+}
+
+/// What makes two keys equal to go-yaml: their decoded values (`null` and
+/// `~` are the same key, so are `1` and `0x1`).
+fn key_identity(k: &Node) -> (u8, String) {
+    let Some(s) = k.as_scalar() else {
+        return (9, String::new());
+    };
+    match s.tag {
+        yaml::Tag::Null => (0, String::new()),
+        yaml::Tag::Bool => (1, s.text.to_ascii_lowercase()),
+        yaml::Tag::Int => match yaml::parse_int(&s.text.replace('_', "")) {
+            Some(yaml::Int::Signed(i)) => (2, i.to_string()),
+            Some(yaml::Int::Unsigned(u)) => (2, u.to_string()),
+            None => (3, s.text.clone()),
+        },
+        _ => (3, s.text.clone()),
     }
 }
 

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use super::keyorder::natural_cmp;
 use super::node::{Node, Scalar, Tag, Value};
 use super::number::{format_g, format_json};
-use super::resolve::{is_base60_float, parse_int, resolve_plain, Int, Resolver};
+use super::resolve::{is_base60_float, parse_int, resolve_plain, timestamp_rfc3339, Int, Resolver};
 use super::Error;
 
 /// go-yaml v2's default line width and indentation.
@@ -281,6 +281,11 @@ fn output_scalar(s: &Scalar) -> Result<(Cow<'_, str>, bool), Error> {
             }
         }
         Tag::Float => (Cow::Owned(float_text(&s.text)?), false),
+        // go-yaml v3 decodes timestamps to time.Time, which JSON prints in RFC 3339.
+        Tag::Timestamp => match timestamp_rfc3339(&s.text) {
+            Some(t) => (Cow::Owned(t), true),
+            None => (Cow::Borrowed(s.text.as_str()), true),
+        },
         _ => (Cow::Borrowed(s.text.as_str()), true),
     })
 }

@@ -17,7 +17,7 @@ pub use keyorder::natural_cmp;
 pub use node::{Node, Pos, Scalar, Style, Tag, Value};
 pub use number::{format_e, format_f, format_g, format_json};
 pub use parse::{parse_all, parse_one};
-pub use resolve::{is_timestamp, parse_int, resolve_plain, Int, Resolver};
+pub use resolve::{is_timestamp, parse_int, resolve_plain, timestamp_rfc3339, Int, Resolver};
 
 /// A YAML error without a file: callers add the path.
 #[derive(Debug, thiserror::Error)]

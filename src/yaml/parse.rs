@@ -149,7 +149,11 @@ impl Builder {
             _ => Style::Plain,
         };
         let tag = match tag.as_deref() {
-            None if style == Style::Plain => resolve_plain(&text, self.resolver),
+            // go-yaml v2 keeps timestamps as strings when decoding into interface{}.
+            None if style == Style::Plain => match resolve_plain(&text, self.resolver) {
+                Tag::Timestamp if self.resolver == Resolver::V2 => Tag::Str,
+                tag => tag,
+            },
             None | Some("!") => Tag::Str,
             Some(t) => explicit_tag(t, &text, self.resolver).ok_or_else(|| Error::Syntax {
                 line: pos.line,

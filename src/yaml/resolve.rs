@@ -247,6 +247,35 @@ pub fn is_timestamp(s: &str) -> bool {
     p.num(2, 2, 0, 23) && p.eat(b':') && p.num(2, 2, 0, 59) && p.done()
 }
 
+/// How Go prints a timestamp scalar decoded into `interface{}` by go-yaml v3
+/// and then marshalled to JSON: RFC 3339 with nanoseconds, trailing zeros of
+/// the fraction dropped, `Z` for UTC (no zone means UTC).
+pub fn timestamp_rfc3339(s: &str) -> Option<String> {
+    if !is_timestamp(s) {
+        return None;
+    }
+    let nums: Vec<&str> = s
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .collect();
+    let n = |i: usize| nums.get(i).and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);
+    let mut out = format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", n(0), n(1), n(2), n(3), n(4), n(5));
+    let time_part = s.get(10..).unwrap_or_default();
+    if let Some(dot) = time_part.find('.') {
+        let frac: String = time_part[dot + 1..].chars().take_while(char::is_ascii_digit).collect();
+        let frac = frac.trim_end_matches('0');
+        if !frac.is_empty() {
+            out.push('.');
+            out.push_str(&frac[..frac.len().min(9)]);
+        }
+    }
+    match time_part.rfind(['+', '-']) {
+        Some(i) if time_part.len() - i == 6 && &time_part[i + 1..] != "00:00" => out.push_str(&time_part[i..]),
+        _ => out.push('Z'),
+    }
+    Some(out)
+}
+
 struct Cursor<'a> {
     b: &'a [u8],
     i: usize,
@@ -394,6 +423,20 @@ mod tests {
         assert!(!is_timestamp("2001-13-01"));
         assert!(!is_timestamp("200-12-14"));
         assert_eq!(v2("2001-12-14"), Tag::Timestamp);
+    }
+
+    #[test]
+    fn timestamps_print_as_go_does() {
+        assert_eq!(timestamp_rfc3339("2001-12-14").as_deref(), Some("2001-12-14T00:00:00Z"));
+        assert_eq!(
+            timestamp_rfc3339("2001-12-14t21:59:43.10-05:00").as_deref(),
+            Some("2001-12-14T21:59:43.1-05:00")
+        );
+        assert_eq!(
+            timestamp_rfc3339("2001-1-2 3:04:05").as_deref(),
+            Some("2001-01-02T03:04:05Z")
+        );
+        assert_eq!(timestamp_rfc3339("x"), None);
     }
 
     #[test]
