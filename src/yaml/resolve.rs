@@ -259,10 +259,21 @@ pub fn timestamp_rfc3339(s: &str) -> Option<String> {
         .filter(|p| !p.is_empty())
         .collect();
     let n = |i: usize| nums.get(i).and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);
-    let mut out = format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", n(0), n(1), n(2), n(3), n(4), n(5));
+    let mut out = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        n(0),
+        n(1),
+        n(2),
+        n(3),
+        n(4),
+        n(5)
+    );
     let time_part = s.get(10..).unwrap_or_default();
     if let Some(dot) = time_part.find('.') {
-        let frac: String = time_part[dot + 1..].chars().take_while(char::is_ascii_digit).collect();
+        let frac: String = time_part[dot + 1..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
         let frac = frac.trim_end_matches('0');
         if !frac.is_empty() {
             out.push('.');
@@ -270,7 +281,9 @@ pub fn timestamp_rfc3339(s: &str) -> Option<String> {
         }
     }
     match time_part.rfind(['+', '-']) {
-        Some(i) if time_part.len() - i == 6 && &time_part[i + 1..] != "00:00" => out.push_str(&time_part[i..]),
+        Some(i) if time_part.len() - i == 6 && &time_part[i + 1..] != "00:00" => {
+            out.push_str(&time_part[i..])
+        }
         _ => out.push('Z'),
     }
     Some(out)
@@ -427,7 +440,10 @@ mod tests {
 
     #[test]
     fn timestamps_print_as_go_does() {
-        assert_eq!(timestamp_rfc3339("2001-12-14").as_deref(), Some("2001-12-14T00:00:00Z"));
+        assert_eq!(
+            timestamp_rfc3339("2001-12-14").as_deref(),
+            Some("2001-12-14T00:00:00Z")
+        );
         assert_eq!(
             timestamp_rfc3339("2001-12-14t21:59:43.10-05:00").as_deref(),
             Some("2001-12-14T21:59:43.1-05:00")

@@ -1,0 +1,244 @@
+//! The command line, driven as a user would: outputs, errors, exit codes.
+
+use std::fs;
+
+use crate::support::{demo_copy, hydrate, list_files, repo};
+
+/// Every `testdata/kustomize/<case>/` builds to its recorded `expected.yaml`
+/// (recorded with kustomize v5.7.1).
+#[test]
+fn kustomize_build_matches_recorded_goldens() {
+    let root = repo().join("testdata/kustomize");
+    let mut n = 0;
+    for case in fs::read_dir(&root).unwrap() {
+        let case = case.unwrap().path();
+        let expected = fs::read(case.join("expected.yaml")).unwrap();
+        let out = hydrate()
+            .args(["kustomize", "build"])
+            .arg(case.join("input"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            case.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&expected),
+            "{}",
+            case.display()
+        );
+        n += 1;
+    }
+    assert!(n >= 2);
+}
+
+#[test]
+fn malformed_yaml_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources:\n- cm.yaml\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: {a: b\n",
+    )
+    .unwrap();
+    let out_file = dir.path().join("out.yaml");
+    let out = hydrate()
+        .args(["kustomize", "build"])
+        .arg(dir.path())
+        .arg("-o")
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cm.yaml:"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!out_file.exists(), "nothing may be written on error");
+}
+
+#[test]
+fn missing_resource_and_unknown_field() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources:\n- nope.yaml\n",
+    )
+    .unwrap();
+    let out = hydrate()
+        .args(["kustomize", "build"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope.yaml"));
+
+    fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resourcez:\n- nope.yaml\n",
+    )
+    .unwrap();
+    let out = hydrate()
+        .args(["kustomize", "build"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        err.contains("kustomization.yaml:1") && err.contains("unknown field \"resourcez\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn unsupported_field_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("kustomization.yaml"),
+        "patches:\n- path: p.yaml\n",
+    )
+    .unwrap();
+    let out = hydrate()
+        .args(["kustomize", "build"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet: patches"));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let out = hydrate()
+        .args(["kustomize", "build", "--reorder", "sideways"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn render_twice_changes_nothing() {
+    let repo = demo_copy();
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files = list_files(&repo.path().join("rendered"));
+    assert_eq!(files.len(), 12, "{files:?}");
+    assert!(files.contains(&"production/api/manifest.yaml".to_string()));
+    let before: Vec<_> = files
+        .iter()
+        .map(|f| {
+            fs::metadata(repo.path().join("rendered").join(f))
+                .unwrap()
+                .modified()
+                .unwrap()
+        })
+        .collect();
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("unchanged").count(), 3, "{stdout}");
+    let after: Vec<_> = files
+        .iter()
+        .map(|f| {
+            fs::metadata(repo.path().join("rendered").join(f))
+                .unwrap()
+                .modified()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(before, after, "a second run must not touch any file");
+}
+
+#[test]
+fn one_failing_app_writes_nothing() {
+    let repo = demo_copy();
+    let broken = repo.path().join("testdata/apps/api/base/deployment.yaml");
+    fs::write(
+        &broken,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: [\n",
+    )
+    .unwrap();
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/api:") && err.contains("deployment.yaml:"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was written"), "{err}");
+    assert!(!repo.path().join("rendered").exists());
+}
+
+#[test]
+fn render_filters_by_env_and_app() {
+    let repo = demo_copy();
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .args(["--env", "staging", "--app", "web"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        list_files(&repo.path().join("rendered")),
+        ["staging/web/manifest.yaml"]
+    );
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .args(["--env", "qa"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn unknown_environment_key_names_file_and_line() {
+    let repo = demo_copy();
+    fs::write(
+        repo.path().join("environments/dev.yaml"),
+        "name: dev\napps:\n  - name: web\n    kustomise: testdata/apps/web/overlays/dev\n",
+    )
+    .unwrap();
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("dev.yaml:4") && err.contains("kustomise"),
+        "{err}"
+    );
+}

@@ -1,0 +1,28 @@
+//! Snapshots of the demo repository's rendered output, one per environment
+//! and app. Each was checked byte for byte against `kubectl kustomize`
+//! (kustomize v5.7.1) when accepted; `conformance::demo_matches_kubectl`
+//! re-checks that wherever the oracle is installed.
+
+use crate::support::{demo_copy, hydrate, list_files};
+
+#[test]
+fn demo_render_snapshots() {
+    let repo = demo_copy();
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rendered = repo.path().join("rendered");
+    for file in list_files(&rendered) {
+        let body = std::fs::read_to_string(rendered.join(&file)).unwrap();
+        let name = file.trim_end_matches("/manifest.yaml").replace('/', "__");
+        insta::assert_snapshot!(name, body);
+    }
+}

@@ -1,0 +1,75 @@
+//! Shared helpers for the integration tests.
+
+use std::path::{Path, PathBuf};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared` next to the repository, when present.
+pub fn shared() -> Option<PathBuf> {
+    let p = repo().join("..").join("shared");
+    p.is_dir().then_some(p)
+}
+
+/// The kubectl oracle (kustomize v5.7.1), when installed.
+pub fn kubectl() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    let p = Path::new(&home).join(".cache/oracles/kubectl");
+    p.is_file().then_some(p)
+}
+
+/// The hydrate binary under test.
+pub fn hydrate() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("hydrate").expect("the hydrate binary is built by cargo test")
+}
+
+/// Copies a directory tree.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// A copy of the demo repository (environments/ and testdata/apps/) in a temp dir.
+pub fn demo_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(
+        &repo().join("environments"),
+        &dir.path().join("environments"),
+    );
+    copy_tree(
+        &repo().join("testdata/apps"),
+        &dir.path().join("testdata/apps"),
+    );
+    dir
+}
+
+/// Every file under `root`, relative, sorted.
+pub fn list_files(root: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
