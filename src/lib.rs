@@ -6,7 +6,9 @@
 
 pub mod cli;
 pub mod env;
+pub mod git;
 pub mod k8s;
 pub mod kustomize;
 pub mod output;
+pub mod render;
 pub mod yaml;

@@ -53,7 +53,8 @@ pub fn demo_copy() -> tempfile::TempDir {
     dir
 }
 
-/// Every file under `root`, relative, sorted.
+/// Every file under `root`, relative, sorted, without hydrate's own
+/// bookkeeping (`.hydrate/`).
 pub fn list_files(root: &Path) -> Vec<String> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
         let Ok(rd) = std::fs::read_dir(dir) else {
@@ -61,6 +62,9 @@ pub fn list_files(root: &Path) -> Vec<String> {
         };
         for e in rd {
             let p = e.unwrap().path();
+            if p.file_name().is_some_and(|n| n == ".hydrate") {
+                continue;
+            }
             if p.is_dir() {
                 walk(root, &p, out);
             } else {

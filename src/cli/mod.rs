@@ -2,6 +2,7 @@
 //! and maps errors to exit codes (0 ok, 1 failure, 2 usage). No business
 //! logic lives here.
 
+mod affected;
 mod kustomize;
 mod render;
 
@@ -22,6 +23,8 @@ struct Cli {
 enum Command {
     /// Render every app of every environment to its output.
     Render(render::Args),
+    /// List the (env, app) pairs whose inputs changed since a revision.
+    Affected(affected::Args),
     /// Drop-in replacements for kustomize commands.
     #[command(subcommand)]
     Kustomize(kustomize::Command),
@@ -39,6 +42,7 @@ pub fn run() -> ExitCode {
     };
     let result = match cli.command {
         Command::Render(args) => render::run(args),
+        Command::Affected(args) => affected::run(args),
         Command::Kustomize(cmd) => kustomize::run(cmd),
     };
     match result {

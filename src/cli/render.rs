@@ -1,12 +1,15 @@
 //! `hydrate render`: render every app of every environment and write the
-//! results, all or nothing.
+//! results (directories or environment branches), all or nothing.
 
-use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::env::{self, Output, Selection};
-use crate::output::{write_file_atomic, Change};
+use clap::ValueEnum;
+
+use crate::env::Selection;
+use crate::git::Identity;
+use crate::render::{self, EnvReport, OutputKind};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,64 +22,197 @@ pub struct Args {
     /// Only these apps (repeatable).
     #[arg(long = "app")]
     apps: Vec<String>,
+    /// Only the i-th of n shards of the (env, app) pairs, e.g. `2/4`.
+    #[arg(long, value_parser = parse_shard)]
+    shard: Option<(u32, u32)>,
+    /// Write every environment to directories or to branches, whatever is configured.
+    #[arg(long, value_enum)]
+    to: Option<ToArg>,
+    /// Write branches to `<branch>-next` (gitops-promoter's proposed branch).
+    #[arg(long)]
+    next: bool,
+    /// Compare with the committed output and write nothing; exit 1 when stale.
+    #[arg(long)]
+    check: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    output: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ToArg {
+    Dir,
+    Branch,
+}
+
+/// `text` or `json`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+fn parse_shard(s: &str) -> Result<(u32, u32), String> {
+    let (i, n) = s.split_once('/').ok_or("expected i/n, e.g. 1/4")?;
+    let i: u32 = i.trim().parse().map_err(|_| "i must be a number")?;
+    let n: u32 = n.trim().parse().map_err(|_| "n must be a number")?;
+    if n == 0 || i == 0 || i > n {
+        return Err("expected 1 <= i <= n".into());
+    }
+    Ok((i, n))
+}
+
+/// Author and time for commits: `HYDRATE_AUTHOR` ("Name <email>") and
+/// `HYDRATE_TIMESTAMP` (seconds) pin them, e.g. in tests; otherwise the
+/// repository's user.name/user.email and the current time.
+fn identity(root: &std::path::Path) -> Identity {
+    let (mut name, mut email) = ("hydrate".to_string(), "hydrate@localhost".to_string());
+    if let Some((n, e)) = crate::git::Repo::discover(root)
+        .ok()
+        .and_then(|r| r.configured_identity())
+    {
+        (name, email) = (n, e);
+    }
+    if let Ok(a) = std::env::var("HYDRATE_AUTHOR") {
+        if let Some((n, e)) = a.split_once('<') {
+            name = n.trim().to_string();
+            email = e.trim_end_matches('>').trim().to_string();
+        }
+    }
+    let time = std::env::var("HYDRATE_TIMESTAMP")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64)
+        });
+    Identity { name, email, time }
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let envs = env::load_environments(&args.root)?;
-    let sel = Selection {
-        envs: args.envs,
-        apps: args.apps,
+    let opts = render::Options {
+        root: args.root.clone(),
+        selection: Selection {
+            envs: args.envs,
+            apps: args.apps,
+            shard: args.shard,
+        },
+        to: args.to.map(|t| match t {
+            ToArg::Dir => OutputKind::Dir,
+            ToArg::Branch => OutputKind::Branch,
+        }),
+        next: args.next,
+        check: args.check,
+        identity: Some(identity(&args.root)),
     };
-    for wanted in &sel.envs {
-        if !envs.iter().any(|e| &e.name == wanted) {
-            anyhow::bail!(
-                "no environment named `{wanted}` in {}",
-                args.root.join("environments").display()
-            );
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} rendering {pos}/{len} {wide_bar}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let progress = |n: usize| {
+        if let Some(b) = &bar {
+            if n > 0 {
+                b.set_length(n as u64);
+            } else {
+                b.inc(1);
+            }
         }
+    };
+    let result = render::run(&opts, &progress);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
     }
-    let jobs = env::plan(&args.root, &envs, &sel);
-    let rendered = match env::render_all(&jobs) {
+    let reports = match result {
         Ok(r) => r,
-        Err(errors) => {
+        Err(render::Error::Renders(errors)) => {
             for e in &errors {
                 eprintln!("Error: {e}");
             }
-            eprintln!(
-                "{} of {} renders failed; nothing was written",
-                errors.len(),
-                jobs.len()
-            );
+            eprintln!("{} render(s) failed; nothing was written", errors.len());
             return Ok(ExitCode::from(1));
         }
+        Err(e) => return Err(e.into()),
     };
-    // Every render succeeded: now write, environment by environment.
-    let mut summary: BTreeMap<&str, (usize, usize, usize, usize)> = BTreeMap::new();
-    for r in &rendered {
+    for r in &reports {
         for w in &r.warnings {
-            eprintln!("{}/{}: {w}", r.env, r.app);
-        }
-        let Some(e) = envs.iter().find(|e| e.name == r.env) else {
-            continue;
-        };
-        let Output::Dir(dir) = &e.output;
-        let path = args.root.join(dir).join(&r.app).join("manifest.yaml");
-        let change = write_file_atomic(&path, r.yaml.as_bytes())?;
-        let s = summary.entry(&r.env).or_default();
-        s.0 += 1;
-        s.1 += r.resources;
-        s.2 += r.yaml.len();
-        if change != Change::Unchanged {
-            s.3 += 1;
+            eprintln!("{}/{w}", r.env);
         }
     }
-    for (env, (apps, resources, bytes, changed)) in summary {
-        let state = if changed == 0 {
-            "unchanged".to_string()
-        } else {
-            format!("{changed} changed")
-        };
-        println!("{env}: {apps} apps, {resources} resources, {bytes} bytes, {state}");
+    let stale = reports
+        .iter()
+        .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()));
+    match args.output {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&to_json(&reports))?),
+        Format::Text => print_text(&reports),
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if stale {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_text(reports: &[EnvReport]) {
+    for r in reports {
+        let state = match (&r.check, &r.commit) {
+            (Some(c), _) if c.is_clean() => "up to date".to_string(),
+            (Some(c), _) => format!(
+                "STALE: {} missing, {} stale, {} extra",
+                c.missing.len(),
+                c.stale.len(),
+                c.extra.len()
+            ),
+            (None, Some(commit)) => format!(
+                "{} files changed, commit {}",
+                r.changed_files.len(),
+                &commit[..12.min(commit.len())]
+            ),
+            (None, None) if r.changed_files.is_empty() => "unchanged".to_string(),
+            (None, None) => format!("{} files changed", r.changed_files.len()),
+        };
+        println!(
+            "{}: {} apps, {} resources, {} bytes -> {}: {state}",
+            r.env, r.apps, r.resources, r.bytes, r.target
+        );
+        if let Some(c) = &r.check {
+            for (what, files) in [
+                ("missing", &c.missing),
+                ("stale", &c.stale),
+                ("extra", &c.extra),
+            ] {
+                for f in files {
+                    println!("  {what}: {f}");
+                }
+            }
+        }
+    }
+}
+
+fn to_json(reports: &[EnvReport]) -> serde_json::Value {
+    let envs: Vec<serde_json::Value> = reports
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "env": r.env,
+                "target": r.target,
+                "apps": r.apps,
+                "resources": r.resources,
+                "bytes": r.bytes,
+                "changedFiles": r.changed_files,
+                "commit": r.commit,
+                "check": r.check.as_ref().map(|c| serde_json::json!({
+                    "upToDate": c.is_clean(),
+                    "missing": c.missing,
+                    "stale": c.stale,
+                    "extra": c.extra,
+                })),
+            })
+        })
+        .collect();
+    serde_json::json!({ "environments": envs })
 }

@@ -15,6 +15,14 @@ pub struct Environment {
     pub promotes_to: Option<String>,
     /// Where its rendered output goes.
     pub output: Output,
+    /// Whether `output` was configured (not defaulted).
+    pub output_configured: bool,
+    /// File layout of each app.
+    pub layout: Layout,
+    /// Commit message template (minijinja) for branch output.
+    pub commit_message: Option<String>,
+    /// App discovery rules.
+    pub discover: Vec<Discover>,
     /// Its apps, in file order.
     pub apps: Vec<App>,
     /// The file it came from.
@@ -26,6 +34,27 @@ pub struct Environment {
 pub enum Output {
     /// A directory (relative to the repository root).
     Dir(PathBuf),
+    /// A branch of the repository (`env/staging`), committed with git2.
+    Branch(String),
+}
+
+/// How an app's output is laid out in files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// One `<app>/manifest.yaml` holding every resource.
+    #[default]
+    Manifest,
+    /// One file per resource: `<app>/<kind>-<name>.yaml`.
+    Resources,
+}
+
+/// An app discovery rule: every directory matching `pattern` (with `{env}`
+/// replaced by the environment name) is an app named by what the first `*`
+/// matched.
+#[derive(Clone, Debug)]
+pub struct Discover {
+    /// The glob, relative to the repository root.
+    pub pattern: String,
 }
 
 /// One app of an environment.
@@ -68,15 +97,39 @@ impl Environment {
             name: String::new(),
             promotes_to: None,
             output: Output::Dir(PathBuf::new()),
+            output_configured: false,
+            layout: Layout::Manifest,
+            commit_message: None,
+            discover: Vec::new(),
             apps: Vec::new(),
             file: file.to_path_buf(),
         };
         let mut output = None;
-        d.fields(&root, &["name", "promotesTo", "output", "apps"], |k, v| {
+        let known = [
+            "name",
+            "promotesTo",
+            "output",
+            "commitMessage",
+            "discover",
+            "apps",
+        ];
+        d.fields(&root, &known, |k, v| {
             match k {
                 "name" => env.name = d.string(v)?,
                 "promotesTo" => env.promotes_to = Some(d.string(v)?),
-                "output" => output = Some(d.output(v)?),
+                "output" => {
+                    let (o, layout) = d.output(v)?;
+                    output = o;
+                    env.layout = layout;
+                }
+                "commitMessage" => env.commit_message = Some(d.string(v)?),
+                "discover" => {
+                    env.discover = d
+                        .seq(v)?
+                        .iter()
+                        .map(|x| d.discover(x))
+                        .collect::<Result<_, _>>()?
+                }
                 _ => {
                     env.apps = d
                         .seq(v)?
@@ -90,6 +143,10 @@ impl Environment {
         if env.name.is_empty() {
             return Err(d.err(&root, "missing required key `name`"));
         }
+        if !is_valid_name(&env.name) {
+            return Err(d.err(&root, format!("invalid environment name `{}`", env.name)));
+        }
+        env.output_configured = output.is_some();
         env.output = output.unwrap_or_else(|| Output::Dir(Path::new("rendered").join(&env.name)));
         let mut seen = std::collections::HashSet::new();
         for app in &env.apps {
@@ -99,6 +156,15 @@ impl Environment {
         }
         Ok(env)
     }
+}
+
+/// Environment and app names become path components and branch names.
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(['.', '-'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 struct Decoder<'a> {
@@ -152,14 +218,54 @@ impl Decoder<'_> {
             .ok_or_else(|| self.err(n, format!("expected a list, found a {}", n.kind_name())))
     }
 
-    fn output(&self, n: &Node) -> Result<Output, Error> {
-        let mut dir = None;
-        self.fields(n, &["dir"], |_, v| {
-            dir = Some(PathBuf::from(self.string(v)?));
+    fn output(&self, n: &Node) -> Result<(Option<Output>, Layout), Error> {
+        let (mut out, mut layout) = (None, Layout::Manifest);
+        self.fields(n, &["dir", "branch", "layout"], |k, v| {
+            let s = self.string(v)?;
+            match k {
+                "dir" | "branch" if out.is_some() => {
+                    return Err(self.err(v, "output takes either `dir` or `branch`, not both"))
+                }
+                "dir" => out = Some(Output::Dir(PathBuf::from(s))),
+                "branch" => {
+                    if s.is_empty() || s.starts_with('-') || s.contains("..") || s.contains(' ') {
+                        return Err(self.err(v, format!("invalid branch name `{s}`")));
+                    }
+                    out = Some(Output::Branch(s));
+                }
+                _ => {
+                    layout =
+                        match s.as_str() {
+                            "manifest" => Layout::Manifest,
+                            "resources" => Layout::Resources,
+                            other => return Err(self.err(
+                                v,
+                                format!(
+                                    "unknown layout `{other}` (expected `manifest` or `resources`)"
+                                ),
+                            )),
+                        }
+                }
+            }
             Ok(())
         })?;
-        dir.map(Output::Dir)
-            .ok_or_else(|| self.err(n, "output needs `dir`"))
+        Ok((out, layout))
+    }
+
+    fn discover(&self, n: &Node) -> Result<Discover, Error> {
+        let mut pattern = None;
+        self.fields(n, &["kustomize"], |_, v| {
+            pattern = Some(self.string(v)?);
+            Ok(())
+        })?;
+        let pattern = pattern.ok_or_else(|| self.err(n, "a discover rule needs `kustomize`"))?;
+        if !pattern.contains('*') {
+            return Err(self.err(
+                n,
+                format!("discover pattern `{pattern}` has no `*` to name apps by"),
+            ));
+        }
+        Ok(Discover { pattern })
     }
 
     fn app(&self, n: &Node) -> Result<App, Error> {
@@ -172,7 +278,7 @@ impl Decoder<'_> {
             Ok(())
         })?;
         let name = name.ok_or_else(|| self.err(n, "an app needs `name`"))?;
-        if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+        if !is_valid_name(&name) {
             return Err(self.err(n, format!("invalid app name `{name}`")));
         }
         let source =
@@ -200,6 +306,20 @@ mod tests {
         assert_eq!(e.output, Output::Dir(PathBuf::from("rendered/dev")));
         assert_eq!(e.apps[0].name, "web");
         assert_eq!(e.promotes_to.as_deref(), Some("staging"));
+    }
+
+    #[test]
+    fn branch_output_layout_and_discovery() {
+        let e = load(
+            "name: prod\noutput: {branch: env/prod, layout: resources}\ndiscover:\n- kustomize: apps/*/overlays/{env}\n",
+        )
+        .unwrap();
+        assert_eq!(e.output, Output::Branch("env/prod".into()));
+        assert_eq!(e.layout, Layout::Resources);
+        assert_eq!(e.discover[0].pattern, "apps/*/overlays/{env}");
+        assert!(load("name: x\noutput: {dir: a, branch: b}\n").is_err());
+        assert!(load("name: x\noutput: {layout: flat}\n").is_err());
+        assert!(load("name: ../x\n").is_err());
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! Environments and the render plan: which (environment, app) pairs to
-//! render, rendering them in parallel (rayon), results sorted whatever the
-//! thread order. It writes nothing; `output/` does.
+//! render, sharding them across CI runners, rendering them in parallel
+//! (rayon), results sorted whatever the thread order. It writes nothing;
+//! `output/` does.
 
 mod config;
+mod discover;
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-pub use config::{App, Environment, Output, Source};
+pub use config::{is_valid_name, App, Discover, Environment, Layout, Output, Source};
 
 use crate::kustomize;
 
@@ -55,7 +57,8 @@ pub enum Error {
     },
 }
 
-/// Loads every `*.yaml` in `root/environments`, sorted by file name.
+/// Loads every `*.yaml` in `root/environments`, sorted by file name, with
+/// discovered apps added after the listed ones.
 pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
     let dir = root.join("environments");
     let entries = std::fs::read_dir(&dir).map_err(|source| Error::Read {
@@ -70,18 +73,29 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
         })
         .collect();
     files.sort();
-    let envs: Vec<Environment> = files
+    let mut envs: Vec<Environment> = files
         .iter()
         .map(|f| Environment::load(f))
         .collect::<Result<_, _>>()?;
     let mut names = std::collections::HashSet::new();
-    for e in &envs {
+    for e in &mut envs {
         if !names.insert(e.name.clone()) {
             return Err(Error::Config {
                 path: e.file.clone(),
                 line: 1,
                 message: format!("environment `{}` is defined twice", e.name),
             });
+        }
+        for rule in e.discover.clone() {
+            let pattern = rule.pattern.replace("{env}", &e.name);
+            for (name, dir) in discover::expand(root, &pattern) {
+                if is_valid_name(&name) && !e.apps.iter().any(|a| a.name == name) {
+                    e.apps.push(App {
+                        name,
+                        source: Source::Kustomize(dir),
+                    });
+                }
+            }
         }
     }
     Ok(envs)
@@ -98,6 +112,19 @@ pub struct Job {
     pub source: Source,
 }
 
+/// One rendered resource.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// `kind`.
+    pub kind: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.namespace` (may be empty).
+    pub namespace: String,
+    /// The resource printed alone.
+    pub yaml: String,
+}
+
 /// The result of one job.
 #[derive(Debug)]
 pub struct Rendered {
@@ -105,14 +132,20 @@ pub struct Rendered {
     pub env: String,
     /// App name.
     pub app: String,
-    /// The manifest stream.
-    pub yaml: String,
-    /// Number of resources.
-    pub resources: usize,
+    /// The resources, in output order.
+    pub documents: Vec<Document>,
     /// Files the render read.
     pub files_read: Vec<PathBuf>,
     /// Warnings (deprecations).
     pub warnings: Vec<String>,
+}
+
+impl Rendered {
+    /// The manifest stream, as `kustomize build` prints it.
+    pub fn manifest(&self) -> String {
+        let docs: Vec<&str> = self.documents.iter().map(|d| d.yaml.as_str()).collect();
+        docs.join("---\n")
+    }
 }
 
 /// Filters for a plan.
@@ -122,6 +155,27 @@ pub struct Selection {
     pub envs: Vec<String>,
     /// Only these apps (all when empty).
     pub apps: Vec<String>,
+    /// `(i, n)`: only the i-th of n shards (1-based).
+    pub shard: Option<(u32, u32)>,
+}
+
+impl Selection {
+    /// Whether this selects every app of every environment.
+    pub fn is_everything(&self) -> bool {
+        self.envs.is_empty() && self.apps.is_empty() && self.shard.is_none()
+    }
+}
+
+/// Which shard (0-based) of `n` a job belongs to: a stable hash of
+/// `env/app`, so adding an app moves no other app between shards.
+pub fn shard_of(env: &str, app: &str, n: u32) -> u32 {
+    // FNV-1a, 64-bit: stable across platforms and releases.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in env.bytes().chain([b'/']).chain(app.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (h % u64::from(n.max(1))) as u32
 }
 
 /// Lists the jobs for `envs` under `root`, filtered by `sel`.
@@ -134,6 +188,11 @@ pub fn plan(root: &Path, envs: &[Environment], sel: &Selection) -> Vec<Job> {
         for a in &e.apps {
             if !sel.apps.is_empty() && !sel.apps.contains(&a.name) {
                 continue;
+            }
+            if let Some((i, n)) = sel.shard {
+                if shard_of(&e.name, &a.name, n) != i - 1 {
+                    continue;
+                }
             }
             let source = match &a.source {
                 Source::Kustomize(dir) => Source::Kustomize(root.join(dir)),
@@ -148,10 +207,17 @@ pub fn plan(root: &Path, envs: &[Environment], sel: &Selection) -> Vec<Job> {
     jobs
 }
 
-/// Renders every job in parallel. Returns all results, or every error
-/// (sorted by environment and app) when any job failed.
-pub fn render_all(jobs: &[Job]) -> Result<Vec<Rendered>, Vec<Error>> {
-    let results: Vec<Result<Rendered, Error>> = jobs.par_iter().map(render_one).collect();
+/// Renders every job in parallel, calling `progress` after each. Returns
+/// all results in job order, or every error (in job order) when any failed.
+pub fn render_all(jobs: &[Job], progress: &(dyn Fn() + Sync)) -> Result<Vec<Rendered>, Vec<Error>> {
+    let results: Vec<Result<Rendered, Error>> = jobs
+        .par_iter()
+        .map(|j| {
+            let r = render_one(j);
+            progress();
+            r
+        })
+        .collect();
     let (ok, errs): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
     if !errs.is_empty() {
         return Err(errs.into_iter().filter_map(Result::err).collect());
@@ -167,17 +233,49 @@ fn render_one(job: &Job) -> Result<Rendered, Error> {
             app: job.app.clone(),
             source,
         })?;
-    let yaml = build.to_yaml().map_err(|e| Error::Print {
+    let texts = build.documents().map_err(|e| Error::Print {
         env: job.env.clone(),
         app: job.app.clone(),
         message: e.to_string(),
     })?;
+    let documents = build
+        .resources
+        .iter()
+        .zip(texts)
+        .map(|(r, yaml)| Document {
+            kind: r.gvk().kind,
+            name: r.name().to_string(),
+            namespace: r.namespace().to_string(),
+            yaml,
+        })
+        .collect();
     Ok(Rendered {
         env: job.env.clone(),
         app: job.app.clone(),
-        yaml,
-        resources: build.resources.len(),
+        documents,
         files_read: build.files_read,
         warnings: build.warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_plan() {
+        let pairs: Vec<(String, String)> = (0..50)
+            .flat_map(|i| ["dev", "prod"].map(|e| (e.to_string(), format!("app{i}"))))
+            .collect();
+        let mut seen = 0;
+        for i in 0..3 {
+            seen += pairs.iter().filter(|(e, a)| shard_of(e, a, 3) == i).count();
+        }
+        assert_eq!(seen, pairs.len());
+        assert_eq!(shard_of("dev", "web", 4), shard_of("dev", "web", 4));
+        let sizes: Vec<usize> = (0..3)
+            .map(|i| pairs.iter().filter(|(e, a)| shard_of(e, a, 3) == i).count())
+            .collect();
+        assert!(sizes.iter().all(|&s| s > 15), "{sizes:?}");
+    }
 }

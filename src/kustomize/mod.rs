@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::Error;
 pub use fieldspec::{FieldSpec, TransformerConfig};
-pub use kustomization::Kustomization;
+pub use kustomization::{Kustomization, FILE_NAMES};
 pub use resource::{Gvk, ResId, Resource};
 
 use crate::yaml::Node;
@@ -145,16 +145,16 @@ fn normalize_annotations(node: &mut Node) {
 }
 
 impl Build {
+    /// Each resource printed alone, in output order.
+    pub fn documents(&self) -> Result<Vec<String>, crate::yaml::Error> {
+        self.resources
+            .iter()
+            .map(|r| crate::yaml::to_string(&r.node))
+            .collect()
+    }
+
     /// The output of `kustomize build`: documents joined by `---`.
     pub fn to_yaml(&self) -> Result<String, crate::yaml::Error> {
-        let nodes: Vec<&Node> = self.resources.iter().map(|r| &r.node).collect();
-        let mut out = String::new();
-        for (i, n) in nodes.iter().enumerate() {
-            if i > 0 {
-                out.push_str("---\n");
-            }
-            out.push_str(&crate::yaml::to_string(n)?);
-        }
-        Ok(out)
+        Ok(self.documents()?.join("---\n"))
     }
 }

@@ -1,18 +1,67 @@
-//! Writing rendered output: files are written to a temporary sibling and
-//! renamed into place, unchanged files are not touched, and nothing is
-//! written until every render has succeeded (callers pass complete sets).
+//! Writing rendered output to directories or environment branches: an
+//! ownership manifest records what hydrate wrote so it prunes only its own
+//! files; files are written to a temporary sibling and renamed into place;
+//! unchanged files are not touched; and nothing is written until every
+//! render has succeeded (callers pass complete sets). It renders nothing.
+
+pub mod branch;
+pub mod dir;
+mod files;
+mod message;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+pub use files::{app_files, EnvOutput, Owned, OWNED_PATH};
+pub use message::{commit_message, hydrator_metadata, rfc3339, MessageContext, DEFAULT_TEMPLATE};
+
 /// An output write failed.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {source}", path.display())]
-pub struct Error {
-    /// The path being written.
-    pub path: PathBuf,
-    /// Why.
-    pub source: std::io::Error,
+pub enum Error {
+    /// A file could not be written or removed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A git operation failed.
+    #[error(transparent)]
+    Git(#[from] crate::git::Error),
+    /// The commit message template failed.
+    #[error("commit message template: {0}")]
+    Template(String),
+}
+
+/// How committed output differs from what a render produces.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Files that would be created.
+    pub missing: Vec<String>,
+    /// Files whose content would change.
+    pub stale: Vec<String>,
+    /// Files hydrate wrote earlier that would be deleted.
+    pub extra: Vec<String>,
+}
+
+impl CheckReport {
+    /// Whether the output is up to date.
+    pub fn is_clean(&self) -> bool {
+        self.missing.is_empty() && self.stale.is_empty() && self.extra.is_empty()
+    }
+
+    fn note(&mut self, path: &str, existing: Option<&[u8]>, wanted: Option<&[u8]>) {
+        if path == OWNED_PATH {
+            return;
+        }
+        match (existing, wanted) {
+            (None, Some(_)) => self.missing.push(path.to_string()),
+            (Some(a), Some(b)) if a != b => self.stale.push(path.to_string()),
+            (Some(_), None) => self.extra.push(path.to_string()),
+            _ => {}
+        }
+    }
 }
 
 /// What a write did to one file.
@@ -29,7 +78,7 @@ pub enum Change {
 /// Writes `bytes` to `path` atomically (temp file + rename in the same
 /// directory), creating parent directories; skips identical content.
 pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<Change, Error> {
-    let err = |source| Error {
+    let err = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };

@@ -1,0 +1,358 @@
+//! A thin layer over git2: read trees at a ref, build trees from memory on
+//! top of a base tree, commit, and move refs only by compare-and-swap. It
+//! never touches the working tree, the index or HEAD, and decides nothing
+//! about what to commit.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use git2::{
+    ErrorCode, ObjectType, Oid, Repository, Signature, Time, Tree, TreeWalkMode, TreeWalkResult,
+};
+
+/// A git failure, with what we were doing.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A libgit2 call failed.
+    #[error("git: {what}: {source}")]
+    Git {
+        /// What we were doing.
+        what: String,
+        /// libgit2's error.
+        source: git2::Error,
+    },
+    /// The ref moved while we worked (someone else committed).
+    #[error("git: {refname} moved while hydrate was writing it (expected {expected})")]
+    Conflict {
+        /// The ref.
+        refname: String,
+        /// Where we read it.
+        expected: String,
+    },
+}
+
+fn ctx(what: impl Into<String>) -> impl FnOnce(git2::Error) -> Error {
+    let what = what.into();
+    move |source| Error::Git { what, source }
+}
+
+/// Who and when, for commits.
+#[derive(Clone, Debug)]
+pub struct Identity {
+    /// Author and committer name.
+    pub name: String,
+    /// Author and committer email.
+    pub email: String,
+    /// Seconds since the epoch.
+    pub time: i64,
+}
+
+/// The commit the sources were rendered from.
+#[derive(Clone, Debug, Default)]
+pub struct SourceCommit {
+    /// Full sha.
+    pub sha: String,
+    /// First line of the message.
+    pub subject: String,
+    /// The rest of the message.
+    pub body: String,
+    /// Author as `Name <email>`.
+    pub author: String,
+    /// Commit time, seconds since the epoch.
+    pub time: i64,
+}
+
+/// An open repository.
+pub struct Repo {
+    repo: Repository,
+}
+
+impl Repo {
+    /// Opens the repository containing `path`.
+    pub fn discover(path: &Path) -> Result<Repo, Error> {
+        let repo = Repository::discover(path)
+            .map_err(ctx(format!("open repository at {}", path.display())))?;
+        Ok(Repo { repo })
+    }
+
+    /// The working directory's root (where paths in trees start).
+    pub fn workdir(&self) -> Option<PathBuf> {
+        self.repo.workdir().map(Path::to_path_buf)
+    }
+
+    /// The commit HEAD points to, if any.
+    pub fn head_commit(&self) -> Result<Option<SourceCommit>, Error> {
+        let head = match self.repo.head() {
+            Ok(h) => h,
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
+                return Ok(None)
+            }
+            Err(e) => return Err(ctx("read HEAD")(e)),
+        };
+        let c = head.peel_to_commit().map_err(ctx("read HEAD commit"))?;
+        let message = c.message().unwrap_or_default();
+        let (subject, body) = message.split_once('\n').unwrap_or((message, ""));
+        let a = c.author();
+        Ok(Some(SourceCommit {
+            sha: c.id().to_string(),
+            subject: subject.trim().to_string(),
+            body: body.trim().to_string(),
+            author: format!(
+                "{} <{}>",
+                a.name().unwrap_or_default(),
+                a.email().unwrap_or_default()
+            ),
+            time: c.time().seconds(),
+        }))
+    }
+
+    /// Resolves a revision (`HEAD~1`, a sha, a branch) to a commit id.
+    pub fn resolve(&self, rev: &str) -> Result<Oid, Error> {
+        let obj = self
+            .repo
+            .revparse_single(rev)
+            .map_err(ctx(format!("resolve {rev}")))?;
+        let commit = obj
+            .peel_to_commit()
+            .map_err(ctx(format!("{rev} is not a commit")))?;
+        Ok(commit.id())
+    }
+
+    /// Where `refname` points, if it exists.
+    pub fn ref_target(&self, refname: &str) -> Result<Option<Oid>, Error> {
+        match self.repo.refname_to_id(refname) {
+            Ok(id) => Ok(Some(id)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(ctx(format!("read {refname}"))(e)),
+        }
+    }
+
+    /// Every file (path → content) in the tree of commit `id`.
+    pub fn files_at(&self, id: Oid) -> Result<BTreeMap<String, Vec<u8>>, Error> {
+        let tree = self.commit_tree(id)?;
+        let mut out = BTreeMap::new();
+        let mut failure = None;
+        tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(ObjectType::Blob) {
+                match self.repo.find_blob(entry.id()) {
+                    Ok(b) => {
+                        out.insert(
+                            format!("{dir}{}", entry.name().unwrap_or_default()),
+                            b.content().to_vec(),
+                        );
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        return TreeWalkResult::Abort;
+                    }
+                }
+            }
+            TreeWalkResult::Ok
+        })
+        .map_err(ctx("walk tree"))?;
+        if let Some(e) = failure {
+            return Err(ctx("read blob")(e));
+        }
+        Ok(out)
+    }
+
+    /// The content of `path` in the tree of commit `id`, if it is a file there.
+    pub fn file_at(&self, id: Oid, path: &str) -> Result<Option<Vec<u8>>, Error> {
+        let tree = self.commit_tree(id)?;
+        let entry = match tree.get_path(Path::new(path)) {
+            Ok(e) => e,
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(ctx(format!("look up {path}"))(e)),
+        };
+        if entry.kind() != Some(ObjectType::Blob) {
+            return Ok(None);
+        }
+        let blob = self
+            .repo
+            .find_blob(entry.id())
+            .map_err(ctx(format!("read {path}")))?;
+        Ok(Some(blob.content().to_vec()))
+    }
+
+    /// `user.name` and `user.email` from the repository's configuration.
+    pub fn configured_identity(&self) -> Option<(String, String)> {
+        let cfg = self.repo.config().ok()?;
+        Some((
+            cfg.get_string("user.name").ok()?,
+            cfg.get_string("user.email").ok()?,
+        ))
+    }
+
+    fn commit_tree(&self, id: Oid) -> Result<Tree<'_>, Error> {
+        let c = self
+            .repo
+            .find_commit(id)
+            .map_err(ctx(format!("find commit {id}")))?;
+        c.tree().map_err(ctx("read commit tree"))
+    }
+
+    /// Paths that differ between the trees of two commits.
+    pub fn changed_paths(&self, from: Oid, to: Oid) -> Result<Vec<String>, Error> {
+        let (a, b) = (self.commit_tree(from)?, self.commit_tree(to)?);
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&a), Some(&b), None)
+            .map_err(ctx("diff trees"))?;
+        let mut out = Vec::new();
+        for d in diff.deltas() {
+            for f in [d.old_file(), d.new_file()] {
+                if let Some(p) = f.path() {
+                    let p = p.to_string_lossy().into_owned();
+                    if !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Builds a tree: the tree of `base` (or empty) with `changes` applied
+    /// (path → new content, or `None` to delete).
+    pub fn build_tree(
+        &self,
+        base: Option<Oid>,
+        changes: &BTreeMap<String, Option<Vec<u8>>>,
+    ) -> Result<Oid, Error> {
+        let base_tree = match base {
+            Some(id) => Some(self.commit_tree(id)?),
+            None => None,
+        };
+        let mut split: BTreeMap<Vec<String>, Option<Oid>> = BTreeMap::new();
+        for (path, content) in changes {
+            let blob = match content {
+                Some(bytes) => Some(
+                    self.repo
+                        .blob(bytes)
+                        .map_err(ctx(format!("write blob {path}")))?,
+                ),
+                None => None,
+            };
+            split.insert(path.split('/').map(str::to_string).collect(), blob);
+        }
+        let id = self.update_tree(base_tree.as_ref(), &split)?;
+        match id {
+            Some(id) => Ok(id),
+            None => {
+                let tb = self.repo.treebuilder(None).map_err(ctx("new tree"))?;
+                tb.write().map_err(ctx("write empty tree"))
+            }
+        }
+    }
+
+    /// Applies changes below one tree level; `None` when the result is empty.
+    fn update_tree(
+        &self,
+        base: Option<&Tree>,
+        changes: &BTreeMap<Vec<String>, Option<Oid>>,
+    ) -> Result<Option<Oid>, Error> {
+        let mut tb = self.repo.treebuilder(base).map_err(ctx("tree builder"))?;
+        let mut by_dir: BTreeMap<&str, BTreeMap<Vec<String>, Option<Oid>>> = BTreeMap::new();
+        for (parts, blob) in changes {
+            match parts.as_slice() {
+                [] => {}
+                [name] => match blob {
+                    Some(id) => {
+                        tb.insert(name, *id, 0o100644)
+                            .map_err(ctx(format!("insert {name}")))?;
+                    }
+                    None => {
+                        if tb.get(name).map_err(ctx("tree lookup"))?.is_some() {
+                            tb.remove(name).map_err(ctx(format!("remove {name}")))?;
+                        }
+                    }
+                },
+                [dir, rest @ ..] => {
+                    by_dir
+                        .entry(dir.as_str())
+                        .or_default()
+                        .insert(rest.to_vec(), *blob);
+                }
+            }
+        }
+        for (dir, sub) in by_dir {
+            let existing = match tb.get(dir).map_err(ctx("tree lookup"))? {
+                Some(e) if e.kind() == Some(ObjectType::Tree) => Some(
+                    self.repo
+                        .find_tree(e.id())
+                        .map_err(ctx(format!("read tree {dir}")))?,
+                ),
+                _ => None,
+            };
+            match self.update_tree(existing.as_ref(), &sub)? {
+                Some(id) => {
+                    tb.insert(dir, id, 0o040000)
+                        .map_err(ctx(format!("insert {dir}/")))?;
+                }
+                None => {
+                    if tb.get(dir).map_err(ctx("tree lookup"))?.is_some() {
+                        tb.remove(dir).map_err(ctx(format!("remove {dir}/")))?;
+                    }
+                }
+            }
+        }
+        if tb.is_empty() {
+            return Ok(None);
+        }
+        tb.write().map(Some).map_err(ctx("write tree"))
+    }
+
+    /// The tree id of commit `id`.
+    pub fn tree_of(&self, id: Oid) -> Result<Oid, Error> {
+        Ok(self.commit_tree(id)?.id())
+    }
+
+    /// Writes a commit of `tree` with `parent` (no ref moves).
+    pub fn commit(
+        &self,
+        tree: Oid,
+        parent: Option<Oid>,
+        message: &str,
+        who: &Identity,
+    ) -> Result<Oid, Error> {
+        let sig = Signature::new(&who.name, &who.email, &Time::new(who.time, 0))
+            .map_err(ctx("signature"))?;
+        let tree = self.repo.find_tree(tree).map_err(ctx("find tree"))?;
+        let parent = match parent {
+            Some(p) => Some(self.repo.find_commit(p).map_err(ctx("find parent"))?),
+            None => None,
+        };
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        self.repo
+            .commit(None, &sig, &sig, message, &tree, &parents)
+            .map_err(ctx("write commit"))
+    }
+
+    /// Moves `refname` from `expected` (None: must not exist) to `new`;
+    /// fails with [`Error::Conflict`] if it is elsewhere now.
+    pub fn update_ref(
+        &self,
+        refname: &str,
+        new: Oid,
+        expected: Option<Oid>,
+        log: &str,
+    ) -> Result<(), Error> {
+        let result = match expected {
+            Some(old) => self
+                .repo
+                .reference_matching(refname, new, true, old, log)
+                .map(|_| ()),
+            None => self.repo.reference(refname, new, false, log).map(|_| ()),
+        };
+        result.map_err(|e| match e.code() {
+            ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked | ErrorCode::NotFound => {
+                Error::Conflict {
+                    refname: refname.to_string(),
+                    expected: expected.map_or("nothing".into(), |o| o.to_string()),
+                }
+            }
+            _ => ctx(format!("update {refname}"))(e),
+        })
+    }
+}
