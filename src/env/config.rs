@@ -234,17 +234,18 @@ impl Decoder<'_> {
                     out = Some(Output::Branch(s));
                 }
                 _ => {
-                    layout =
-                        match s.as_str() {
-                            "manifest" => Layout::Manifest,
-                            "resources" => Layout::Resources,
-                            other => return Err(self.err(
+                    layout = match s.as_str() {
+                        "manifest" => Layout::Manifest,
+                        "resources" => Layout::Resources,
+                        other => {
+                            return Err(self.err(
                                 v,
                                 format!(
                                     "unknown layout `{other}` (expected `manifest` or `resources`)"
                                 ),
-                            )),
+                            ))
                         }
+                    }
                 }
             }
             Ok(())

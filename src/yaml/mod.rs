@@ -6,6 +6,7 @@
 //! It knows nothing about Kubernetes.
 
 mod emit;
+mod json;
 mod keyorder;
 mod node;
 mod number;
@@ -13,6 +14,7 @@ mod parse;
 mod resolve;
 
 pub use emit::{float_text, to_string};
+pub use json::to_json;
 pub use keyorder::natural_cmp;
 pub use node::{Node, Pos, Scalar, Style, Tag, Value};
 pub use number::{format_e, format_f, format_g, format_json};

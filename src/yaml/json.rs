@@ -1,0 +1,56 @@
+//! YAML nodes as JSON values, the way `sigs.k8s.io/yaml` converts them:
+//! scalars become the JSON type they resolved to, keys become strings.
+
+use super::node::{Node, Tag, Value};
+use super::resolve::{parse_int, Int};
+
+/// Converts a node to a JSON value.
+pub fn to_json(n: &Node) -> serde_json::Value {
+    use serde_json::Value as J;
+    match &n.value {
+        Value::Seq(items) => J::Array(items.iter().map(to_json).collect()),
+        Value::Map(entries) => J::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.key_text().unwrap_or_default().to_string(), to_json(v)))
+                .collect(),
+        ),
+        Value::Scalar(s) => match s.tag {
+            Tag::Null => J::Null,
+            Tag::Bool => J::Bool(matches!(
+                s.text.as_str(),
+                "true" | "True" | "TRUE" | "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON"
+            )),
+            Tag::Int => match parse_int(&s.text.replace('_', "")) {
+                Some(Int::Signed(i)) => J::from(i),
+                Some(Int::Unsigned(u)) => J::from(u),
+                None => J::String(s.text.clone()),
+            },
+            Tag::Float => s
+                .text
+                .replace('_', "")
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| J::String(s.text.clone()), J::Number),
+            _ => J::String(s.text.clone()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{parse_one, Resolver};
+
+    #[test]
+    fn types_follow_resolution() {
+        let n = parse_one("a: 1\nb: yes\nc: [1.5, x, null]\n", Resolver::V2).unwrap();
+        assert_eq!(
+            to_json(&n),
+            serde_json::json!({"a": 1, "b": true, "c": [1.5, "x", null]})
+        );
+        let n = parse_one("b: yes\n", Resolver::V3).unwrap();
+        assert_eq!(to_json(&n), serde_json::json!({"b": "yes"}));
+    }
+}
