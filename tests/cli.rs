@@ -242,3 +242,117 @@ fn unknown_environment_key_names_file_and_line() {
         "{err}"
     );
 }
+
+#[test]
+fn per_resource_layout_and_pruning_keep_foreign_files() {
+    let repo = demo_copy();
+    let env_file = repo.path().join("environments/production.yaml");
+    let text = fs::read_to_string(&env_file).unwrap();
+    let text = text.replace(
+        "output:\n  dir: rendered/production",
+        "output:\n  dir: rendered/production\n  layout: resources",
+    );
+    assert!(
+        text.contains("layout: resources"),
+        "demo env format changed"
+    );
+    fs::write(&env_file, &text).unwrap();
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prod = repo.path().join("rendered/production");
+    let files = list_files(&prod);
+    assert!(
+        files.iter().all(|f| !f.ends_with("manifest.yaml")),
+        "{files:?}"
+    );
+    assert!(
+        files.iter().any(|f| f.starts_with("web/deployment-")),
+        "{files:?}"
+    );
+    let one = fs::read_to_string(
+        prod.join(
+            files
+                .iter()
+                .find(|f| f.starts_with("web/deployment-"))
+                .unwrap(),
+        ),
+    )
+    .unwrap();
+    assert!(one.starts_with("apiVersion: apps/v1\n") && !one.contains("\n---\n"));
+
+    // A file hydrate did not write survives; a dropped app's files go.
+    fs::write(prod.join("web/NOTES.md"), "mine\n").unwrap();
+    let text = fs::read_to_string(&env_file).unwrap();
+    let start = text
+        .find("  - name: redis")
+        .expect("redis app in production");
+    fs::write(&env_file, &text[..start]).unwrap();
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files = list_files(&prod);
+    assert!(files.iter().all(|f| !f.starts_with("redis/")), "{files:?}");
+    assert!(files.contains(&"web/NOTES.md".to_string()));
+    assert!(
+        !prod.join("redis").exists(),
+        "the emptied app directory is removed"
+    );
+}
+
+#[test]
+fn shards_cover_the_plan_and_json_output() {
+    let repo = demo_copy();
+    let mut all = Vec::new();
+    for shard in ["1/3", "2/3", "3/3"] {
+        let out = hydrate()
+            .arg("render")
+            .arg("--root")
+            .arg(repo.path())
+            .args(["--shard", shard, "--output", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for e in v["environments"].as_array().unwrap() {
+            all.extend(
+                e["changedFiles"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| format!("{}/{}", e["env"].as_str().unwrap(), f.as_str().unwrap())),
+            );
+        }
+    }
+    all.sort();
+    assert_eq!(all.len(), 12, "{all:?}");
+    assert_eq!(list_files(&repo.path().join("rendered")), all);
+    let bad = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(repo.path())
+        .args(["--shard", "4/3"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
