@@ -99,8 +99,9 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<Change, Error> {
     let tmp = dir.join(format!(".{name}.hydrate-tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
+        // No fsync: the rename keeps readers consistent, and a render is
+        // cheap to redo after a crash.
         f.write_all(bytes)?;
-        f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
     if let Err(e) = result {
