@@ -57,6 +57,38 @@ pub struct Replica {
     pub count: i64,
 }
 
+/// A patch target (kustomize's `types.Selector`).
+#[derive(Clone, Debug, Default)]
+pub struct Selector {
+    /// Group, version and kind (regular expressions).
+    pub gvk: super::Gvk,
+    /// Name (a regular expression).
+    pub name: String,
+    /// Namespace (a regular expression).
+    pub namespace: String,
+    /// A label selector.
+    pub label_selector: String,
+    /// An annotation selector.
+    pub annotation_selector: String,
+}
+
+/// One entry of `patches:` or `patchesJson6902:` (kustomize's `types.Patch`).
+#[derive(Clone, Debug, Default)]
+pub struct Patch {
+    /// A file holding the patch.
+    pub path: String,
+    /// The patch itself.
+    pub patch: String,
+    /// Which resources it applies to.
+    pub target: Option<Selector>,
+    /// `options.allowNameChange`.
+    pub allow_name_change: bool,
+    /// `options.allowKindChange`.
+    pub allow_kind_change: bool,
+    /// Line of the entry, for messages.
+    pub line: u32,
+}
+
 /// A decoded kustomization.
 #[derive(Clone, Debug)]
 pub struct Kustomization {
@@ -82,6 +114,12 @@ pub struct Kustomization {
     pub images: Vec<Image>,
     /// `replicas`.
     pub replicas: Vec<Replica>,
+    /// `patchesStrategicMerge`: file names or inline patches.
+    pub patches_strategic_merge: Vec<String>,
+    /// `patches`.
+    pub patches: Vec<Patch>,
+    /// `patchesJson6902`.
+    pub patches_json6902: Vec<Patch>,
     /// Deprecation warnings kustomize prints on stderr.
     pub warnings: Vec<String>,
 }
@@ -103,9 +141,9 @@ const FIELDS: &[(&str, bool)] = &[
     ("imageTags", true),
     ("replicas", true),
     ("openapi", false),
-    ("patchesStrategicMerge", false),
-    ("patchesJson6902", false),
-    ("patches", false),
+    ("patchesStrategicMerge", true),
+    ("patchesJson6902", true),
+    ("patches", true),
     ("replacements", false),
     ("vars", false),
     ("sortOptions", false),
@@ -172,6 +210,9 @@ impl Kustomization {
             common_annotations: Vec::new(),
             images: Vec::new(),
             replicas: Vec::new(),
+            patches_strategic_merge: Vec::new(),
+            patches: Vec::new(),
+            patches_json6902: Vec::new(),
             warnings: Vec::new(),
         };
         let entries = match &root.value {
@@ -229,10 +270,27 @@ impl Kustomization {
                 "images" => k.images = k.list(value, Kustomization::image)?,
                 "imageTags" => image_tags = k.list(value, Kustomization::image)?,
                 "replicas" => k.replicas = k.list(value, Kustomization::replica)?,
+                "patchesStrategicMerge" => k.patches_strategic_merge = k.strings(value)?,
+                "patches" => k.patches = k.list(value, Kustomization::patch)?,
+                "patchesJson6902" => k.patches_json6902 = k.list(value, Kustomization::patch)?,
                 _ => {}
             }
             k.warn_deprecated(field, value);
         }
+        // CheckDeprecatedFields warns in a fixed order, not the file's.
+        let rank = |w: &String| {
+            [
+                "'bases'",
+                "'commonLabels'",
+                "'imageTags'",
+                "'patchesJson6902'",
+                "'patchesStrategicMerge'",
+                "'vars'",
+            ]
+            .iter()
+            .position(|f| w.contains(f))
+        };
+        k.warnings.sort_by_key(rank);
         // FixKustomization: deprecated fields are appended to their successors.
         k.resources.extend(bases);
         k.images.extend(image_tags);
@@ -429,6 +487,60 @@ impl Kustomization {
         Ok(i)
     }
 
+    fn patch(&self, n: &Node) -> Result<Patch, Error> {
+        let mut p = Patch {
+            line: n.pos.line,
+            ..Default::default()
+        };
+        self.object(n, &["path", "patch", "target", "options"], |f, v| {
+            match f {
+                "path" => p.path = self.string(v)?,
+                "patch" => p.patch = self.string(v)?,
+                "target" => {
+                    if !v.is_null() {
+                        p.target = Some(self.selector(v)?);
+                    }
+                }
+                _ => self.object(v, &["allowNameChange", "allowKindChange"], |o, b| {
+                    match o {
+                        "allowNameChange" => p.allow_name_change = self.bool(b)?,
+                        _ => p.allow_kind_change = self.bool(b)?,
+                    }
+                    Ok(())
+                })?,
+            }
+            Ok(())
+        })?;
+        Ok(p)
+    }
+
+    fn selector(&self, n: &Node) -> Result<Selector, Error> {
+        let mut s = Selector::default();
+        let fields = [
+            "group",
+            "version",
+            "kind",
+            "name",
+            "namespace",
+            "labelSelector",
+            "annotationSelector",
+        ];
+        self.object(n, &fields, |f, v| {
+            let text = self.string(v)?;
+            match f {
+                "group" => s.gvk.group = text,
+                "version" => s.gvk.version = text,
+                "kind" => s.gvk.kind = text,
+                "name" => s.name = text,
+                "namespace" => s.namespace = text,
+                "labelSelector" => s.label_selector = text,
+                _ => s.annotation_selector = text,
+            }
+            Ok(())
+        })?;
+        Ok(s)
+    }
+
     fn replica(&self, n: &Node) -> Result<Replica, Error> {
         let mut r = Replica {
             name: String::new(),
@@ -485,6 +597,24 @@ fn json_kind(n: &Node) -> &'static str {
 mod tests {
     use super::*;
 
+    #[test]
+    fn patch_entries() {
+        let k = parse(
+            "patches:\n- path: p.yaml\n  target:\n    kind: Deploy.*\n    labelSelector: app=x\n  options:\n    allowNameChange: true\npatchesStrategicMerge:\n- p2.yaml\n",
+        )
+        .unwrap();
+        let p = &k.patches[0];
+        assert_eq!(p.path, "p.yaml");
+        assert!(p.allow_name_change && !p.allow_kind_change);
+        let t = p.target.as_ref().unwrap();
+        assert_eq!(
+            (t.gvk.kind.as_str(), t.label_selector.as_str()),
+            ("Deploy.*", "app=x")
+        );
+        assert_eq!(k.patches_strategic_merge, ["p2.yaml"]);
+        assert!(parse("patches:\n- path: p.yaml\n  target: {foo: x}\n").is_err());
+    }
+
     fn parse(src: &str) -> Result<Kustomization, Error> {
         Kustomization::parse(Path::new("kustomization.yaml"), src)
     }
@@ -512,8 +642,8 @@ mod tests {
         // YAML 1.1: `yes` is a boolean, which a string field rejects.
         assert!(parse("namespace: yes\n").is_err());
         assert!(parse("images:\n- name: a\n  newTag: 1.10\n").is_err());
-        let e = parse("patches:\n- path: p.yaml\n").unwrap_err().to_string();
-        assert!(e.ends_with("not supported yet: patches"), "{e}");
-        assert!(parse("patches: []\n").is_ok());
+        let e = parse("vars:\n- name: x\n").unwrap_err().to_string();
+        assert!(e.ends_with("not supported yet: vars"), "{e}");
+        assert!(parse("vars: []\n").is_ok());
     }
 }

@@ -7,10 +7,14 @@
 
 mod error;
 mod fieldspec;
+mod jsonpatch;
 mod kustomization;
 mod nameref;
 mod order;
+mod patch;
 mod resource;
+mod selector;
+mod smp;
 mod target;
 mod transform;
 

@@ -113,7 +113,8 @@ impl ResId {
         self.effective_namespace() == other.effective_namespace()
     }
 
-    fn effective_namespace(&self) -> &str {
+    /// kustomize's EffectiveNamespace: `default` when unset, a marker for cluster-scoped types.
+    pub fn effective_namespace(&self) -> &str {
         if self.gvk.is_cluster_scoped() {
             "_non_namespaceable_"
         } else if self.namespace.is_empty() {

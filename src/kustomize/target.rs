@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::fieldspec::TransformerConfig;
 use super::kustomization::{self, Kind, Kustomization};
+use super::patch::Patches;
 use super::resource::{read_file, Resource};
 use super::{Error, LoadRestrictor, Options};
 
@@ -58,7 +59,8 @@ impl<'o> Accumulator<'o> {
         let result = self.accumulate(&dir, &k);
         self.stack.pop();
         let mut resources = result?;
-        super::transform::run(&k, TransformerConfig::defaults(), &mut resources)?;
+        let patches = Patches::load(&k, &mut |name: &str| self.load_file(&dir, name, &k.path))?;
+        super::transform::run(&k, TransformerConfig::defaults(), &patches, &mut resources)?;
         Ok((resources, k))
     }
 
@@ -108,6 +110,30 @@ impl<'o> Accumulator<'o> {
             .into_iter()
             .map(Resource::new)
             .collect())
+    }
+
+    /// A file named in a kustomization (kustomize's loader: relative to the
+    /// kustomization, under the load restrictor).
+    fn load_file(
+        &mut self,
+        dir: &Path,
+        name: &str,
+        kfile: &Path,
+    ) -> Result<(PathBuf, String), Error> {
+        let path = dir.join(name);
+        if !path.is_file() {
+            return Err(Error::invalid(
+                kfile,
+                format!("'{}' doesn't exist", path.display()),
+            ));
+        }
+        self.check_restriction(dir, &path, kfile)?;
+        let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+        self.files_read.push(path.clone());
+        Ok((path, text))
     }
 
     fn check_restriction(&self, root: &Path, file: &Path, kfile: &Path) -> Result<(), Error> {
