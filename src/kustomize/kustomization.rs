@@ -89,6 +89,53 @@ pub struct Patch {
     pub line: u32,
 }
 
+/// `generatorOptions`, or the `options` of one generator.
+#[derive(Clone, Debug, Default)]
+pub struct GeneratorOptions {
+    /// Labels for generated resources.
+    pub labels: Option<Vec<(String, String)>>,
+    /// Annotations for generated resources.
+    pub annotations: Option<Vec<(String, String)>>,
+    /// No content-hash suffix on names.
+    pub disable_name_suffix_hash: bool,
+    /// `immutable: true` on generated resources.
+    pub immutable: bool,
+}
+
+/// Which generator an entry belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeneratorKind {
+    /// `configMapGenerator`.
+    ConfigMap,
+    /// `secretGenerator`.
+    Secret,
+}
+
+/// One entry of `configMapGenerator` or `secretGenerator`.
+#[derive(Clone, Debug)]
+pub struct GeneratorArgs {
+    /// ConfigMap or Secret.
+    pub kind: GeneratorKind,
+    /// `name`.
+    pub name: String,
+    /// `namespace`.
+    pub namespace: String,
+    /// `behavior`: create (default), merge or replace.
+    pub behavior: String,
+    /// `literals`: `key=value`.
+    pub literals: Vec<String>,
+    /// `files`: `path` or `key=path`.
+    pub files: Vec<String>,
+    /// `envs`, then the deprecated `env`.
+    pub envs: Vec<String>,
+    /// `options`.
+    pub options: Option<GeneratorOptions>,
+    /// `type` (Secrets only).
+    pub secret_type: String,
+    /// Line of the entry, for messages.
+    pub line: u32,
+}
+
 /// A decoded kustomization.
 #[derive(Clone, Debug)]
 pub struct Kustomization {
@@ -120,6 +167,10 @@ pub struct Kustomization {
     pub patches: Vec<Patch>,
     /// `patchesJson6902`.
     pub patches_json6902: Vec<Patch>,
+    /// `configMapGenerator` then `secretGenerator`.
+    pub generators: Vec<GeneratorArgs>,
+    /// `generatorOptions`.
+    pub generator_options: Option<GeneratorOptions>,
     /// Deprecation warnings kustomize prints on stderr.
     pub warnings: Vec<String>,
 }
@@ -149,12 +200,12 @@ const FIELDS: &[(&str, bool)] = &[
     ("sortOptions", false),
     ("components", false),
     ("crds", false),
-    ("configMapGenerator", false),
-    ("secretGenerator", false),
+    ("configMapGenerator", true),
+    ("secretGenerator", true),
     ("helmGlobals", false),
     ("helmCharts", false),
     ("helmChartInflationGenerator", false),
-    ("generatorOptions", false),
+    ("generatorOptions", true),
     ("configurations", false),
     ("generators", false),
     ("transformers", false),
@@ -213,6 +264,8 @@ impl Kustomization {
             patches_strategic_merge: Vec::new(),
             patches: Vec::new(),
             patches_json6902: Vec::new(),
+            generators: Vec::new(),
+            generator_options: None,
             warnings: Vec::new(),
         };
         let entries = match &root.value {
@@ -224,6 +277,7 @@ impl Kustomization {
         };
         let mut bases = Vec::new();
         let mut image_tags = Vec::new();
+        let (mut config_maps, mut secrets) = (Vec::new(), Vec::new());
         // kustomize's CheckEmpty: nothing but apiVersion/kind set (or null).
         let empty = entries.iter().all(|(key, value)| {
             value.is_null()
@@ -273,6 +327,11 @@ impl Kustomization {
                 "patchesStrategicMerge" => k.patches_strategic_merge = k.strings(value)?,
                 "patches" => k.patches = k.list(value, Kustomization::patch)?,
                 "patchesJson6902" => k.patches_json6902 = k.list(value, Kustomization::patch)?,
+                "configMapGenerator" => config_maps = k.list(value, Kustomization::config_map)?,
+                "secretGenerator" => secrets = k.list(value, Kustomization::secret)?,
+                "generatorOptions" if !value.is_null() => {
+                    k.generator_options = Some(k.generator_options(value)?);
+                }
                 _ => {}
             }
             k.warn_deprecated(field, value);
@@ -294,6 +353,8 @@ impl Kustomization {
         // FixKustomization: deprecated fields are appended to their successors.
         k.resources.extend(bases);
         k.images.extend(image_tags);
+        k.generators.extend(config_maps);
+        k.generators.extend(secrets);
         Ok(k)
     }
 
@@ -539,6 +600,91 @@ impl Kustomization {
             Ok(())
         })?;
         Ok(s)
+    }
+
+    fn config_map(&self, n: &Node) -> Result<GeneratorArgs, Error> {
+        self.generator(n, GeneratorKind::ConfigMap)
+    }
+
+    fn secret(&self, n: &Node) -> Result<GeneratorArgs, Error> {
+        self.generator(n, GeneratorKind::Secret)
+    }
+
+    fn generator(&self, n: &Node, kind: GeneratorKind) -> Result<GeneratorArgs, Error> {
+        let mut g = GeneratorArgs {
+            kind,
+            name: String::new(),
+            namespace: String::new(),
+            behavior: String::new(),
+            literals: Vec::new(),
+            files: Vec::new(),
+            envs: Vec::new(),
+            options: None,
+            secret_type: String::new(),
+            line: n.pos.line,
+        };
+        let mut env = String::new();
+        let common = [
+            "name",
+            "namespace",
+            "behavior",
+            "literals",
+            "files",
+            "envs",
+            "env",
+            "options",
+            "type",
+        ];
+        let known = if kind == GeneratorKind::Secret {
+            &common[..]
+        } else {
+            &common[..8]
+        };
+        self.object(n, known, |f, v| {
+            match f {
+                "name" => g.name = self.string(v)?,
+                "namespace" => g.namespace = self.string(v)?,
+                "behavior" => g.behavior = self.string(v)?,
+                "literals" => g.literals = self.strings(v)?,
+                "files" => g.files = self.strings(v)?,
+                "envs" => g.envs = self.strings(v)?,
+                "env" => env = self.string(v)?,
+                "type" => g.secret_type = self.string(v)?,
+                _ => {
+                    if !v.is_null() {
+                        g.options = Some(self.generator_options(v)?);
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        // FixKustomization: `env` is appended to `envs`.
+        if !env.is_empty() {
+            g.envs.push(env);
+        }
+        Ok(g)
+    }
+
+    fn generator_options(&self, n: &Node) -> Result<GeneratorOptions, Error> {
+        let mut o = GeneratorOptions::default();
+        let known = [
+            "labels",
+            "annotations",
+            "disableNameSuffixHash",
+            "immutable",
+        ];
+        self.object(n, &known, |f, v| {
+            match f {
+                "labels" => o.labels = (!v.is_null()).then(|| self.string_map(v)).transpose()?,
+                "annotations" => {
+                    o.annotations = (!v.is_null()).then(|| self.string_map(v)).transpose()?
+                }
+                "disableNameSuffixHash" => o.disable_name_suffix_hash = self.bool(v)?,
+                _ => o.immutable = self.bool(v)?,
+            }
+            Ok(())
+        })?;
+        Ok(o)
     }
 
     fn replica(&self, n: &Node) -> Result<Replica, Error> {

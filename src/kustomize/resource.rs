@@ -136,6 +136,9 @@ pub struct Resource {
     pub prefixes: Vec<String>,
     /// Name suffixes added, outermost last.
     pub suffixes: Vec<String>,
+    /// A generated resource whose name gets a content hash at the end of
+    /// the build (kustomize's `needs-hash` build annotation).
+    pub needs_hash: bool,
 }
 
 impl Resource {
@@ -146,6 +149,7 @@ impl Resource {
             prev_ids: Vec::new(),
             prefixes: Vec::new(),
             suffixes: Vec::new(),
+            needs_hash: false,
         }
     }
 

@@ -59,6 +59,9 @@ impl<'o> Accumulator<'o> {
         let result = self.accumulate(&dir, &k);
         self.stack.pop();
         let mut resources = result?;
+        super::generator::run(&k, &mut resources, &mut |name: &str| {
+            self.load_bytes(&dir, name, &k.path)
+        })?;
         let patches = Patches::load(&k, &mut |name: &str| self.load_file(&dir, name, &k.path))?;
         super::transform::run(&k, TransformerConfig::defaults(), &patches, &mut resources)?;
         Ok((resources, k))
@@ -120,6 +123,19 @@ impl<'o> Accumulator<'o> {
         name: &str,
         kfile: &Path,
     ) -> Result<(PathBuf, String), Error> {
+        let (path, bytes) = self.load_bytes(dir, name, kfile)?;
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok((path, text)),
+            Err(_) => Err(Error::invalid(&path, "not valid UTF-8")),
+        }
+    }
+
+    fn load_bytes(
+        &mut self,
+        dir: &Path,
+        name: &str,
+        kfile: &Path,
+    ) -> Result<(PathBuf, Vec<u8>), Error> {
         let path = dir.join(name);
         if !path.is_file() {
             return Err(Error::invalid(
@@ -128,7 +144,7 @@ impl<'o> Accumulator<'o> {
             ));
         }
         self.check_restriction(dir, &path, kfile)?;
-        let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
+        let text = std::fs::read(&path).map_err(|source| Error::Read {
             path: path.clone(),
             source,
         })?;
