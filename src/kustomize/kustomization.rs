@@ -167,6 +167,8 @@ pub struct Kustomization {
     pub patches: Vec<Patch>,
     /// `patchesJson6902`.
     pub patches_json6902: Vec<Patch>,
+    /// `components`: directories holding `kind: Component` kustomizations.
+    pub components: Vec<String>,
     /// `configMapGenerator` then `secretGenerator`.
     pub generators: Vec<GeneratorArgs>,
     /// `generatorOptions`.
@@ -198,7 +200,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("replacements", false),
     ("vars", false),
     ("sortOptions", false),
-    ("components", false),
+    ("components", true),
     ("crds", false),
     ("configMapGenerator", true),
     ("secretGenerator", true),
@@ -264,6 +266,7 @@ impl Kustomization {
             patches_strategic_merge: Vec::new(),
             patches: Vec::new(),
             patches_json6902: Vec::new(),
+            components: Vec::new(),
             generators: Vec::new(),
             generator_options: None,
             warnings: Vec::new(),
@@ -278,6 +281,7 @@ impl Kustomization {
         let mut bases = Vec::new();
         let mut image_tags = Vec::new();
         let (mut config_maps, mut secrets) = (Vec::new(), Vec::new());
+        let mut api_version: Option<(String, u32)> = None;
         // kustomize's CheckEmpty: nothing but apiVersion/kind set (or null).
         let empty = entries.iter().all(|(key, value)| {
             value.is_null()
@@ -313,8 +317,10 @@ impl Kustomization {
                         other => return Err(k.err(value, format!("kind {other} is not supported"))),
                     }
                 }
+                "apiVersion" => api_version = Some((k.string(value)?, value.pos.line)),
                 "resources" => k.resources = k.strings(value)?,
                 "bases" => bases = k.strings(value)?,
+                "components" => k.components = k.strings(value)?,
                 "namespace" => k.namespace = k.string(value)?,
                 "namePrefix" => k.name_prefix = k.string(value)?,
                 "nameSuffix" => k.name_suffix = k.string(value)?,
@@ -335,6 +341,20 @@ impl Kustomization {
                 _ => {}
             }
             k.warn_deprecated(field, value);
+        }
+        // EnforceFields: each kind has its own apiVersion.
+        if let Some((v, line)) = api_version.filter(|(v, _)| !v.is_empty()) {
+            let (kind, required) = match k.kind {
+                Kind::Kustomization => ("Kustomization", "kustomize.config.k8s.io/v1beta1"),
+                Kind::Component => ("Component", "kustomize.config.k8s.io/v1alpha1"),
+            };
+            if v != required {
+                return Err(Error::Invalid {
+                    path: path.to_path_buf(),
+                    line,
+                    message: format!("apiVersion for {kind} should be {required}"),
+                });
+            }
         }
         // CheckDeprecatedFields warns in a fixed order, not the file's.
         let rank = |w: &String| {
@@ -742,6 +762,23 @@ fn json_kind(n: &Node) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn api_version_follows_kind() {
+        assert!(parse(
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnamePrefix: a\n"
+        )
+        .is_ok());
+        let e =
+            parse("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Component\nnamePrefix: a\n")
+                .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("apiVersion for Component should be kustomize.config.k8s.io/v1alpha1"),
+            "{e}"
+        );
+        assert!(parse("apiVersion: v1\nnamePrefix: a\n").is_err());
+    }
 
     #[test]
     fn patch_entries() {

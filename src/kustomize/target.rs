@@ -36,6 +36,17 @@ impl<'o> Accumulator<'o> {
     /// pass (kustomize's AccumulateTarget). Returns its resources and the
     /// kustomization itself.
     pub fn target(&mut self, dir: &Path) -> Result<(Vec<Resource>, Kustomization), Error> {
+        self.target_onto(dir, Vec::new())
+    }
+
+    /// Builds the kustomization in `dir` on top of `base` (empty for a
+    /// kustomization; the resources so far for a component, which kustomize
+    /// accumulates into its parent's resources and transforms them all).
+    fn target_onto(
+        &mut self,
+        dir: &Path,
+        base: Vec<Resource>,
+    ) -> Result<(Vec<Resource>, Kustomization), Error> {
         let dir = canonical(dir)?;
         if self.stack.contains(&dir) {
             return Err(Error::invalid(
@@ -56,19 +67,59 @@ impl<'o> Accumulator<'o> {
         let k = Kustomization::load(&file)?;
         self.warnings.extend(k.warnings.iter().cloned());
         self.stack.push(dir.clone());
-        let result = self.accumulate(&dir, &k);
+        let result = self.accumulate_target(&dir, &k, base);
         self.stack.pop();
-        let mut resources = result?;
-        super::generator::run(&k, &mut resources, &mut |name: &str| {
-            self.load_bytes(&dir, name, &k.path)
-        })?;
-        let patches = Patches::load(&k, &mut |name: &str| self.load_file(&dir, name, &k.path))?;
-        super::transform::run(&k, TransformerConfig::defaults(), &patches, &mut resources)?;
-        Ok((resources, k))
+        Ok((result?, k))
     }
 
-    fn accumulate(&mut self, dir: &Path, k: &Kustomization) -> Result<Vec<Resource>, Error> {
-        let mut out: Vec<Resource> = Vec::new();
+    /// kustomize's accumulateTarget: resources, generators, components,
+    /// then the transformers.
+    fn accumulate_target(
+        &mut self,
+        dir: &Path,
+        k: &Kustomization,
+        base: Vec<Resource>,
+    ) -> Result<Vec<Resource>, Error> {
+        let mut resources = self.accumulate(dir, k, base)?;
+        super::generator::run(k, &mut resources, &mut |name: &str| {
+            self.load_bytes(dir, name, &k.path)
+        })?;
+        for entry in &k.components {
+            let path = dir.join(entry);
+            if !path.is_dir() {
+                return Err(Error::invalid(
+                    &k.path,
+                    format!(
+                        "accumulating components: '{}': must be a directory",
+                        path.display()
+                    ),
+                ));
+            }
+            let (out, sub) = self.target_onto(&path, resources)?;
+            if sub.kind != Kind::Component {
+                return Err(Error::invalid(
+                    &sub.path,
+                    format!(
+                        "expected kind 'Component' for path '{}' but got '{}'",
+                        path.display(),
+                        "Kustomization"
+                    ),
+                ));
+            }
+            resources = out;
+        }
+        let patches = Patches::load(k, &mut |name: &str| self.load_file(dir, name, &k.path))?;
+        super::transform::run(k, TransformerConfig::defaults(), &patches, &mut resources)?;
+        Ok(resources)
+    }
+
+    fn accumulate(
+        &mut self,
+        dir: &Path,
+        k: &Kustomization,
+        base: Vec<Resource>,
+    ) -> Result<Vec<Resource>, Error> {
+        let mut out: Vec<Resource> = base;
         for entry in &k.resources {
             if is_remote(entry) {
                 return Err(Error::NotSupported {
