@@ -102,7 +102,7 @@ fn unsupported_field_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("kustomization.yaml"),
-        "patches:\n- path: p.yaml\n",
+        "helmCharts:\n- name: x\n",
     )
     .unwrap();
     let out = hydrate()
@@ -111,7 +111,7 @@ fn unsupported_field_is_a_clear_error() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet: patches"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet: helmCharts"));
     assert!(out.stdout.is_empty());
 }
 

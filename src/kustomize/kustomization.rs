@@ -57,6 +57,85 @@ pub struct Replica {
     pub count: i64,
 }
 
+/// A patch target (kustomize's `types.Selector`).
+#[derive(Clone, Debug, Default)]
+pub struct Selector {
+    /// Group, version and kind (regular expressions).
+    pub gvk: super::Gvk,
+    /// Name (a regular expression).
+    pub name: String,
+    /// Namespace (a regular expression).
+    pub namespace: String,
+    /// A label selector.
+    pub label_selector: String,
+    /// An annotation selector.
+    pub annotation_selector: String,
+}
+
+/// One entry of `patches:` or `patchesJson6902:` (kustomize's `types.Patch`).
+#[derive(Clone, Debug, Default)]
+pub struct Patch {
+    /// A file holding the patch.
+    pub path: String,
+    /// The patch itself.
+    pub patch: String,
+    /// Which resources it applies to.
+    pub target: Option<Selector>,
+    /// `options.allowNameChange`.
+    pub allow_name_change: bool,
+    /// `options.allowKindChange`.
+    pub allow_kind_change: bool,
+    /// Line of the entry, for messages.
+    pub line: u32,
+}
+
+/// `generatorOptions`, or the `options` of one generator.
+#[derive(Clone, Debug, Default)]
+pub struct GeneratorOptions {
+    /// Labels for generated resources.
+    pub labels: Option<Vec<(String, String)>>,
+    /// Annotations for generated resources.
+    pub annotations: Option<Vec<(String, String)>>,
+    /// No content-hash suffix on names.
+    pub disable_name_suffix_hash: bool,
+    /// `immutable: true` on generated resources.
+    pub immutable: bool,
+}
+
+/// Which generator an entry belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeneratorKind {
+    /// `configMapGenerator`.
+    ConfigMap,
+    /// `secretGenerator`.
+    Secret,
+}
+
+/// One entry of `configMapGenerator` or `secretGenerator`.
+#[derive(Clone, Debug)]
+pub struct GeneratorArgs {
+    /// ConfigMap or Secret.
+    pub kind: GeneratorKind,
+    /// `name`.
+    pub name: String,
+    /// `namespace`.
+    pub namespace: String,
+    /// `behavior`: create (default), merge or replace.
+    pub behavior: String,
+    /// `literals`: `key=value`.
+    pub literals: Vec<String>,
+    /// `files`: `path` or `key=path`.
+    pub files: Vec<String>,
+    /// `envs`, then the deprecated `env`.
+    pub envs: Vec<String>,
+    /// `options`.
+    pub options: Option<GeneratorOptions>,
+    /// `type` (Secrets only).
+    pub secret_type: String,
+    /// Line of the entry, for messages.
+    pub line: u32,
+}
+
 /// A decoded kustomization.
 #[derive(Clone, Debug)]
 pub struct Kustomization {
@@ -82,6 +161,18 @@ pub struct Kustomization {
     pub images: Vec<Image>,
     /// `replicas`.
     pub replicas: Vec<Replica>,
+    /// `patchesStrategicMerge`: file names or inline patches.
+    pub patches_strategic_merge: Vec<String>,
+    /// `patches`.
+    pub patches: Vec<Patch>,
+    /// `patchesJson6902`.
+    pub patches_json6902: Vec<Patch>,
+    /// `components`: directories holding `kind: Component` kustomizations.
+    pub components: Vec<String>,
+    /// `configMapGenerator` then `secretGenerator`.
+    pub generators: Vec<GeneratorArgs>,
+    /// `generatorOptions`.
+    pub generator_options: Option<GeneratorOptions>,
     /// Deprecation warnings kustomize prints on stderr.
     pub warnings: Vec<String>,
 }
@@ -103,20 +194,20 @@ const FIELDS: &[(&str, bool)] = &[
     ("imageTags", true),
     ("replicas", true),
     ("openapi", false),
-    ("patchesStrategicMerge", false),
-    ("patchesJson6902", false),
-    ("patches", false),
+    ("patchesStrategicMerge", true),
+    ("patchesJson6902", true),
+    ("patches", true),
     ("replacements", false),
     ("vars", false),
     ("sortOptions", false),
-    ("components", false),
+    ("components", true),
     ("crds", false),
-    ("configMapGenerator", false),
-    ("secretGenerator", false),
+    ("configMapGenerator", true),
+    ("secretGenerator", true),
     ("helmGlobals", false),
     ("helmCharts", false),
     ("helmChartInflationGenerator", false),
-    ("generatorOptions", false),
+    ("generatorOptions", true),
     ("configurations", false),
     ("generators", false),
     ("transformers", false),
@@ -172,6 +263,12 @@ impl Kustomization {
             common_annotations: Vec::new(),
             images: Vec::new(),
             replicas: Vec::new(),
+            patches_strategic_merge: Vec::new(),
+            patches: Vec::new(),
+            patches_json6902: Vec::new(),
+            components: Vec::new(),
+            generators: Vec::new(),
+            generator_options: None,
             warnings: Vec::new(),
         };
         let entries = match &root.value {
@@ -183,6 +280,8 @@ impl Kustomization {
         };
         let mut bases = Vec::new();
         let mut image_tags = Vec::new();
+        let (mut config_maps, mut secrets) = (Vec::new(), Vec::new());
+        let mut api_version: Option<(String, u32)> = None;
         // kustomize's CheckEmpty: nothing but apiVersion/kind set (or null).
         let empty = entries.iter().all(|(key, value)| {
             value.is_null()
@@ -218,8 +317,10 @@ impl Kustomization {
                         other => return Err(k.err(value, format!("kind {other} is not supported"))),
                     }
                 }
+                "apiVersion" => api_version = Some((k.string(value)?, value.pos.line)),
                 "resources" => k.resources = k.strings(value)?,
                 "bases" => bases = k.strings(value)?,
+                "components" => k.components = k.strings(value)?,
                 "namespace" => k.namespace = k.string(value)?,
                 "namePrefix" => k.name_prefix = k.string(value)?,
                 "nameSuffix" => k.name_suffix = k.string(value)?,
@@ -229,13 +330,51 @@ impl Kustomization {
                 "images" => k.images = k.list(value, Kustomization::image)?,
                 "imageTags" => image_tags = k.list(value, Kustomization::image)?,
                 "replicas" => k.replicas = k.list(value, Kustomization::replica)?,
+                "patchesStrategicMerge" => k.patches_strategic_merge = k.strings(value)?,
+                "patches" => k.patches = k.list(value, Kustomization::patch)?,
+                "patchesJson6902" => k.patches_json6902 = k.list(value, Kustomization::patch)?,
+                "configMapGenerator" => config_maps = k.list(value, Kustomization::config_map)?,
+                "secretGenerator" => secrets = k.list(value, Kustomization::secret)?,
+                "generatorOptions" if !value.is_null() => {
+                    k.generator_options = Some(k.generator_options(value)?);
+                }
                 _ => {}
             }
             k.warn_deprecated(field, value);
         }
+        // EnforceFields: each kind has its own apiVersion.
+        if let Some((v, line)) = api_version.filter(|(v, _)| !v.is_empty()) {
+            let (kind, required) = match k.kind {
+                Kind::Kustomization => ("Kustomization", "kustomize.config.k8s.io/v1beta1"),
+                Kind::Component => ("Component", "kustomize.config.k8s.io/v1alpha1"),
+            };
+            if v != required {
+                return Err(Error::Invalid {
+                    path: path.to_path_buf(),
+                    line,
+                    message: format!("apiVersion for {kind} should be {required}"),
+                });
+            }
+        }
+        // CheckDeprecatedFields warns in a fixed order, not the file's.
+        let rank = |w: &String| {
+            [
+                "'bases'",
+                "'commonLabels'",
+                "'imageTags'",
+                "'patchesJson6902'",
+                "'patchesStrategicMerge'",
+                "'vars'",
+            ]
+            .iter()
+            .position(|f| w.contains(f))
+        };
+        k.warnings.sort_by_key(rank);
         // FixKustomization: deprecated fields are appended to their successors.
         k.resources.extend(bases);
         k.images.extend(image_tags);
+        k.generators.extend(config_maps);
+        k.generators.extend(secrets);
         Ok(k)
     }
 
@@ -429,6 +568,145 @@ impl Kustomization {
         Ok(i)
     }
 
+    fn patch(&self, n: &Node) -> Result<Patch, Error> {
+        let mut p = Patch {
+            line: n.pos.line,
+            ..Default::default()
+        };
+        self.object(n, &["path", "patch", "target", "options"], |f, v| {
+            match f {
+                "path" => p.path = self.string(v)?,
+                "patch" => p.patch = self.string(v)?,
+                "target" => {
+                    if !v.is_null() {
+                        p.target = Some(self.selector(v)?);
+                    }
+                }
+                _ => self.object(v, &["allowNameChange", "allowKindChange"], |o, b| {
+                    match o {
+                        "allowNameChange" => p.allow_name_change = self.bool(b)?,
+                        _ => p.allow_kind_change = self.bool(b)?,
+                    }
+                    Ok(())
+                })?,
+            }
+            Ok(())
+        })?;
+        Ok(p)
+    }
+
+    fn selector(&self, n: &Node) -> Result<Selector, Error> {
+        let mut s = Selector::default();
+        let fields = [
+            "group",
+            "version",
+            "kind",
+            "name",
+            "namespace",
+            "labelSelector",
+            "annotationSelector",
+        ];
+        self.object(n, &fields, |f, v| {
+            let text = self.string(v)?;
+            match f {
+                "group" => s.gvk.group = text,
+                "version" => s.gvk.version = text,
+                "kind" => s.gvk.kind = text,
+                "name" => s.name = text,
+                "namespace" => s.namespace = text,
+                "labelSelector" => s.label_selector = text,
+                _ => s.annotation_selector = text,
+            }
+            Ok(())
+        })?;
+        Ok(s)
+    }
+
+    fn config_map(&self, n: &Node) -> Result<GeneratorArgs, Error> {
+        self.generator(n, GeneratorKind::ConfigMap)
+    }
+
+    fn secret(&self, n: &Node) -> Result<GeneratorArgs, Error> {
+        self.generator(n, GeneratorKind::Secret)
+    }
+
+    fn generator(&self, n: &Node, kind: GeneratorKind) -> Result<GeneratorArgs, Error> {
+        let mut g = GeneratorArgs {
+            kind,
+            name: String::new(),
+            namespace: String::new(),
+            behavior: String::new(),
+            literals: Vec::new(),
+            files: Vec::new(),
+            envs: Vec::new(),
+            options: None,
+            secret_type: String::new(),
+            line: n.pos.line,
+        };
+        let mut env = String::new();
+        let common = [
+            "name",
+            "namespace",
+            "behavior",
+            "literals",
+            "files",
+            "envs",
+            "env",
+            "options",
+            "type",
+        ];
+        let known = if kind == GeneratorKind::Secret {
+            &common[..]
+        } else {
+            &common[..8]
+        };
+        self.object(n, known, |f, v| {
+            match f {
+                "name" => g.name = self.string(v)?,
+                "namespace" => g.namespace = self.string(v)?,
+                "behavior" => g.behavior = self.string(v)?,
+                "literals" => g.literals = self.strings(v)?,
+                "files" => g.files = self.strings(v)?,
+                "envs" => g.envs = self.strings(v)?,
+                "env" => env = self.string(v)?,
+                "type" => g.secret_type = self.string(v)?,
+                _ => {
+                    if !v.is_null() {
+                        g.options = Some(self.generator_options(v)?);
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        // FixKustomization: `env` is appended to `envs`.
+        if !env.is_empty() {
+            g.envs.push(env);
+        }
+        Ok(g)
+    }
+
+    fn generator_options(&self, n: &Node) -> Result<GeneratorOptions, Error> {
+        let mut o = GeneratorOptions::default();
+        let known = [
+            "labels",
+            "annotations",
+            "disableNameSuffixHash",
+            "immutable",
+        ];
+        self.object(n, &known, |f, v| {
+            match f {
+                "labels" => o.labels = (!v.is_null()).then(|| self.string_map(v)).transpose()?,
+                "annotations" => {
+                    o.annotations = (!v.is_null()).then(|| self.string_map(v)).transpose()?
+                }
+                "disableNameSuffixHash" => o.disable_name_suffix_hash = self.bool(v)?,
+                _ => o.immutable = self.bool(v)?,
+            }
+            Ok(())
+        })?;
+        Ok(o)
+    }
+
     fn replica(&self, n: &Node) -> Result<Replica, Error> {
         let mut r = Replica {
             name: String::new(),
@@ -485,6 +763,41 @@ fn json_kind(n: &Node) -> &'static str {
 mod tests {
     use super::*;
 
+    #[test]
+    fn api_version_follows_kind() {
+        assert!(parse(
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnamePrefix: a\n"
+        )
+        .is_ok());
+        let e =
+            parse("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Component\nnamePrefix: a\n")
+                .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("apiVersion for Component should be kustomize.config.k8s.io/v1alpha1"),
+            "{e}"
+        );
+        assert!(parse("apiVersion: v1\nnamePrefix: a\n").is_err());
+    }
+
+    #[test]
+    fn patch_entries() {
+        let k = parse(
+            "patches:\n- path: p.yaml\n  target:\n    kind: Deploy.*\n    labelSelector: app=x\n  options:\n    allowNameChange: true\npatchesStrategicMerge:\n- p2.yaml\n",
+        )
+        .unwrap();
+        let p = &k.patches[0];
+        assert_eq!(p.path, "p.yaml");
+        assert!(p.allow_name_change && !p.allow_kind_change);
+        let t = p.target.as_ref().unwrap();
+        assert_eq!(
+            (t.gvk.kind.as_str(), t.label_selector.as_str()),
+            ("Deploy.*", "app=x")
+        );
+        assert_eq!(k.patches_strategic_merge, ["p2.yaml"]);
+        assert!(parse("patches:\n- path: p.yaml\n  target: {foo: x}\n").is_err());
+    }
+
     fn parse(src: &str) -> Result<Kustomization, Error> {
         Kustomization::parse(Path::new("kustomization.yaml"), src)
     }
@@ -512,8 +825,8 @@ mod tests {
         // YAML 1.1: `yes` is a boolean, which a string field rejects.
         assert!(parse("namespace: yes\n").is_err());
         assert!(parse("images:\n- name: a\n  newTag: 1.10\n").is_err());
-        let e = parse("patches:\n- path: p.yaml\n").unwrap_err().to_string();
-        assert!(e.ends_with("not supported yet: patches"), "{e}");
-        assert!(parse("patches: []\n").is_ok());
+        let e = parse("vars:\n- name: x\n").unwrap_err().to_string();
+        assert!(e.ends_with("not supported yet: vars"), "{e}");
+        assert!(parse("vars: []\n").is_ok());
     }
 }

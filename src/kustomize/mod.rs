@@ -7,10 +7,15 @@
 
 mod error;
 mod fieldspec;
+mod generator;
+mod jsonpatch;
 mod kustomization;
 mod nameref;
 mod order;
+mod patch;
 mod resource;
+mod selector;
+mod smp;
 mod target;
 mod transform;
 
@@ -72,6 +77,8 @@ pub const KUSTOMIZE_VERSION: &str = "v5.7.1";
 pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
     let mut acc = target::Accumulator::new(opts);
     let (mut resources, k) = acc.target(dir)?;
+    // makeCustomizedResMap: hash suffixes once, at the top, before name references.
+    generator::add_hashes(&mut resources);
     nameref::fix(
         &mut resources,
         &TransformerConfig::defaults().name_reference,

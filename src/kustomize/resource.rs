@@ -113,7 +113,8 @@ impl ResId {
         self.effective_namespace() == other.effective_namespace()
     }
 
-    fn effective_namespace(&self) -> &str {
+    /// kustomize's EffectiveNamespace: `default` when unset, a marker for cluster-scoped types.
+    pub fn effective_namespace(&self) -> &str {
         if self.gvk.is_cluster_scoped() {
             "_non_namespaceable_"
         } else if self.namespace.is_empty() {
@@ -135,6 +136,9 @@ pub struct Resource {
     pub prefixes: Vec<String>,
     /// Name suffixes added, outermost last.
     pub suffixes: Vec<String>,
+    /// A generated resource whose name gets a content hash at the end of
+    /// the build (kustomize's `needs-hash` build annotation).
+    pub needs_hash: bool,
 }
 
 impl Resource {
@@ -145,6 +149,7 @@ impl Resource {
             prev_ids: Vec::new(),
             prefixes: Vec::new(),
             suffixes: Vec::new(),
+            needs_hash: false,
         }
     }
 

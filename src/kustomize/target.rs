@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::fieldspec::TransformerConfig;
 use super::kustomization::{self, Kind, Kustomization};
+use super::patch::Patches;
 use super::resource::{read_file, Resource};
 use super::{Error, LoadRestrictor, Options};
 
@@ -35,6 +36,17 @@ impl<'o> Accumulator<'o> {
     /// pass (kustomize's AccumulateTarget). Returns its resources and the
     /// kustomization itself.
     pub fn target(&mut self, dir: &Path) -> Result<(Vec<Resource>, Kustomization), Error> {
+        self.target_onto(dir, Vec::new())
+    }
+
+    /// Builds the kustomization in `dir` on top of `base` (empty for a
+    /// kustomization; the resources so far for a component, which kustomize
+    /// accumulates into its parent's resources and transforms them all).
+    fn target_onto(
+        &mut self,
+        dir: &Path,
+        base: Vec<Resource>,
+    ) -> Result<(Vec<Resource>, Kustomization), Error> {
         let dir = canonical(dir)?;
         if self.stack.contains(&dir) {
             return Err(Error::invalid(
@@ -55,15 +67,59 @@ impl<'o> Accumulator<'o> {
         let k = Kustomization::load(&file)?;
         self.warnings.extend(k.warnings.iter().cloned());
         self.stack.push(dir.clone());
-        let result = self.accumulate(&dir, &k);
+        let result = self.accumulate_target(&dir, &k, base);
         self.stack.pop();
-        let mut resources = result?;
-        super::transform::run(&k, TransformerConfig::defaults(), &mut resources)?;
-        Ok((resources, k))
+        Ok((result?, k))
     }
 
-    fn accumulate(&mut self, dir: &Path, k: &Kustomization) -> Result<Vec<Resource>, Error> {
-        let mut out: Vec<Resource> = Vec::new();
+    /// kustomize's accumulateTarget: resources, generators, components,
+    /// then the transformers.
+    fn accumulate_target(
+        &mut self,
+        dir: &Path,
+        k: &Kustomization,
+        base: Vec<Resource>,
+    ) -> Result<Vec<Resource>, Error> {
+        let mut resources = self.accumulate(dir, k, base)?;
+        super::generator::run(k, &mut resources, &mut |name: &str| {
+            self.load_bytes(dir, name, &k.path)
+        })?;
+        for entry in &k.components {
+            let path = dir.join(entry);
+            if !path.is_dir() {
+                return Err(Error::invalid(
+                    &k.path,
+                    format!(
+                        "accumulating components: '{}': must be a directory",
+                        path.display()
+                    ),
+                ));
+            }
+            let (out, sub) = self.target_onto(&path, resources)?;
+            if sub.kind != Kind::Component {
+                return Err(Error::invalid(
+                    &sub.path,
+                    format!(
+                        "expected kind 'Component' for path '{}' but got '{}'",
+                        path.display(),
+                        "Kustomization"
+                    ),
+                ));
+            }
+            resources = out;
+        }
+        let patches = Patches::load(k, &mut |name: &str| self.load_file(dir, name, &k.path))?;
+        super::transform::run(k, TransformerConfig::defaults(), &patches, &mut resources)?;
+        Ok(resources)
+    }
+
+    fn accumulate(
+        &mut self,
+        dir: &Path,
+        k: &Kustomization,
+        base: Vec<Resource>,
+    ) -> Result<Vec<Resource>, Error> {
+        let mut out: Vec<Resource> = base;
         for entry in &k.resources {
             if is_remote(entry) {
                 return Err(Error::NotSupported {
@@ -108,6 +164,43 @@ impl<'o> Accumulator<'o> {
             .into_iter()
             .map(Resource::new)
             .collect())
+    }
+
+    /// A file named in a kustomization (kustomize's loader: relative to the
+    /// kustomization, under the load restrictor).
+    fn load_file(
+        &mut self,
+        dir: &Path,
+        name: &str,
+        kfile: &Path,
+    ) -> Result<(PathBuf, String), Error> {
+        let (path, bytes) = self.load_bytes(dir, name, kfile)?;
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok((path, text)),
+            Err(_) => Err(Error::invalid(&path, "not valid UTF-8")),
+        }
+    }
+
+    fn load_bytes(
+        &mut self,
+        dir: &Path,
+        name: &str,
+        kfile: &Path,
+    ) -> Result<(PathBuf, Vec<u8>), Error> {
+        let path = dir.join(name);
+        if !path.is_file() {
+            return Err(Error::invalid(
+                kfile,
+                format!("'{}' doesn't exist", path.display()),
+            ));
+        }
+        self.check_restriction(dir, &path, kfile)?;
+        let text = std::fs::read(&path).map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+        self.files_read.push(path.clone());
+        Ok((path, text))
     }
 
     fn check_restriction(&self, root: &Path, file: &Path, kfile: &Path) -> Result<(), Error> {

@@ -1,20 +1,28 @@
-//! The builtin transformers for a kustomization's core fields, in the order
-//! kustomize runs them: namespace, prefix, suffix, labels, annotations,
-//! replicas, images. Each walks the field specs of the build's config.
+//! The builtin transformers of a kustomization, in the order kustomize runs
+//! them: patches first, then namespace, prefix, suffix, labels, annotations,
+//! JSON 6902 patches, replicas, images. Each walks the field specs of the
+//! build's config.
 
 use super::fieldspec::{apply, set_entry, Create, FieldSpec, TransformerConfig};
 use super::kustomization::{Image, Kustomization};
+use super::patch::Patches;
 use super::resource::Resource;
 use super::Error;
 use crate::yaml::{Node, Tag};
 
-/// Runs the core transformers of `k` over `resources`.
+/// Runs the builtin transformers of `k` over `resources`, in kustomize's
+/// order (kusttarget_configplugin.go: patchesStrategicMerge, patches,
+/// namespace, prefix, suffix, labels, annotations, patchesJson6902,
+/// replicas, images).
 pub fn run(
     k: &Kustomization,
     config: &TransformerConfig,
-    resources: &mut [Resource],
+    patches: &Patches,
+    resources: &mut Vec<Resource>,
 ) -> Result<(), Error> {
     let fail = |e: String| Error::invalid(&k.path, e);
+    patches.apply_strategic_merge(resources)?;
+    patches.apply_patches(resources)?;
     if !k.namespace.is_empty() {
         namespace(&k.namespace, &config.namespace, resources).map_err(fail)?;
     }
@@ -46,6 +54,7 @@ pub fn run(
     }
     map_entries(&k.common_labels, &config.common_labels, resources).map_err(fail)?;
     map_entries(&k.common_annotations, &config.common_annotations, resources).map_err(fail)?;
+    patches.apply_json6902(resources)?;
     for r in &k.replicas {
         replicas(&r.name, r.count, &config.replicas, resources).map_err(fail)?;
     }

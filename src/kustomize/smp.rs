@@ -1,0 +1,794 @@
+//! Strategic merge patch as kustomize v5.7.1 applies it: kyaml's `merge2`
+//! (a `walk.Walker` over [resource, patch] with the `Merger` visitor,
+//! `ListIncreaseDirection: Prepend`, no associative-list inference), with
+//! merge keys and strategies from the OpenAPI schema (`k8s::Schema`) and the
+//! `$patch: delete|replace|merge` directives. Like kyaml, it gives no meaning
+//! to `$setElementOrder`, `$deleteFromPrimitiveList` or `$retainKeys`: they
+//! are ordinary fields.
+
+use crate::k8s::Schema;
+use crate::yaml::{resolve_plain, Node, Resolver, Scalar, Style, Tag, Value};
+
+const DIRECTIVE: &str = "$patch";
+
+/// What a walk produced (kyaml returns an `*RNode`, possibly nil).
+enum Merged {
+    /// kyaml's ClearNode / nil: the field goes.
+    Clear,
+    /// A node; `from_dest` when it is the (updated) resource node itself.
+    Node { node: Node, from_dest: bool },
+    /// MakePersistentNullNode: a null that FieldSetter keeps.
+    KeepNull(Node),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Directive {
+    Merge,
+    Replace,
+    Delete,
+    Unknown,
+}
+
+/// Merges `patch` into `resource`. `None` means the patch deleted the resource.
+pub fn merge(resource: &Node, patch: &Node) -> Result<Option<Node>, String> {
+    let out = walk(
+        Some(resource.clone()),
+        Some(patch.clone()),
+        None,
+        false,
+        &mut Vec::new(),
+    )?;
+    Ok(match out {
+        Merged::Clear => None,
+        Merged::Node { node, .. } | Merged::KeepNull(node) => Some(node),
+    })
+}
+
+fn missing_or_null(n: &Option<Node>) -> bool {
+    n.as_ref().is_none_or(Node::is_null)
+}
+
+fn is_empty_map(n: &Node) -> bool {
+    matches!(&n.value, Value::Map(m) if m.is_empty())
+}
+
+/// kyaml's IsNilOrEmpty on a node: null, `{}` or `[]`.
+fn nil_or_empty(n: &Node) -> bool {
+    n.is_null()
+        || matches!(&n.value, Value::Map(m) if m.is_empty())
+        || matches!(&n.value, Value::Seq(s) if s.is_empty())
+}
+
+/// yaml.Node.Value: a scalar's text, empty for collections.
+fn raw_value(n: &Node) -> &str {
+    match &n.value {
+        Value::Scalar(s) => &s.text,
+        _ => "",
+    }
+}
+
+/// kyaml's GetValue: empty for missing or null nodes.
+fn get_value(n: Option<&Node>) -> &str {
+    match n {
+        Some(n) if !n.is_null() => raw_value(n),
+        _ => "",
+    }
+}
+
+fn kind_name(n: &Node) -> &'static str {
+    match n.value {
+        Value::Scalar(_) => "ScalarNode",
+        Value::Seq(_) => "SequenceNode",
+        Value::Map(_) => "MappingNode",
+    }
+}
+
+fn same_kind(a: &Node, b: &Node) -> bool {
+    std::mem::discriminant(&a.value) == std::mem::discriminant(&b.value)
+}
+
+/// walk.Walker.Walk with sources [dest, origin]. `same` when dest and origin
+/// are one node in kyaml (a subtree the patch added or replaced).
+fn walk(
+    dest: Option<Node>,
+    origin: Option<Node>,
+    schema: Option<Schema>,
+    same: bool,
+    path: &mut Vec<String>,
+) -> Result<Merged, String> {
+    let schema = schema.or_else(|| schema_of_sources(&dest, &origin));
+    // Walker.Kind: the kind of the first source that is not missing or null.
+    let kind = [&dest, &origin]
+        .into_iter()
+        .flatten()
+        .find(|n| !n.is_null())
+        .cloned();
+    let Some(kind) = kind else {
+        return walk_map(dest, origin, schema, same, path);
+    };
+    for n in [&dest, &origin].into_iter().flatten() {
+        if !n.is_null() && !same_kind(n, &kind) {
+            return Err(format!(
+                "wrong node kind: expected {} but got {}",
+                kind_name(&kind),
+                kind_name(n)
+            ));
+        }
+    }
+    match kind.value {
+        Value::Map(_) => walk_map(dest, origin, schema, same, path),
+        Value::Seq(_) if schema.is_some_and(|s| s.merges()) => {
+            walk_associative(dest, origin, schema, same, path)
+        }
+        // NonAssociateList and scalars: the patch wins when it has the field.
+        _ => Ok(match (origin, dest) {
+            (Some(o), _) => Merged::Node {
+                node: o,
+                from_dest: same,
+            },
+            (None, Some(d)) => Merged::Node {
+                node: d,
+                from_dest: true,
+            },
+            (None, None) => Merged::Clear,
+        }),
+    }
+}
+
+/// Walker.GetSchema without a parent schema: the type of the first source
+/// with both `apiVersion` and `kind`.
+fn schema_of_sources(dest: &Option<Node>, origin: &Option<Node>) -> Option<Schema> {
+    for n in [dest, origin].into_iter().flatten() {
+        if n.is_null() {
+            continue;
+        }
+        let (Some(av), Some(kind)) = (n.get_str("apiVersion"), n.get_str("kind")) else {
+            continue;
+        };
+        if av.is_empty() || kind.is_empty() {
+            continue;
+        }
+        if let Some(s) = Schema::for_type(av, kind) {
+            return Some(s);
+        }
+    }
+    None
+}
+
+/// determineSmpDirective: reads and removes the `$patch` directive.
+fn directive(patch: &mut Option<Node>) -> Result<Directive, String> {
+    let Some(p) = patch else {
+        return Ok(Directive::Merge);
+    };
+    let parse = |v: &str| match v {
+        "delete" => Ok(Directive::Delete),
+        "replace" => Ok(Directive::Replace),
+        "merge" => Ok(Directive::Merge),
+        other => Err(format!("unknown patch strategy '{other}'")),
+    };
+    match &mut p.value {
+        Value::Map(_) => {
+            let Some(v) = p.get(DIRECTIVE) else {
+                return Ok(Directive::Merge);
+            };
+            let d = parse(raw_value(v))?;
+            p.remove(DIRECTIVE);
+            Ok(d)
+        }
+        Value::Seq(items) => {
+            // GetElementByKey: the first mapping element with the field.
+            let found = items
+                .iter()
+                .find(|e| e.as_map().is_some() && e.get(DIRECTIVE).is_some());
+            let Some(elem) = found else {
+                return Ok(Directive::Merge);
+            };
+            if elem.as_map().is_some_and(|m| m.len() > 1) {
+                return Ok(Directive::Merge);
+            }
+            let v = elem
+                .get(DIRECTIVE)
+                .map(raw_value)
+                .unwrap_or_default()
+                .to_string();
+            let d = parse(&v)?;
+            element_setter(items, None, &[DIRECTIVE.to_string()], &[v])?;
+            Ok(d)
+        }
+        Value::Scalar(s) => Err(format!(
+            "no implemented strategic merge patch strategy for '{}' ('{}')",
+            short_tag(&s.tag),
+            s.text
+        )),
+    }
+}
+
+fn short_tag(t: &Tag) -> String {
+    match t {
+        Tag::Str => "!!str".into(),
+        Tag::Int => "!!int".into(),
+        Tag::Float => "!!float".into(),
+        Tag::Bool => "!!bool".into(),
+        Tag::Null => "!!null".into(),
+        Tag::Timestamp => "!!timestamp".into(),
+        Tag::Other(o) => o.clone(),
+    }
+}
+
+/// Merger.VisitMap followed by walkMap over the union of field names.
+fn walk_map(
+    dest: Option<Node>,
+    mut origin: Option<Node>,
+    schema: Option<Schema>,
+    same: bool,
+    path: &mut Vec<String>,
+) -> Result<Merged, String> {
+    let (mut dest, from_dest, keep_null) = if missing_or_null(&dest) {
+        // Errors are ignored here, as kyaml does.
+        let d = directive(&mut origin).unwrap_or(Directive::Unknown);
+        if d == Directive::Delete {
+            return Ok(Merged::Clear);
+        }
+        match (&origin, &dest) {
+            (None, Some(d)) if !raw_value(d).is_empty() => (d.clone(), false, true),
+            (None, _) => return Ok(Merged::Clear),
+            (Some(o), _) => (o.clone(), same, false),
+        }
+    } else if origin.as_ref().is_some_and(Node::is_null) {
+        return Ok(Merged::Clear);
+    } else {
+        match directive(&mut origin)? {
+            Directive::Delete => return Ok(Merged::Clear),
+            Directive::Replace => match &origin {
+                Some(o) => (o.clone(), same, false),
+                None => return Ok(Merged::Clear),
+            },
+            _ => match dest {
+                // In kyaml both are one node: the directive went from both.
+                Some(_) if same => (origin.clone().unwrap_or_else(Node::null), true, false),
+                Some(d) => (d, true, false),
+                None => return Ok(Merged::Clear),
+            },
+        }
+    };
+    // From here on dest may be the patch node itself.
+    let aliased = same || !from_dest;
+    let mut names: Vec<String> = Vec::new();
+    for n in [Some(&dest), origin.as_ref()].into_iter().flatten() {
+        for (k, _) in n.as_map().into_iter().flatten() {
+            let k = k.key_text().unwrap_or_default();
+            if !names.iter().any(|x| x == k) {
+                names.push(k.to_string());
+            }
+        }
+    }
+    names.sort();
+    for key in names {
+        let child_schema = schema.and_then(|s| s.field(&key));
+        let d = dest.get(&key).cloned();
+        let o = origin.as_ref().and_then(|o| o.get(&key)).cloned();
+        path.push(key.clone());
+        let val = walk(d, o, child_schema, aliased, path)?;
+        path.pop();
+        set_field(&mut dest, &key, val);
+    }
+    Ok(if keep_null {
+        Merged::KeepNull(dest)
+    } else {
+        Merged::Node {
+            node: dest,
+            from_dest,
+        }
+    })
+}
+
+/// kyaml's FieldSetter: a nil or (non-persistent) null value clears the field.
+fn set_field(dest: &mut Node, key: &str, val: Merged) {
+    match val {
+        Merged::Clear => {
+            dest.remove(key);
+        }
+        Merged::Node { node, .. } if node.is_null() => {
+            dest.remove(key);
+        }
+        Merged::Node { node, .. } | Merged::KeepNull(node) => dest.set(key, node),
+    }
+}
+
+/// Merger.VisitList (associative) followed by walkAssociativeSequence.
+fn walk_associative(
+    dest: Option<Node>,
+    mut origin: Option<Node>,
+    schema: Option<Schema>,
+    same: bool,
+    path: &mut Vec<String>,
+) -> Result<Merged, String> {
+    let (dest, from_dest) = if missing_or_null(&dest) {
+        match &origin {
+            Some(o) => (o.clone(), same),
+            None => return Ok(Merged::Clear),
+        }
+    } else if origin.as_ref().is_some_and(Node::is_null) {
+        return Ok(Merged::Clear);
+    } else {
+        match directive(&mut origin)? {
+            Directive::Delete => return Ok(Merged::Clear),
+            Directive::Replace => match &origin {
+                Some(o) => (o.clone(), same),
+                None => return Ok(Merged::Clear),
+            },
+            _ => match dest {
+                Some(_) if same => (origin.clone().unwrap_or_else(Node::seq), true),
+                Some(d) => (d, true),
+                None => return Ok(Merged::Clear),
+            },
+        }
+    };
+    let aliased = same || !from_dest;
+    let origin = if aliased && !same {
+        Some(dest.clone())
+    } else {
+        origin
+    };
+    let keys: Vec<String> = schema
+        .map(|s| s.patch_strategy_and_keys().1.to_vec())
+        .unwrap_or_default();
+    let mut list = Assoc {
+        dest,
+        origin,
+        elem_schema: schema.and_then(|s| s.elements()),
+        same: aliased,
+    };
+    let values = list.element_values(&keys);
+    let merged = if !values.is_empty() || !keys.is_empty() {
+        list.set_elements(values, keys, path)?
+    } else {
+        let prims = list.primitive_values();
+        list.set_elements(prims, vec![String::new()], path)?
+    };
+    Ok(match merged {
+        Some(node) => Merged::Node {
+            node,
+            from_dest: false,
+        },
+        None => Merged::Clear,
+    })
+}
+
+/// The two lists of an associative merge.
+struct Assoc {
+    dest: Node,
+    origin: Option<Node>,
+    elem_schema: Option<Schema>,
+    same: bool,
+}
+
+impl Assoc {
+    /// The sources in Prepend order: the patch first.
+    fn prepend_order(&self) -> [Option<&Node>; 2] {
+        [self.origin.as_ref(), Some(&self.dest)]
+    }
+
+    /// elementValues: each element's key values, patch first, deduplicated.
+    fn element_values(&self, keys: &[String]) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for src in self.prepend_order().into_iter().flatten() {
+            let Some(items) = src.as_seq() else { continue };
+            for e in items {
+                let row: Vec<String> = keys
+                    .iter()
+                    .map(|k| match e.get(k) {
+                        Some(v) if !nil_or_empty(v) => raw_value(v).to_string(),
+                        _ => String::new(),
+                    })
+                    .collect();
+                if !row.is_empty() && !out.contains(&row) {
+                    out.push(row);
+                }
+            }
+        }
+        out
+    }
+
+    /// elementPrimitiveValues: each scalar value once, patch first.
+    fn primitive_values(&self) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for src in self.prepend_order().into_iter().flatten() {
+            for e in src.as_seq().into_iter().flatten() {
+                let row = vec![raw_value(e).to_string()];
+                if !out.contains(&row) {
+                    out.push(row);
+                }
+            }
+        }
+        out
+    }
+
+    /// setAssociativeSequenceElements.
+    fn set_elements(
+        &mut self,
+        mut rows: Vec<Vec<String>>,
+        keys: Vec<String>,
+        path: &mut Vec<String>,
+    ) -> Result<Option<Node>, String> {
+        let mut added: Vec<Node> = Vec::new();
+        if keys.len() > 1 {
+            merge_rows(&mut rows);
+        }
+        let mut valid_keys: Vec<String> = Vec::new();
+        for row in &rows {
+            if row.is_empty() {
+                continue;
+            }
+            let (vk, valid_values) = validate_keys(&rows, row, &keys);
+            valid_keys = vk;
+            let (lk, lv) = validate_keys(
+                std::slice::from_ref(&valid_values),
+                &valid_values,
+                &valid_keys,
+            );
+            let d_idx = element_list(&self.dest, &lk, &lv)?;
+            let o_idx = match &self.origin {
+                Some(o) => element_list(o, &lk, &lv)?,
+                None => None,
+            };
+            let d = d_idx.and_then(|i| self.dest.as_seq().and_then(|s| s.get(i)).cloned());
+            let o = o_idx.and_then(|i| {
+                self.origin
+                    .as_ref()
+                    .and_then(Node::as_seq)
+                    .and_then(|s| s.get(i))
+                    .cloned()
+            });
+            let val = walk(d, o, self.elem_schema, self.same, path)?;
+            let (mut node, from_dest) = match val {
+                Merged::Clear => (None, false),
+                Merged::Node { node, from_dest } => (Some(node), from_dest),
+                Merged::KeepNull(node) => (Some(node), false),
+            };
+            let empty = node.as_ref().is_none_or(|n| n.is_null() || is_empty_map(n));
+            if empty {
+                if !valid_keys.is_empty() {
+                    let items = self.dest.as_seq_mut().ok_or("expected a sequence")?;
+                    element_setter(items, None, &valid_keys, &valid_values)?;
+                }
+                continue;
+            }
+            if let Some(n) = node.as_mut() {
+                for (i, key) in valid_keys.iter().enumerate() {
+                    let v = valid_values.get(i).map(String::as_str).unwrap_or_default();
+                    if n.as_map().is_some() && n.get(key).is_none() && !v.is_empty() {
+                        n.set(key, plain_scalar(v));
+                    }
+                }
+            }
+            let Some(node) = node else { continue };
+            // In kyaml the merged element is the resource's element, updated in place.
+            if from_dest {
+                if let (Some(i), Some(items)) = (d_idx, self.dest.as_seq_mut()) {
+                    if let Some(slot) = items.get_mut(i) {
+                        *slot = node.clone();
+                    }
+                }
+            }
+            element_setter(&mut added, Some(node), &valid_keys, &valid_values)?;
+        }
+        if rows.is_empty() {
+            return Ok(Some(self.dest.clone()));
+        }
+        let dest_items = self.dest.as_seq().cloned().unwrap_or_default();
+        append_list(&mut added, &dest_items, &valid_keys)?;
+        Ok(Some(Node {
+            value: Value::Seq(added),
+            pos: self.dest.pos,
+        }))
+    }
+}
+
+/// A scalar kyaml makes from a string (NewScalarRNode), as a later decode sees it.
+fn plain_scalar(v: &str) -> Node {
+    Node::new(Value::Scalar(Scalar {
+        text: v.to_string(),
+        tag: resolve_plain(v, Resolver::V3),
+        style: Style::Plain,
+    }))
+}
+
+/// mergeValues: rows that agree on every key both have become one.
+fn merge_rows(rows: &mut [Vec<String>]) {
+    for i in 0..rows.len() {
+        let v1 = rows[i].clone();
+        for j in 0..rows.len() {
+            let v2 = rows[j].clone();
+            if let Some(m) = match_rows(&v1, &v2) {
+                rows[i] = m.clone();
+                rows[j] = m;
+            }
+        }
+    }
+}
+
+fn match_rows(a: &[String], b: &[String]) -> Option<Vec<String>> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut common = false;
+    let mut out = Vec::new();
+    for (x, y) in a.iter().zip(b) {
+        if x == y {
+            common = true;
+            out.push(x.clone());
+        } else if !x.is_empty() && !y.is_empty() {
+            return None;
+        } else if !x.is_empty() {
+            out.push(x.clone());
+        } else {
+            out.push(y.clone());
+        }
+    }
+    common.then_some(out)
+}
+
+/// validateKeys: drop key columns that are empty in every row.
+fn validate_keys(
+    rows: &[Vec<String>],
+    values: &[String],
+    keys: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let mut set: Vec<&String> = Vec::new();
+    for row in rows {
+        for (i, v) in row.iter().enumerate() {
+            if !v.is_empty() {
+                if let Some(k) = keys.get(i) {
+                    if !set.contains(&k) {
+                        set.push(k);
+                    }
+                }
+            }
+        }
+    }
+    if set.is_empty() {
+        return (keys.to_vec(), values.to_vec());
+    }
+    let vk = keys.iter().filter(|k| set.contains(k)).cloned().collect();
+    let vv = values
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| !v.is_empty() || keys.get(*i).is_some_and(|k| set.contains(&k)))
+        .map(|(_, v)| v.clone())
+        .collect();
+    (vk, vv)
+}
+
+/// ElementMatcher{Keys, Values}: the index of the first matching element.
+fn element_list(list: &Node, keys: &[String], values: &[String]) -> Result<Option<usize>, String> {
+    let Some(items) = list.as_seq() else {
+        return Ok(None);
+    };
+    let empty = String::new();
+    let key0 = keys.first().unwrap_or(&empty);
+    let value0 = values.first().unwrap_or(&empty);
+    if key0.is_empty() {
+        return Ok(items.iter().position(|e| raw_value(e) == value0));
+    }
+    for (i, e) in items.iter().enumerate() {
+        if !(e.is_null() || e.as_map().is_some()) {
+            continue;
+        }
+        if keys.len() != values.len() {
+            return Err(
+                "length of keys must equal length of values when MatchAnyValue is false".into(),
+            );
+        }
+        let mut all = true;
+        for (k, v) in keys.iter().zip(values) {
+            if field_matcher(e, k, Some(v))?.is_none() {
+                all = false;
+                break;
+            }
+        }
+        if all {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
+
+/// kyaml's FieldMatcher: `value` None matches any value.
+fn field_matcher<'a>(
+    rn: &'a Node,
+    name: &str,
+    value: Option<&str>,
+) -> Result<Option<&'a Node>, String> {
+    if rn.is_null() {
+        return Ok(None);
+    }
+    if name.is_empty() {
+        if rn.as_scalar().is_none() {
+            return Err(format!(
+                "wrong node kind: expected ScalarNode but got {}",
+                kind_name(rn)
+            ));
+        }
+        return Ok((get_value(Some(rn)) == value.unwrap_or_default()).then_some(rn));
+    }
+    let Some(entries) = rn.as_map() else {
+        return Err(format!(
+            "wrong node kind: expected MappingNode but got {}",
+            kind_name(rn)
+        ));
+    };
+    let mut found = None;
+    for (k, v) in entries {
+        if k.key_text() == Some(name) && value.is_none_or(|want| raw_value(v) == want) {
+            found = Some(v);
+        }
+    }
+    Ok(found)
+}
+
+/// kyaml's ElementSetter: replaces (or, with no element, removes) the
+/// elements matching keys/values, appending the element when none matched.
+/// Like kyaml it also drops null and `{}` elements.
+fn element_setter(
+    list: &mut Vec<Node>,
+    element: Option<Node>,
+    keys: &[String],
+    values: &[String],
+) -> Result<(), String> {
+    let keys: Vec<String> = if keys.is_empty() {
+        vec![String::new()]
+    } else {
+        keys.to_vec()
+    };
+    let mapping_setter = !keys[0].is_empty() && values.first().is_some_and(|v| !v.is_empty());
+    let mut out = Vec::new();
+    let mut matched = false;
+    for elem in list.drain(..) {
+        if elem.is_null() || is_empty_map(&elem) {
+            continue;
+        }
+        if elem.as_map().is_none() && mapping_setter {
+            out.push(elem);
+            continue;
+        }
+        let mut found = true;
+        let mut hit = false;
+        for (j, key) in keys.iter().enumerate() {
+            if let Some(v) = values.get(j) {
+                let want = (!v.is_empty()).then_some(v.as_str());
+                hit = field_matcher(&elem, key, want)?.is_some();
+            }
+            if !hit {
+                found = false;
+                break;
+            }
+        }
+        if !found {
+            if !values.is_empty() {
+                out.push(elem);
+            }
+            continue;
+        }
+        matched = true;
+        if let Some(e) = &element {
+            out.push(e.clone());
+        }
+    }
+    *list = out;
+    if let Some(e) = element {
+        if !e.is_null() && !matched {
+            list.push(e);
+        }
+    }
+    Ok(())
+}
+
+/// appendListNode(itemsToBeAdded, dest, keys): the resource's elements
+/// replace their merged copies (or, for several keys, move to the end).
+fn append_list(dst: &mut Vec<Node>, src: &[Node], keys: &[String]) -> Result<(), String> {
+    for elem in src {
+        if keys.first().is_none_or(|k| k.is_empty()) {
+            let v = raw_value(elem).to_string();
+            element_setter(dst, Some(elem.clone()), &[String::new()], &[v])?;
+            continue;
+        }
+        let mut v = Vec::new();
+        for key in keys {
+            if elem.as_map().is_none() && !elem.is_null() {
+                return Err(format!(
+                    "wrong node kind: expected MappingNode but got {}",
+                    kind_name(elem)
+                ));
+            }
+            match elem.get(key) {
+                Some(value) => v.push(raw_value(value).to_string()),
+                None => dst.push(elem.clone()),
+            }
+        }
+        if keys.len() > 1 {
+            element_setter(dst, None, keys, &v)?;
+        }
+        element_setter(dst, Some(elem.clone()), keys, &v)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{parse_one, to_string};
+
+    fn run(resource: &str, patch: &str) -> String {
+        let r = parse_one(resource, Resolver::V3).unwrap();
+        let p = parse_one(patch, Resolver::V3).unwrap();
+        match merge(&r, &p).unwrap() {
+            Some(n) => to_string(&n).unwrap(),
+            None => "<deleted>".into(),
+        }
+    }
+
+    const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        image: a:1\n      - name: b\n        image: b:1\n";
+
+    #[test]
+    fn containers_merge_by_name_and_new_ones_come_first() {
+        let out = run(
+            DEPLOY,
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - name: b\n        image: b:2\n      - name: c\n        image: c:1\n",
+        );
+        // Recorded from kustomize: patch elements first, then the rest.
+        assert!(
+            out.ends_with("- image: b:2\n        name: b\n      - image: c:1\n        name: c\n      - image: a:1\n        name: a\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn directives() {
+        let out = run(
+            DEPLOY,
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        $patch: delete\n",
+        );
+        assert!(!out.contains("name: a") && out.contains("name: b"), "{out}");
+        let out = run(
+            DEPLOY,
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - name: z\n      - $patch: replace\n",
+        );
+        assert!(out.contains("name: z") && !out.contains("name: a"), "{out}");
+        assert_eq!(
+            run(
+                DEPLOY,
+                "kind: Deployment\nmetadata:\n  name: d\n$patch: delete\n"
+            ),
+            "<deleted>"
+        );
+        assert!(!run(DEPLOY, "spec:\n  template: null\n").contains("template"));
+    }
+
+    #[test]
+    fn unknown_lists_are_replaced_and_maps_merge() {
+        let out = run(
+            "apiVersion: x/v1\nkind: W\nmetadata:\n  name: w\nspec:\n  items: [1, 2]\n  m: {a: 1}\n",
+            "spec:\n  items: [3]\n  m: {b: 2}\n",
+        );
+        assert_eq!(out, "apiVersion: x/v1\nkind: W\nmetadata:\n  name: w\nspec:\n  items:\n  - 3\n  m:\n    a: 1\n    b: 2\n");
+    }
+
+    #[test]
+    fn primitive_merge_lists_union() {
+        let out = run(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  finalizers: [a, b]\n",
+            "metadata:\n  finalizers: [c, a]\n",
+        );
+        assert!(out.contains("finalizers:\n  - c\n  - a\n  - b\n"), "{out}");
+    }
+
+    #[test]
+    fn bad_directive_is_an_error() {
+        let r = parse_one(DEPLOY, Resolver::V3).unwrap();
+        let p = parse_one("spec:\n  $patch: nope\n", Resolver::V3).unwrap();
+        assert!(merge(&r, &p)
+            .unwrap_err()
+            .contains("unknown patch strategy 'nope'"));
+    }
+}
