@@ -45,21 +45,9 @@ fn type_order(kind: &str) -> i32 {
     0
 }
 
-/// legacyGVKSortString: `group_version_kind` with `~G`/`~V`/`~K` for blanks.
+/// legacyGVKSortString: `group_version_kind`, blanks marked.
 fn gvk_sort_string(g: &Gvk) -> String {
-    let or = |s: &str, d: &'static str| {
-        if s.is_empty() {
-            d.to_string()
-        } else {
-            s.to_string()
-        }
-    };
-    format!(
-        "{}_{}_{}",
-        or(&g.group, "~G"),
-        or(&g.version, "~V"),
-        or(&g.kind, "~K")
-    )
+    g.marked_parts().join("_")
 }
 
 /// Sorts resources in kustomize's legacy order.
@@ -69,17 +57,7 @@ pub fn legacy(resources: &mut Vec<Resource>) {
         .enumerate()
         .map(|(i, r)| {
             let id = r.cur_id();
-            let ns = if id.namespace.is_empty() {
-                "~X".to_string()
-            } else {
-                id.namespace.clone()
-            };
-            let name = if id.name.is_empty() {
-                "~N".to_string()
-            } else {
-                id.name.clone()
-            };
-            let key = format!("{}|{}|{}", id.gvk.id_string(), ns, name);
+            let key = id.sort_key();
             (id.gvk, key, i)
         })
         .collect();

@@ -63,21 +63,26 @@ impl Gvk {
         crate::k8s::is_cluster_scoped(&self.api_version(), &self.kind)
     }
 
-    /// kustomize's `Gvk.String()`: `kind.version.group` with `~K`/`~V`/`~G` for blanks.
-    pub fn id_string(&self) -> String {
-        let or = |s: &str, d: &'static str| {
+    /// Group, version and kind with kustomize's `~G`/`~V`/`~K` for blanks.
+    pub fn marked_parts(&self) -> [&str; 3] {
+        fn or<'a>(s: &'a str, blank: &'static str) -> &'a str {
             if s.is_empty() {
-                d.to_string()
+                blank
             } else {
-                s.to_string()
+                s
             }
-        };
-        format!(
-            "{}.{}.{}",
-            or(&self.kind, "~K"),
+        }
+        [
+            or(&self.group, "~G"),
             or(&self.version, "~V"),
-            or(&self.group, "~G")
-        )
+            or(&self.kind, "~K"),
+        ]
+    }
+
+    /// kustomize's `Gvk.String()`: `kind.version.group`, blanks marked.
+    pub fn id_string(&self) -> String {
+        let [g, v, k] = self.marked_parts();
+        format!("{k}.{v}.{g}")
     }
 }
 
@@ -93,8 +98,24 @@ pub struct ResId {
 }
 
 impl ResId {
-    /// kustomize's `ResId.String()`, used in messages and sorting.
+    /// kustomize's `ResId.String()`, used in messages:
+    /// `Kind.version.group/name.namespace`.
     pub fn id_string(&self) -> String {
+        let ns = if self.namespace.is_empty() {
+            "[noNs]"
+        } else {
+            &self.namespace
+        };
+        let name = if self.name.is_empty() {
+            "[noName]"
+        } else {
+            &self.name
+        };
+        format!("{}/{name}.{ns}", self.gvk.id_string())
+    }
+
+    /// legacyResIDSortString: `Kind.version.group|namespace|name`, blanks marked.
+    pub fn sort_key(&self) -> String {
         let ns = if self.namespace.is_empty() {
             "~X"
         } else {
@@ -105,7 +126,7 @@ impl ResId {
         } else {
             &self.name
         };
-        format!("{}|{}|{}", self.gvk.id_string(), ns, name)
+        format!("{}|{ns}|{name}", self.gvk.id_string())
     }
 
     /// Namespace equality where empty means `default` for namespaced types.
