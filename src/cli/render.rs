@@ -138,11 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    for r in &reports {
-        for w in &r.warnings {
-            eprintln!("{}/{w}", r.env);
-        }
-    }
+    print_warnings(&reports);
     let stale = reports
         .iter()
         .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()));
@@ -155,6 +151,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Each distinct warning once, with the apps it concerns (a repository
+/// with many overlays would otherwise print the same line hundreds of times).
+fn print_warnings(reports: &[EnvReport]) {
+    let mut by_text: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for r in reports {
+        for w in &r.warnings {
+            if let Some((app, text)) = w.split_once(": ") {
+                by_text
+                    .entry(text)
+                    .or_default()
+                    .push(format!("{}/{app}", r.env));
+            }
+        }
+    }
+    for (text, apps) in by_text {
+        let shown: Vec<&str> = apps.iter().take(3).map(String::as_str).collect();
+        let more = apps.len().saturating_sub(shown.len());
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        eprintln!("{text}\n  in {}{tail}", shown.join(", "));
+    }
 }
 
 fn print_text(reports: &[EnvReport]) {

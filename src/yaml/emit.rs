@@ -10,7 +10,9 @@ use std::borrow::Cow;
 use super::keyorder::natural_cmp;
 use super::node::{Node, Scalar, Tag, Value};
 use super::number::{format_g, format_json};
-use super::resolve::{is_base60_float, parse_int, resolve_plain, timestamp_rfc3339, Int, Resolver};
+use super::resolve::{
+    is_base60_float, parse_int, resolve_plain, strip_underscores, timestamp_rfc3339, Int, Resolver,
+};
 use super::Error;
 
 /// go-yaml v2's default line width and indentation.
@@ -273,7 +275,7 @@ fn output_scalar(s: &Scalar) -> Result<(Cow<'_, str>, bool), Error> {
             (Cow::Borrowed(if t { "true" } else { "false" }), false)
         }
         Tag::Int => {
-            let plain: String = s.text.chars().filter(|&c| c != '_').collect();
+            let plain = strip_underscores(&s.text);
             match parse_int(&plain) {
                 Some(Int::Signed(i)) => (Cow::Owned(i.to_string()), false),
                 Some(Int::Unsigned(u)) => (Cow::Owned(u.to_string()), false),
@@ -293,8 +295,8 @@ fn output_scalar(s: &Scalar) -> Result<(Cow<'_, str>, bool), Error> {
 /// A float goes through `json.Marshal` and back through go-yaml v2: integral
 /// values below 1e21 come back as integers, the rest print with `%g`.
 pub fn float_text(text: &str) -> Result<String, Error> {
-    let plain: String = text.chars().filter(|&c| c != '_').collect();
-    let f = match plain.as_str() {
+    let plain = strip_underscores(text);
+    let f = match &*plain {
         ".nan" | ".NaN" | ".NAN" => f64::NAN,
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => f64::INFINITY,
         "-.inf" | "-.Inf" | "-.INF" => f64::NEG_INFINITY,

@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use libyaml_safer::{EventData, Parser, ScalarStyle};
 
 use super::node::{Node, Pos, Scalar, Style, Tag, Value};
-use super::resolve::{go_parse_float, parse_int, resolve_plain, Resolver};
+use super::resolve::{go_parse_float, parse_int, resolve_plain, strip_underscores, Resolver};
 use super::Error;
 
 /// Parses every document of a YAML stream. An empty document (or one holding
@@ -191,7 +191,7 @@ fn short_tag(t: &str) -> String {
 /// (go-yaml: "cannot decode !!str `x` as a !!int").
 fn explicit_tag(t: &str, text: &str, resolver: Resolver) -> Option<Tag> {
     let resolved = resolve_plain(text, resolver);
-    let plain: String = text.chars().filter(|&c| c != '_').collect();
+    let plain = strip_underscores(text);
     Some(match short_tag(t).as_str() {
         "!!str" => Tag::Str,
         "!!int" if resolved == Tag::Int => Tag::Int,

@@ -17,6 +17,16 @@ pub enum Resolver {
     V3,
 }
 
+/// The text without `_` (go-yaml strips them from numbers), borrowed when
+/// there are none.
+pub fn strip_underscores(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('_') {
+        std::borrow::Cow::Owned(text.replace('_', ""))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// An integer as go-yaml decodes it: `int64` when it fits, else `uint64`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Int {
@@ -69,7 +79,7 @@ fn resolve_number(text: &str) -> Tag {
     if is_timestamp(text) {
         return Tag::Timestamp;
     }
-    let plain: String = text.chars().filter(|&c| c != '_').collect();
+    let plain = strip_underscores(text);
     if parse_int(&plain).is_some() {
         return Tag::Int;
     }
