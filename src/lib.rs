@@ -10,3 +10,4 @@ pub mod k8s;
 pub mod kustomize;
 pub mod output;
 pub mod yaml;
+pub mod gotmpl;
