@@ -126,7 +126,7 @@ impl Json<'_> {
     }
 }
 
-fn field<'v>(m: &'v Value, k: &str) -> Option<Value> {
+fn field(m: &Value, k: &str) -> Option<Value> {
     match m {
         Value::Map(map) => map.get(k),
         _ => None,
