@@ -14,6 +14,59 @@ pub enum FloatVerb {
     G,
     /// `G`.
     UpperG,
+    /// `x`: hexadecimal mantissa and binary exponent, `-0x1.23abcp+20`.
+    X,
+    /// `X`.
+    UpperX,
+    /// `b`: decimalless binary exponent, `-123456p-78`.
+    B,
+}
+
+/// Go's `fmtX` for precision -1 (shortest) and `fmtB`.
+fn format_binary(out: &mut String, x: f64, verb: FloatVerb) {
+    let bits = x.to_bits();
+    let raw_exp = ((bits >> 52) & 0x7ff) as i64;
+    let mut mant = bits & ((1u64 << 52) - 1);
+    let mut exp = raw_exp;
+    if raw_exp == 0 {
+        exp += 1;
+    } else {
+        mant |= 1u64 << 52;
+    }
+    exp -= 1023;
+    if verb == FloatVerb::B {
+        out.push_str(&format!(
+            "{}p{}{}",
+            mant,
+            if exp - 52 >= 0 { "+" } else { "-" },
+            (exp - 52).abs()
+        ));
+        return;
+    }
+    let upper = verb == FloatVerb::UpperX;
+    if mant == 0 {
+        exp = 0;
+    }
+    mant <<= 8;
+    while mant != 0 && mant & (1u64 << 60) == 0 {
+        mant <<= 1;
+        exp -= 1;
+    }
+    out.push_str(if upper { "0X" } else { "0x" });
+    out.push(if (mant >> 60) & 1 == 1 { '1' } else { '0' });
+    mant <<= 4;
+    if mant != 0 {
+        out.push('.');
+        while mant != 0 {
+            let d = ((mant >> 60) & 15) as u32;
+            let c = char::from_digit(d, 16).unwrap_or('0');
+            out.push(if upper { c.to_ascii_uppercase() } else { c });
+            mant <<= 4;
+        }
+    }
+    out.push(if upper { 'P' } else { 'p' });
+    out.push(if exp < 0 { '-' } else { '+' });
+    out.push_str(&format!("{:02}", exp.abs()));
 }
 
 /// Decimal digits (no leading/trailing zeros) and decimal point position:
@@ -127,6 +180,7 @@ pub fn format_float(x: f64, verb: FloatVerb, prec: Option<usize>) -> String {
             }
         }
         FloatVerb::G | FloatVerb::UpperG => format_g(&mut out, x, prec, verb == FloatVerb::UpperG),
+        FloatVerb::X | FloatVerb::UpperX | FloatVerb::B => format_binary(&mut out, x.abs(), verb),
     }
     out
 }
@@ -200,5 +254,11 @@ mod tests {
         assert_eq!(format_float(123456.0, FloatVerb::G, Some(3)), "1.23e+05");
         assert_eq!(format_float(0.0, FloatVerb::E, Some(2)), "0.00e+00");
         assert_eq!(format_float(1e-7, FloatVerb::E, None), "1e-07");
+        assert_eq!(format_float(3.5, FloatVerb::X, None), "0x1.cp+01");
+        assert_eq!(format_float(-1.0, FloatVerb::UpperX, None), "-0X1P+00");
+        assert_eq!(
+            format_float(3.5, FloatVerb::B, None),
+            "7881299347898368p-51"
+        );
     }
 }

@@ -5,90 +5,8 @@
 use super::float::{format_float, FloatVerb};
 use super::value::{Elem, Value};
 
-/// Go's `strconv.Quote`.
-pub fn quote(s: &str) -> String {
-    quote_with(s, '"', false)
-}
-
-fn quote_with(s: &str, q: char, ascii_only: bool) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(q);
-    for c in s.chars() {
-        escape_rune(&mut out, c, q, ascii_only);
-    }
-    out.push(q);
-    out
-}
-
-fn escape_rune(out: &mut String, c: char, q: char, ascii_only: bool) {
-    if c == q || c == '\\' {
-        out.push('\\');
-        out.push(c);
-        return;
-    }
-    if (ascii_only && c.is_ascii() && is_print(c)) || (!ascii_only && is_print(c)) {
-        out.push(c);
-        return;
-    }
-    match c {
-        '\x07' => out.push_str("\\a"),
-        '\x08' => out.push_str("\\b"),
-        '\x0c' => out.push_str("\\f"),
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        '\x0b' => out.push_str("\\v"),
-        c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-        c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-        c => out.push_str(&format!("\\U{:08x}", c as u32)),
-    }
-}
-
-/// Approximates Go's `unicode.IsPrint`: letters, marks, numbers,
-/// punctuation, symbols and ASCII space (no control, format, separator or
-/// private-use characters).
-pub fn is_print(c: char) -> bool {
-    let u = c as u32;
-    if u < 0x20 || (0x7f..=0x9f).contains(&u) {
-        return false;
-    }
-    const NOT_PRINT: &[(u32, u32)] = &[
-        (0x00A0, 0x00A0),
-        (0x00AD, 0x00AD),
-        (0x0600, 0x0605),
-        (0x061C, 0x061C),
-        (0x06DD, 0x06DD),
-        (0x070F, 0x070F),
-        (0x08E2, 0x08E2),
-        (0x1680, 0x1680),
-        (0x180E, 0x180E),
-        (0x2000, 0x200F),
-        (0x2028, 0x202F),
-        (0x205F, 0x2064),
-        (0x2066, 0x206F),
-        (0x3000, 0x3000),
-        (0xD800, 0xF8FF),
-        (0xFEFF, 0xFEFF),
-        (0xFFF9, 0xFFFB),
-        (0xFFFE, 0xFFFF),
-        (0x110BD, 0x110BD),
-        (0x110CD, 0x110CD),
-        (0x1BCA0, 0x1BCA3),
-        (0x1D173, 0x1D17A),
-        (0xE0001, 0xE007F),
-        (0xF0000, 0x10FFFF),
-    ];
-    !NOT_PRINT.iter().any(|&(a, b)| (a..=b).contains(&u))
-}
-
-/// Go's `%#U`: `U+0041 'A'`.
-pub fn unicode_sharp(c: char) -> String {
-    if is_print(c) {
-        format!("U+{:04X} '{}'", c as u32, c)
-    } else {
-        format!("U+{:04X}", c as u32)
-    }
-}
+use super::quote::quote_with;
+pub use super::quote::{is_print, quote, unicode_sharp};
 
 /// Go's `fmt.Sprint`: spaces between operands when neither is a string.
 pub fn sprint(args: &[Value]) -> String {
@@ -232,11 +150,88 @@ impl Printer {
         (arg_num, i + wid, ok)
     }
 
+    /// Parses `[n]`, width (`*` or digits) and `.precision` of one verb;
+    /// returns the argument number, index and whether an index ended it.
+    fn width_and_precision(
+        &mut self,
+        b: &[u8],
+        mut i: usize,
+        mut arg_num: usize,
+        args: &[Value],
+    ) -> (usize, usize, bool) {
+        let end = b.len();
+        let mut after_index;
+        (arg_num, i, after_index) = self.argument_index(b, i, arg_num, args.len());
+        if i < end && b[i] == b'*' {
+            i += 1;
+            let (w, n) = int_from_arg(args, arg_num);
+            arg_num = n;
+            match w {
+                None => self.buf.push_str("%!(BADWIDTH)"),
+                Some(w) if w < 0 => {
+                    self.f.wid = Some(w.unsigned_abs() as usize);
+                    self.f.minus = true;
+                    self.f.zero = false;
+                }
+                Some(w) => self.f.wid = Some(w as usize),
+            }
+            after_index = false;
+        } else {
+            let (w, ni) = parse_num(b, i, end);
+            self.f.wid = w;
+            i = ni;
+            if after_index && w.is_some() {
+                self.good_arg_num = false;
+            }
+        }
+        if i + 1 < end && b[i] == b'.' {
+            i += 1;
+            if after_index {
+                self.good_arg_num = false;
+            }
+            (arg_num, i, after_index) = self.argument_index(b, i, arg_num, args.len());
+            if i < end && b[i] == b'*' {
+                i += 1;
+                let (p, n) = int_from_arg(args, arg_num);
+                arg_num = n;
+                match p {
+                    Some(p) if p >= 0 => self.f.prec = Some(p as usize),
+                    Some(_) => self.f.prec = None,
+                    None => self.buf.push_str("%!(BADPREC)"),
+                }
+                after_index = false;
+            } else {
+                let (p, ni) = parse_num(b, i, end);
+                self.f.prec = Some(p.unwrap_or(0));
+                i = ni;
+            }
+        }
+        (arg_num, i, after_index)
+    }
+
+    /// Go's `%!(EXTRA type=value, ...)` for unused arguments.
+    fn extra_args(&mut self, extra: &[Value]) {
+        self.f = Flags::default();
+        self.buf.push_str("%!(EXTRA ");
+        for (k, a) in extra.iter().enumerate() {
+            if k > 0 {
+                self.buf.push_str(", ");
+            }
+            if a.is_nil() {
+                self.buf.push_str("<nil>");
+            } else {
+                self.buf.push_str(&a.type_name());
+                self.buf.push('=');
+                self.print_arg(a, 'v');
+            }
+        }
+        self.buf.push(')');
+    }
+
     fn do_printf(&mut self, format: &str, args: &[Value]) {
         let b = format.as_bytes();
         let end = b.len();
         let mut arg_num = 0usize;
-        let mut after_index;
         let mut i = 0;
         while i < end {
             self.good_arg_num = true;
@@ -264,51 +259,8 @@ impl Printer {
                 }
                 i += 1;
             }
-            (arg_num, i, after_index) = self.argument_index(b, i, arg_num, args.len());
-            if i < end && b[i] == b'*' {
-                i += 1;
-                let (w, n) = int_from_arg(args, arg_num);
-                arg_num = n;
-                match w {
-                    None => self.buf.push_str("%!(BADWIDTH)"),
-                    Some(w) if w < 0 => {
-                        self.f.wid = Some(w.unsigned_abs() as usize);
-                        self.f.minus = true;
-                        self.f.zero = false;
-                    }
-                    Some(w) => self.f.wid = Some(w as usize),
-                }
-                after_index = false;
-            } else {
-                let (w, ni) = parse_num(b, i, end);
-                self.f.wid = w;
-                i = ni;
-                if after_index && w.is_some() {
-                    self.good_arg_num = false;
-                }
-            }
-            if i + 1 < end && b[i] == b'.' {
-                i += 1;
-                if after_index {
-                    self.good_arg_num = false;
-                }
-                (arg_num, i, after_index) = self.argument_index(b, i, arg_num, args.len());
-                if i < end && b[i] == b'*' {
-                    i += 1;
-                    let (p, n) = int_from_arg(args, arg_num);
-                    arg_num = n;
-                    match p {
-                        Some(p) if p >= 0 => self.f.prec = Some(p as usize),
-                        Some(_) => self.f.prec = None,
-                        None => self.buf.push_str("%!(BADPREC)"),
-                    }
-                    after_index = false;
-                } else {
-                    let (p, ni) = parse_num(b, i, end);
-                    self.f.prec = Some(p.unwrap_or(0));
-                    i = ni;
-                }
-            }
+            let (n, ni, after_index) = self.width_and_precision(b, i, arg_num, args);
+            (arg_num, i) = (n, ni);
             if !after_index {
                 (arg_num, i, _) = self.argument_index(b, i, arg_num, args.len());
             }
@@ -335,21 +287,7 @@ impl Printer {
             }
         }
         if !self.reordered && arg_num < args.len() {
-            self.f = Flags::default();
-            self.buf.push_str("%!(EXTRA ");
-            for (k, a) in args[arg_num..].iter().enumerate() {
-                if k > 0 {
-                    self.buf.push_str(", ");
-                }
-                if a.is_nil() {
-                    self.buf.push_str("<nil>");
-                } else {
-                    self.buf.push_str(&a.type_name());
-                    self.buf.push('=');
-                    self.print_arg(a, 'v');
-                }
-            }
-            self.buf.push(')');
+            self.extra_args(&args[arg_num..]);
         }
     }
 
@@ -566,29 +504,7 @@ impl Printer {
             'o' | 'O' => (8, false),
             'x' => (16, false),
             'X' => (16, true),
-            'c' => {
-                let c = char::from_u32(u as u32)
-                    .filter(|_| u <= 0x10FFFF)
-                    .unwrap_or('\u{FFFD}');
-                self.pad(&c.to_string());
-                return;
-            }
-            'q' => {
-                let c = char::from_u32(u as u32)
-                    .filter(|_| u <= 0x10FFFF)
-                    .unwrap_or('\u{FFFD}');
-                let q = quote_with(&c.to_string(), '\'', self.f.plus);
-                self.pad(&q);
-                return;
-            }
-            'U' => {
-                let mut s = format!("U+{u:04X}");
-                if let Some(c) = char::from_u32(u as u32).filter(|c| self.f.sharp && is_print(*c)) {
-                    s.push_str(&format!(" '{c}'"));
-                }
-                self.pad(&s);
-                return;
-            }
+            'c' | 'q' | 'U' => return self.fmt_char(u, verb),
             _ => return self.bad_verb(verb, Some(v)),
         };
         let negative = signed && (u as i64) < 0;
@@ -649,6 +565,25 @@ impl Printer {
         self.f.zero = saved;
     }
 
+    /// `%c`, `%q` and `%U` of an integer (Go's `fmtC`, `fmtQc`, `fmtUnicode`).
+    fn fmt_char(&mut self, u: u64, verb: char) {
+        let c = char::from_u32(u as u32)
+            .filter(|_| u <= 0x10FFFF)
+            .unwrap_or('\u{FFFD}');
+        let s = match verb {
+            'c' => c.to_string(),
+            'q' => quote_with(&c.to_string(), '\'', self.f.plus),
+            _ => {
+                let mut s = format!("U+{u:04X}");
+                if self.f.sharp && u <= 0x10FFFF && is_print(c) {
+                    s.push_str(&format!(" '{c}'"));
+                }
+                s
+            }
+        };
+        self.pad(&s);
+    }
+
     fn fmt_float(&mut self, x: f64, verb: char, v: &Value) {
         let (fv, default_prec) = match verb {
             'v' | 'g' => (FloatVerb::G, None),
@@ -656,7 +591,9 @@ impl Printer {
             'e' => (FloatVerb::E, Some(6)),
             'E' => (FloatVerb::UpperE, Some(6)),
             'f' | 'F' => (FloatVerb::F, Some(6)),
-            'b' | 'x' | 'X' => (FloatVerb::G, None),
+            'b' => (FloatVerb::B, None),
+            'x' => (FloatVerb::X, None),
+            'X' => (FloatVerb::UpperX, None),
             _ => return self.bad_verb(verb, Some(v)),
         };
         let prec = self.f.prec.or(default_prec);
@@ -817,14 +754,5 @@ mod tests {
         let args = [Value::Int(1), Value::Int(2), s("a"), s("b"), Value::Int(3)];
         assert_eq!(sprint(&args), "1 2ab3");
         assert_eq!(sprintln(&[s("a"), Value::Int(1)]), "a 1\n");
-    }
-
-    #[test]
-    fn quoting() {
-        assert_eq!(
-            quote("a\"b\\\n\u{1}é\u{a0}"),
-            "\"a\\\"b\\\\\\n\\x01é\\u00a0\""
-        );
-        assert_eq!(unicode_sharp('A'), "U+0041 'A'");
     }
 }

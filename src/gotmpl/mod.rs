@@ -17,6 +17,7 @@ pub mod fmt;
 pub mod funcs;
 mod lexer;
 mod parse;
+mod quote;
 mod stack;
 mod strconv;
 pub mod value;

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use super::ast::{Arg, Branch, Command, Node, Number, Pipe, Tree};
+use super::ast::{Arg, Branch, Command, Node, Pipe, Tree};
 use super::lexer::{lex, Kind, Token};
-use super::strconv::{parse_float, parse_int0, parse_uint0, unquote, unquote_rune};
+use super::strconv::{number, unquote};
 use super::Error;
 
 /// Go's `maxStackDepth` for nested parenthesised pipelines.
@@ -577,7 +577,10 @@ impl Parser<'_> {
             },
             Kind::CharConstant | Kind::Complex | Kind::Number => Arg::Number {
                 pos,
-                num: self.number(&t)?,
+                num: match number(&t.val, t.kind == Kind::CharConstant) {
+                    Ok(n) => n,
+                    Err(msg) => return self.errorf(msg),
+                },
             },
             Kind::LeftParen => {
                 if self.stack_depth >= MAX_STACK_DEPTH {
@@ -616,81 +619,12 @@ impl Parser<'_> {
             super::fmt::quote(&ident[0])
         ))
     }
-
-    /// Go's `newNumber`: records every interpretation the text allows.
-    fn number(&self, t: &Token) -> PResult<Number> {
-        let text = t.val.clone();
-        let mut n = Number {
-            text: text.clone(),
-            is_int: false,
-            is_uint: false,
-            is_float: false,
-            int: 0,
-            uint: 0,
-            float: 0.0,
-        };
-        if t.kind == Kind::CharConstant {
-            let Ok(r) = unquote_rune(&text) else {
-                return self.errorf("invalid syntax");
-            };
-            (n.is_int, n.is_uint, n.is_float) = (true, true, true);
-            (n.int, n.uint, n.float) = (r as i64, r as u64, r as f64);
-            return Ok(n);
-        }
-        if t.kind == Kind::Complex || text.ends_with('i') {
-            // Complex constants are not supported by this engine.
-            return self.errorf(format!(
-                "illegal number syntax: {}",
-                super::fmt::quote(&text)
-            ));
-        }
-        let u = parse_uint0(&text);
-        if let Ok(u) = u {
-            n.is_uint = true;
-            n.uint = u;
-        }
-        if let Ok(i) = parse_int0(&text) {
-            n.is_int = true;
-            n.int = i;
-            if i == 0 {
-                n.is_uint = true; // -0
-                n.uint = 0;
-            }
-        }
-        if n.is_int {
-            n.is_float = true;
-            n.float = n.int as f64;
-        } else if n.is_uint {
-            n.is_float = true;
-            n.float = n.uint as f64;
-        } else if let Ok(f) = parse_float(&text) {
-            if !text.contains(['.', 'e', 'E', 'p', 'P']) {
-                return self.errorf(format!("integer overflow: {}", super::fmt::quote(&text)));
-            }
-            n.is_float = true;
-            n.float = f;
-            if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 {
-                n.is_int = true;
-                n.int = f as i64;
-            }
-            if f.fract() == 0.0 && f >= 0.0 && f < u64::MAX as f64 {
-                n.is_uint = true;
-                n.uint = f as u64;
-            }
-        }
-        if !n.is_int && !n.is_uint && !n.is_float {
-            return self.errorf(format!(
-                "illegal number syntax: {}",
-                super::fmt::quote(&text)
-            ));
-        }
-        Ok(n)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gotmpl::ast::Number;
 
     fn p(text: &str) -> Result<Vec<Tree>, String> {
         let funcs = |n: &str| matches!(n, "printf" | "eq" | "list" | "include");

@@ -1,5 +1,8 @@
 //! The parts of Go's `strconv` that template parsing relies on: base-0 integer
-//! parsing with `_` separators, float parsing and literal unquoting.
+//! parsing with `_` separators, float parsing and literal unquoting, and
+//! Go's `parse.newNumber` on top of them.
+
+use super::ast::Number;
 
 /// Go's `strconv.ErrSyntax` / `ErrRange` distinction.
 #[derive(Debug, PartialEq, Eq)]
@@ -237,21 +240,102 @@ pub fn unquote(s: &str) -> Result<String, NumError> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// Value of a Go character literal such as `'a'` or `'\n'`.
-pub fn unquote_rune(s: &str) -> Result<u32, NumError> {
-    let inner = s
-        .strip_prefix('\'')
-        .and_then(|r| r.strip_suffix('\''))
-        .ok_or(NumError::Syntax)?;
-    let (bytes, rest) = unquote_char(inner, '\'')?;
-    if !rest.is_empty() {
-        return Err(NumError::Syntax);
-    }
-    match std::str::from_utf8(&bytes) {
+/// Decodes the first character of a Go character literal body (the text
+/// after the opening `'`), returning its value and the rest (which must be
+/// exactly `'` for a well-formed literal).
+pub fn unquote_rune_prefix(body: &str) -> Result<(u32, &str), NumError> {
+    let (bytes, rest) = unquote_char(body, '\'')?;
+    let value = match std::str::from_utf8(&bytes) {
         Ok(t) if bytes.len() > 1 || bytes[0] < 0x80 => {
-            t.chars().next().map(|c| c as u32).ok_or(NumError::Syntax)
+            t.chars().next().map(|c| c as u32).ok_or(NumError::Syntax)?
         }
-        _ => Ok(bytes[0] as u32),
+        _ => bytes[0] as u32,
+    };
+    Ok((value, rest))
+}
+
+/// Value of a Go character literal such as `'a'` or `'\n'`.
+/// Go's `newNumber`: records every interpretation the text allows.
+pub fn number(text: &str, is_char: bool) -> Result<Number, String> {
+    let text = text.to_string();
+    let mut n = Number {
+        text: text.clone(),
+        is_int: false,
+        is_uint: false,
+        is_float: false,
+        int: 0,
+        uint: 0,
+        float: 0.0,
+    };
+    if is_char {
+        let r = match unquote_rune_prefix(&text[1..]) {
+            Ok((r, "'")) => r,
+            Ok(_) => return Err(format!("malformed character constant: {text}")),
+            Err(_) => return Err("invalid syntax".into()),
+        };
+        (n.is_int, n.is_uint, n.is_float) = (true, true, true);
+        (n.int, n.uint, n.float) = (r as i64, r as u64, r as f64);
+        return Ok(n);
+    }
+    if text.ends_with('i') {
+        // Complex constants are not supported by this engine.
+        return Err(format!(
+            "illegal number syntax: {}",
+            crate::gotmpl::fmt::quote(&text)
+        ));
+    }
+    let u = parse_uint0(&text);
+    if let Ok(u) = u {
+        n.is_uint = true;
+        n.uint = u;
+    }
+    if let Ok(i) = parse_int0(&text) {
+        n.is_int = true;
+        n.int = i;
+        if i == 0 {
+            n.is_uint = true; // -0
+            n.uint = 0;
+        }
+    }
+    if n.is_int {
+        n.is_float = true;
+        n.float = n.int as f64;
+    } else if n.is_uint {
+        n.is_float = true;
+        n.float = n.uint as f64;
+    } else if let Ok(f) = parse_float(&text) {
+        if !text.contains(['.', 'e', 'E', 'p', 'P']) {
+            return Err(format!(
+                "integer overflow: {}",
+                crate::gotmpl::fmt::quote(&text)
+            ));
+        }
+        n.is_float = true;
+        n.float = f;
+        if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 {
+            n.is_int = true;
+            n.int = f as i64;
+        }
+        if f.fract() == 0.0 && f >= 0.0 && f < u64::MAX as f64 {
+            n.is_uint = true;
+            n.uint = f as u64;
+        }
+    }
+    if !n.is_int && !n.is_uint && !n.is_float {
+        return Err(format!(
+            "illegal number syntax: {}",
+            crate::gotmpl::fmt::quote(&text)
+        ));
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+pub fn unquote_rune(s: &str) -> Result<u32, NumError> {
+    let body = s.strip_prefix('\'').ok_or(NumError::Syntax)?;
+    match unquote_rune_prefix(body)? {
+        (r, "'") => Ok(r),
+        _ => Err(NumError::Syntax),
     }
 }
 
