@@ -5,6 +5,8 @@
 //! host functions such as Helm's `include` and `tpl` can execute templates.
 
 pub mod builtin;
+pub mod sprig_collections;
+pub mod sprig_strings;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -130,6 +132,15 @@ impl FuncMap {
     pub fn with_builtins() -> Self {
         let mut m = FuncMap::default();
         builtin::register(&mut m);
+        m
+    }
+
+    /// Go builtins plus the Sprig functions implemented so far (strings,
+    /// lists, dicts, defaults), as Helm's function map layers them.
+    pub fn with_sprig() -> Self {
+        let mut m = FuncMap::with_builtins();
+        sprig_strings::register(&mut m);
+        sprig_collections::register(&mut m);
         m
     }
 
