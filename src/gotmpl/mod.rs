@@ -8,6 +8,12 @@
 //!
 //! Parse once into an immutable, `Send + Sync` [`TemplateSet`]; execute many
 //! times, in parallel, each execution with its own data.
+//!
+//! Known differences from Go: strings are UTF-8 (a `"\xff"` literal or a
+//! byte-cut `slice` of a string is repaired with U+FFFD); complex number
+//! literals are rejected; `call` has no function values to call (only its
+//! errors exist); `%x` with a precision on floats ignores the precision;
+//! `unicode.IsPrint` is approximated by a table of non-printable ranges.
 
 mod ast;
 mod eval;

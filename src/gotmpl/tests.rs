@@ -373,3 +373,64 @@ fn parallel_execution_of_one_parse() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<TemplateSet>();
 }
+
+/// Every prefix of a set of tricky templates must parse or fail cleanly,
+/// and execute or fail cleanly: a panic is a bug.
+#[test]
+fn truncated_inputs_never_panic() {
+    let samples = [
+        "a {{- if .m.k -}} x {{- else if eq .i 3.0 }}y{{ else }}{{ range $i, $v := .l }}{{ $i }}{{ break }}{{ end }}{{ end }}",
+        "{{ define \"d\" }}{{ printf \"%[2]*.[1]*d|%-+#0 x|%q\" 3 4 5 \"\\u00e9\\x41\\101\" }}{{ end }}{{ template \"d\" . }}",
+        "{{/* c */}}{{ with $x := (index .l 0) }}{{ $x }}{{ end }}{{ block \"b\" 'a' }}{{ 0x1p-2 }}{{ 1_0.5e1 }}{{ end }}",
+        "{{ (list 1 2).x }}{{ .s | printf \"%s\" | len }}{{ $.m.k.z }}{{ slice \"héllo\" 1 2 }}{{ index \"é\" 0 }}",
+        "{{ `raw\n` }}{{ \"\\q\" }}{{ '\\'' }}{{ -0x10 }}{{ 1e400 }}{{ +3 }}{{ .x@ }}",
+    ];
+    for text in samples {
+        let mut cut: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        cut.push(text.len());
+        for end in cut {
+            let _ = run_data(&text[..end], data());
+        }
+    }
+    let fmts = [
+        "%",
+        "%[",
+        "%[1",
+        "%[1]",
+        "%*",
+        "%.*",
+        "%-*d",
+        "%[9]*d",
+        "%.[2]d",
+        "%!",
+        "%é",
+        "%#U%+q% x",
+    ];
+    for f in fmts {
+        let _ = fmt::sprintf(
+            f,
+            &[Value::Int(-3), Value::from("é"), Value::Float(f64::NAN)],
+        );
+    }
+}
+
+/// Helm allows 1000 nested `include`s; that depth must not overflow a
+/// 2 MiB thread stack (rayon's default).
+#[test]
+fn deep_include_recursion_on_small_stack() {
+    let run_deep = || {
+        let set = set_with(&[(
+            "r",
+            "{{ define \"r\" }}{{ if . }}x{{ include \"r\" (slice . 1) }}{{ end }}{{ end }}",
+        )])?;
+        let items = Value::list(vec![Value::Int(1); 1500]);
+        set.execute("r", items, &ExecOptions::default())
+            .map(|s| s.len())
+            .map_err(|e| e.to_string())
+    };
+    let handle = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(run_deep);
+    let out = handle.ok().and_then(|h| h.join().ok());
+    assert_eq!(out, Some(Ok(1500)));
+}
