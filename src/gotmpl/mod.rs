@@ -25,7 +25,7 @@ mod lexer;
 mod parse;
 mod quote;
 mod stack;
-mod strconv;
+pub(crate) mod strconv;
 pub mod value;
 
 #[cfg(test)]

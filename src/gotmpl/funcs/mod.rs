@@ -6,6 +6,7 @@
 
 pub mod builtin;
 pub mod sprig_collections;
+pub mod sprig_math;
 pub mod sprig_strings;
 
 use std::collections::HashMap;
@@ -136,11 +137,12 @@ impl FuncMap {
     }
 
     /// Go builtins plus the Sprig functions implemented so far (strings,
-    /// lists, dicts, defaults), as Helm's function map layers them.
+    /// lists, dicts, defaults, integer math), as Helm's function map layers them.
     pub fn with_sprig() -> Self {
         let mut m = FuncMap::with_builtins();
         sprig_strings::register(&mut m);
         sprig_collections::register(&mut m);
+        sprig_math::register(&mut m);
         m
     }
 
