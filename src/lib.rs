@@ -6,8 +6,8 @@
 
 pub mod cli;
 pub mod env;
+pub mod gotmpl;
 pub mod k8s;
 pub mod kustomize;
 pub mod output;
 pub mod yaml;
-pub mod gotmpl;

@@ -134,30 +134,16 @@ fn field(m: &Value, k: &str) -> Option<Value> {
     }
 }
 
-/// True when every function used is implemented here (Sprig's `slice`,
-/// which shadows Go's, is not yet).
+/// True when every function used is implemented here.
 fn only_builtins(text: &str, funcs: &FuncMap) -> bool {
     lex(text, true, true)
         .iter()
-        .all(|t| t.kind != Kind::Identifier || (t.val != "slice" && funcs.contains(&t.val)))
+        .all(|t| t.kind != Kind::Identifier || funcs.contains(&t.val))
 }
 
-/// Builtins, the Sprig subset, and Helm's `include` (enough for the
-/// vectors' helper templates).
+/// Everything Helm provides.
 fn vector_funcs() -> FuncMap {
-    let mut m = FuncMap::with_sprig();
-    m.insert(
-        "include",
-        super::Signature::fixed(&[super::ArgType::String, super::ArgType::Any]),
-        |ctx, a| {
-            let name = a[0].as_str().unwrap_or_default();
-            ctx.runner
-                .execute_template(name, a[1].clone())
-                .map(Value::from)
-                .map_err(|e| e.to_string())
-        },
-    );
-    m
+    FuncMap::with_helm()
 }
 
 /// Runs one vector; returns a failure description.
@@ -190,7 +176,15 @@ fn check(v: &Value, funcs: &Arc<FuncMap>) -> Option<String> {
     match (got, want, helm_err) {
         (Ok(g), Some(w), _) if g == w => None,
         (Err(e), None, Some(h)) => {
-            let msg = e.to_string();
+            let mut msg = e.to_string();
+            // Helm reports required/fail messages without the call chain.
+            if let Some((_, rest)) = msg.split_once("HELM_ERR_START") {
+                msg = rest
+                    .split("HELM_ERR_END")
+                    .next()
+                    .unwrap_or(rest)
+                    .to_string();
+            }
             // Helm rewrites parse errors as "parse error at (FILE:LINE): MSG".
             let parse_form = msg
                 .strip_prefix("template: ")

@@ -93,6 +93,7 @@ pub(crate) struct State<'a> {
     pub lookup: &'a Lookup<'a>,
     pub funcs: &'a FuncMap,
     pub opts: &'a ExecOptions,
+    pub shared: &'a super::ExecShared,
     pub tree: &'a Tree,
     pub at: At<'a>,
     pub vars: Vec<(String, Dot)>,
@@ -117,6 +118,7 @@ impl<'a> State<'a> {
         lookup: &'a Lookup<'a>,
         funcs: &'a FuncMap,
         opts: &'a ExecOptions,
+        shared: &'a super::ExecShared,
         tree: &'a Tree,
         data: Value,
         nest: usize,
@@ -125,6 +127,7 @@ impl<'a> State<'a> {
             lookup,
             funcs,
             opts,
+            shared,
             tree,
             at: At::None,
             vars: vec![("$".into(), Dot::plain(data))],
@@ -675,7 +678,13 @@ impl<'a> State<'a> {
             );
         }
         let result = {
-            let mut ctx = FuncCtx { runner: self };
+            let shared = self.shared;
+            let template = self.tree.name.clone();
+            let mut ctx = FuncCtx {
+                runner: self,
+                shared,
+                template: &template,
+            };
             (f.imp)(&mut ctx, &argv)
         };
         result.map_err(|e| {
@@ -706,6 +715,7 @@ impl TemplateRunner for State<'_> {
             self.lookup,
             self.funcs,
             self.opts,
+            self.shared,
             name,
             data,
             self.nest + 1,
@@ -723,6 +733,14 @@ impl TemplateRunner for State<'_> {
             parent: Some(self.lookup),
             root_name: self.lookup.root_name,
         };
-        super::execute_in(&lookup, self.funcs, self.opts, name, data, self.nest + 1)
+        super::execute_in(
+            &lookup,
+            self.funcs,
+            self.opts,
+            self.shared,
+            name,
+            data,
+            self.nest + 1,
+        )
     }
 }

@@ -80,6 +80,42 @@ pub struct ExecOptions {
     pub range_over_int: bool,
 }
 
+/// State shared by every nested execution of one render: counters that
+/// host functions keep (Helm's per-name `include` depth) and warnings
+/// (non-deterministic functions). Thread-safe because deep recursion
+/// continues on helper threads.
+#[derive(Debug, Default)]
+pub struct ExecShared {
+    counters: std::sync::Mutex<HashMap<String, i64>>,
+    warnings: std::sync::Mutex<Vec<String>>,
+}
+
+impl ExecShared {
+    /// Adds `delta` to the counter `key` and returns the new value.
+    pub fn count(&self, key: &str, delta: i64) -> i64 {
+        let mut c = self.counters.lock().unwrap_or_else(|e| e.into_inner());
+        let v = c.entry(key.to_string()).or_insert(0);
+        *v += delta;
+        *v
+    }
+
+    /// Records a warning once.
+    pub fn warn(&self, msg: String) {
+        let mut w = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        if !w.contains(&msg) {
+            w.push(msg);
+        }
+    }
+
+    /// The warnings recorded so far, in order.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
 /// A set of named templates sharing one function table (Go's associated
 /// templates). Immutable after parsing, hence shareable across threads.
 pub struct TemplateSet {
@@ -137,12 +173,24 @@ impl TemplateSet {
 
     /// Go's `ExecuteTemplate`: runs template `name` with `data` as dot.
     pub fn execute(&self, name: &str, data: Value, opts: &ExecOptions) -> Result<String, Error> {
+        self.execute_shared(name, data, opts, &ExecShared::default())
+    }
+
+    /// [`TemplateSet::execute`] with caller-owned per-render state
+    /// (include counters, warnings).
+    pub fn execute_shared(
+        &self,
+        name: &str,
+        data: Value,
+        opts: &ExecOptions,
+        shared: &ExecShared,
+    ) -> Result<String, Error> {
         let lookup = exec::Lookup {
             trees: &self.trees,
             parent: None,
             root_name: &self.name,
         };
-        execute_in(&lookup, &self.funcs, opts, name, data, 0)
+        execute_in(&lookup, &self.funcs, opts, shared, name, data, 0)
     }
 }
 
@@ -152,6 +200,7 @@ pub(crate) fn execute_in(
     lookup: &exec::Lookup<'_>,
     funcs: &FuncMap,
     opts: &ExecOptions,
+    shared: &ExecShared,
     name: &str,
     data: Value,
     nest: usize,
@@ -168,7 +217,7 @@ pub(crate) fn execute_in(
         Value::Nil => Value::Invalid,
         other => other,
     };
-    let mut state = exec::State::new(lookup, funcs, opts, tree, data, nest);
+    let mut state = exec::State::new(lookup, funcs, opts, shared, tree, data, nest);
     state.run()?;
     Ok(state.out)
 }

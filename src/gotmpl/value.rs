@@ -152,6 +152,15 @@ pub trait Object: Send + Sync + fmt::Debug {
     fn underlying(&self) -> Option<Value> {
         None
     }
+    /// Downcasting hook for host code that owns the concrete type.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
+    /// What `json.Marshal` sees: a JSON-like value (Helm's `toYaml`/`toJson`
+    /// of a struct or a `MarshalJSON` type). `None`: marshals as `{}`.
+    fn marshal(&self) -> Option<Value> {
+        None
+    }
     /// `%v` text when the type implements `fmt.Stringer`.
     fn to_go_string(&self) -> Option<String> {
         None

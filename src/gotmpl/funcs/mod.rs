@@ -5,9 +5,21 @@
 //! host functions such as Helm's `include` and `tpl` can execute templates.
 
 pub mod builtin;
+pub mod helm;
+pub mod json;
 pub mod sprig_collections;
+pub mod sprig_date;
+pub mod sprig_dicts;
+pub mod sprig_encoding;
+pub mod sprig_float;
 pub mod sprig_math;
+pub mod sprig_regex;
+pub mod sprig_semver;
 pub mod sprig_strings;
+pub mod sprig_text;
+pub mod toml;
+mod xstrings;
+pub mod yamlconv;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -103,6 +115,10 @@ pub trait TemplateRunner {
 pub struct FuncCtx<'a> {
     /// Template execution hook.
     pub runner: &'a mut dyn TemplateRunner,
+    /// Per-render state shared by nested executions.
+    pub shared: &'a super::ExecShared,
+    /// Name of the template whose action calls the function.
+    pub template: &'a str,
 }
 
 /// Implementation of a function: converted arguments in, value or Go error
@@ -143,6 +159,21 @@ impl FuncMap {
         sprig_strings::register(&mut m);
         sprig_collections::register(&mut m);
         sprig_math::register(&mut m);
+        sprig_float::register(&mut m);
+        sprig_semver::register(&mut m);
+        sprig_date::register(&mut m);
+        sprig_text::register(&mut m);
+        sprig_encoding::register(&mut m);
+        sprig_regex::register(&mut m);
+        sprig_dicts::register(&mut m);
+        m
+    }
+
+    /// Everything a Helm v3.17.3 template sees: Go builtins, Sprig v3.3.0
+    /// and Helm's own functions.
+    pub fn with_helm() -> Self {
+        let mut m = FuncMap::with_sprig();
+        helm::register(&mut m);
         m
     }
 
@@ -178,6 +209,18 @@ impl FuncMap {
                 builtin: true,
             },
         );
+    }
+
+    /// Registers `name` as another name of the existing function `of`.
+    pub fn alias(&mut self, name: &str, of: &str) {
+        if let Some(f) = self.funcs.get(of).cloned() {
+            self.funcs.insert(name.to_string(), f);
+        }
+    }
+
+    /// Removes a function (Helm deletes Sprig's `env`/`expandenv`).
+    pub fn remove(&mut self, name: &str) {
+        self.funcs.remove(name);
     }
 
     /// Looks a function up.
