@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod env;
 pub mod gotmpl;
+pub mod helm;
 pub mod k8s;
 pub mod kustomize;
 pub mod output;

@@ -2,6 +2,7 @@
 //! and maps errors to exit codes (0 ok, 1 failure, 2 usage). No business
 //! logic lives here.
 
+mod helm;
 mod kustomize;
 mod render;
 
@@ -25,6 +26,9 @@ enum Command {
     /// Drop-in replacements for kustomize commands.
     #[command(subcommand)]
     Kustomize(kustomize::Command),
+    /// Drop-in replacements for helm commands.
+    #[command(subcommand)]
+    Helm(helm::Command),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -40,6 +44,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Render(args) => render::run(args),
         Command::Kustomize(cmd) => kustomize::run(cmd),
+        Command::Helm(cmd) => helm::run(cmd),
     };
     match result {
         Ok(code) => code,

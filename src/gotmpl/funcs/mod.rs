@@ -17,6 +17,7 @@ pub mod sprig_regex;
 pub mod sprig_semver;
 pub mod sprig_strings;
 pub mod sprig_text;
+pub mod sprig_url;
 pub mod toml;
 mod xstrings;
 pub mod yamlconv;
@@ -166,6 +167,7 @@ impl FuncMap {
         sprig_encoding::register(&mut m);
         sprig_regex::register(&mut m);
         sprig_dicts::register(&mut m);
+        sprig_url::register(&mut m);
         m
     }
 
