@@ -17,6 +17,7 @@ pub enum Command {
 }
 
 #[derive(clap::Args)]
+#[command(args_override_self = true)]
 pub struct TemplateArgs {
     /// `[NAME] CHART`: the release name (default `release-name`) and the chart directory.
     #[arg(num_args = 1..=2, required = true)]

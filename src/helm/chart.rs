@@ -1,6 +1,6 @@
 //! Chart loading from a directory, as helm's `loader.LoadDir` does:
 //! `Chart.yaml` → metadata, `values.yaml` → defaults, `templates/` →
-//! templates, `charts/*` → subcharts (directories), everything else →
+//! templates, `charts/*` → subcharts (directories or `.tgz`), everything else →
 //! `.Files`. `.helmignore` patterns (simple globs) and helm's default
 //! `templates/.?*` rule are honoured. Subcharts are pruned by
 //! `condition`/`tags` and renamed by `alias` later, in `values.rs`.
@@ -151,46 +151,98 @@ fn walk(
     Ok(())
 }
 
-/// Loads a chart directory (and its `charts/` subdirectories).
+/// Loads a chart directory or a packaged chart (`.tgz`).
 pub fn load(dir: &Path) -> Result<Chart, Error> {
-    if !dir.is_dir() {
-        if dir.exists() {
-            return Err(Error::Chart(format!(
-                "{}: packaged (.tgz) charts are not supported yet",
-                dir.display()
-            )));
-        }
+    if !dir.exists() {
         return Err(Error::Chart(format!(
             "path {:?} not found",
             dir.display().to_string()
         )));
     }
+    if !dir.is_dir() {
+        let data =
+            std::fs::read(dir).map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?;
+        return load_archive(&data, dir);
+    }
     let ignore = Ignore::load(dir);
     let mut paths = Vec::new();
     walk(dir, "", &ignore, &mut paths)?;
+    let mut files = Vec::new();
+    for (rel, path) in paths {
+        let data = std::fs::read(&path)
+            .map_err(|e| Error::Io(path.display().to_string(), e.to_string()))?;
+        files.push((rel, data));
+    }
+    from_files(files, dir)
+}
+
+/// helm's `LoadArchive`: a gzipped tar whose entries sit under one
+/// top-level directory.
+fn load_archive(data: &[u8], origin: &Path) -> Result<Chart, Error> {
+    use std::io::Read;
+    let bad = |e: String| Error::Chart(format!("{}: {e}", origin.display()));
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(data));
+    let mut files = Vec::new();
+    for entry in tar.entries().map_err(|e| bad(e.to_string()))? {
+        let mut entry = entry.map_err(|e| bad(e.to_string()))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry
+            .path()
+            .map_err(|e| bad(e.to_string()))?
+            .to_string_lossy()
+            .replace('\\', "/");
+        if path.split('/').any(|p| p == "..") {
+            return Err(bad(format!(
+                "chart illegally references parent directory: {path}"
+            )));
+        }
+        let Some((_, rel)) = path.split_once('/') else {
+            continue;
+        };
+        let mut buf = Vec::new();
+        entry
+            .read_to_end(&mut buf)
+            .map_err(|e| bad(e.to_string()))?;
+        files.push((rel.to_string(), buf));
+    }
+    if files.is_empty() {
+        return Err(bad("no files in chart archive".into()));
+    }
+    from_files(files, origin)
+}
+
+/// helm's `LoadFiles`: sorts loaded files into metadata, values,
+/// templates, subcharts and other files.
+fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Error> {
     let mut metadata = None;
     let mut values = Value::map(BTreeMap::new());
     let mut templates = Vec::new();
     let mut files = BTreeMap::new();
-    let mut sub_dirs: Vec<String> = Vec::new();
-    for (rel, path) in paths {
-        let data = std::fs::read(&path)
-            .map_err(|e| Error::Io(path.display().to_string(), e.to_string()))?;
-        let text = || String::from_utf8_lossy(&data).into_owned();
+    let mut sub_dirs: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
+    let mut archives: Vec<(String, Vec<u8>)> = Vec::new();
+    for (rel, mut data) in list {
+        // helm strips a UTF-8 byte order mark from every file.
+        if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            data.drain(..3);
+        }
         if let Some(sub) = rel.strip_prefix("charts/") {
-            let first = sub.split('/').next().unwrap_or(sub);
-            if sub.contains('/') {
-                if !sub_dirs.iter().any(|d| d == first) {
-                    sub_dirs.push(first.to_string());
+            match sub.split_once('/') {
+                Some((first, rest)) => sub_dirs
+                    .entry(first.to_string())
+                    .or_default()
+                    .push((rest.to_string(), data)),
+                None if sub.ends_with(".tgz") || sub.ends_with(".tar.gz") => {
+                    archives.push((sub.to_string(), data))
                 }
-            } else if first.ends_with(".tgz") || first.ends_with(".tar.gz") {
-                return Err(Error::Chart(format!(
-                    "{}: packaged (.tgz) subcharts are not supported yet",
-                    path.display()
-                )));
+                None => {
+                    files.insert(rel.clone(), data);
+                }
             }
             continue;
         }
+        let text = || String::from_utf8_lossy(&data).into_owned();
         match rel.as_str() {
             "Chart.yaml" => {
                 let v = parse_yaml(&text())
@@ -202,10 +254,9 @@ pub fn load(dir: &Path) -> Result<Chart, Error> {
                     Ok(Value::Map(m)) => Value::Map(m),
                     Ok(Value::Nil) => Value::map(BTreeMap::new()),
                     Ok(_) => {
-                        return Err(Error::Chart(format!(
-                            "cannot load values.yaml: error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {{}} ({})",
-                            path.display()
-                        )))
+                        return Err(Error::Chart(
+                            "cannot load values.yaml: error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}".into(),
+                        ))
                     }
                     Err(e) => return Err(Error::Chart(format!("cannot load values.yaml: {e}"))),
                 };
@@ -220,7 +271,7 @@ pub fn load(dir: &Path) -> Result<Chart, Error> {
     let Some(metadata) = metadata else {
         return Err(Error::Chart(format!(
             "Chart.yaml file is missing ({})",
-            dir.display()
+            origin.display()
         )));
     };
     let mut chart = Chart {
@@ -230,25 +281,53 @@ pub fn load(dir: &Path) -> Result<Chart, Error> {
         templates,
         files,
         dependencies: Vec::new(),
-        dir: dir.to_path_buf(),
+        dir: origin.to_path_buf(),
     };
     chart.name = chart.meta_str("name");
-    if chart.name.is_empty() {
-        return Err(Error::Chart(
-            "validation: chart.metadata.name is required".into(),
-        ));
-    }
-    if chart.meta_str("version").is_empty() {
-        return Err(Error::Chart(
-            "validation: chart.metadata.version is required".into(),
-        ));
-    }
-    for sub in sub_dirs {
+    validate(&chart)?;
+    for (name, list) in sub_dirs {
         chart
             .dependencies
-            .push(load(&dir.join("charts").join(sub))?);
+            .push(from_files(list, &origin.join("charts").join(name))?);
+    }
+    for (name, data) in archives {
+        chart
+            .dependencies
+            .push(load_archive(&data, &origin.join("charts").join(name))?);
     }
     Ok(chart)
+}
+
+/// helm's `Metadata.Validate`.
+fn validate(c: &Chart) -> Result<(), Error> {
+    let v = |m: String| Error::Chart(format!("validation: {m}"));
+    let api = c.meta_str("apiVersion");
+    if api.is_empty() {
+        return Err(v("chart.metadata.apiVersion is required".into()));
+    }
+    if c.name.is_empty() {
+        return Err(v("chart.metadata.name is required".into()));
+    }
+    if c.name.contains('/') || c.name == ".." || c.name == "." {
+        return Err(v(format!("chart.metadata.name {:?} is invalid", c.name)));
+    }
+    let version = match &c.metadata {
+        Value::Map(m) => m.get("version").map(|v| crate::gotmpl::fmt::to_string(&v)),
+        _ => None,
+    }
+    .unwrap_or_default();
+    if version.is_empty() {
+        return Err(v("chart.metadata.version is required".into()));
+    }
+    if crate::gotmpl::funcs::sprig_semver::Version::parse(&version).is_err() {
+        return Err(v(format!("chart.metadata.version {version:?} is invalid")));
+    }
+    if !matches!(c.meta_str("type").as_str(), "" | "application" | "library") {
+        return Err(v(
+            "chart.metadata.type must be application or library".into()
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -264,12 +343,15 @@ mod tests {
             std::fs::create_dir_all(f.parent().unwrap_or(d)).unwrap_or_else(|e| panic!("{e}"));
             std::fs::write(f, s).unwrap_or_else(|e| panic!("{e}"));
         };
-        w("Chart.yaml", "name: top\nversion: 1.0.0\n");
+        w("Chart.yaml", "apiVersion: v2\nname: top\nversion: 1.0.0\n");
         w("values.yaml", "a: 1\n");
         w("templates/x.yaml", "k: v\n");
         w("templates/.hidden", "x");
         w("files/f.txt", "data");
-        w("charts/sub/Chart.yaml", "name: sub\nversion: 0.1.0\n");
+        w(
+            "charts/sub/Chart.yaml",
+            "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+        );
         w(".helmignore", "*.bak\n");
         w("old.bak", "x");
         let c = load(d).unwrap_or_else(|e| panic!("{e}"));
@@ -278,5 +360,40 @@ mod tests {
         assert!(c.files.contains_key("files/f.txt") && !c.files.contains_key("old.bak"));
         assert_eq!(c.dependencies.len(), 1);
         assert!(load(&d.join("missing")).is_err());
+    }
+
+    #[test]
+    fn loads_packaged_charts_and_validates() {
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut add = |path: &str, body: &str| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(body.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            tar.append_data(&mut h, path, body.as_bytes())
+                .unwrap_or_else(|e| panic!("{e}"));
+        };
+        add(
+            "pkg/Chart.yaml",
+            "\u{feff}apiVersion: v2\nname: pkg\nversion: 1.2.3\n",
+        );
+        add("pkg/templates/a.yaml", "x: 1");
+        let raw = tar.into_inner().unwrap_or_else(|e| panic!("{e}"));
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &raw).unwrap_or_else(|e| panic!("{e}"));
+        let data = gz.finish().unwrap_or_else(|e| panic!("{e}"));
+        let c = load_archive(&data, Path::new("pkg.tgz")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((c.name.as_str(), c.templates.len()), ("pkg", 1));
+        let bad = from_files(
+            vec![(
+                "Chart.yaml".into(),
+                b"apiVersion: v2\nname: x\nversion: 1\ntype: foo\n".to_vec(),
+            )],
+            Path::new("x"),
+        );
+        assert!(bad.is_err_and(|e| e
+            .to_string()
+            .contains("type must be application or library")));
+        assert!(load_archive(b"not gzip", Path::new("x.tgz")).is_err());
     }
 }

@@ -153,10 +153,36 @@ fn validate_release_name(name: &str) -> Result<(), Error> {
     }
 }
 
+/// `renderResources`: the chart's `kubeVersion` constraint must accept the
+/// target Kubernetes version.
+fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
+    let constraint = chart.meta_str("kubeVersion");
+    if constraint.is_empty() {
+        return Ok(());
+    }
+    let v =
+        crate::gotmpl::funcs::sprig_semver::Version::parse(&kube.version).map_err(Error::Usage)?;
+    // chartutil.IsCompatibleRange: an unparsable constraint is incompatible.
+    let ok = crate::gotmpl::funcs::sprig_semver::constraint_check(&constraint, &v).unwrap_or(false);
+    if ok {
+        return Ok(());
+    }
+    Err(Error::Render(format!(
+        "chart requires kubeVersion: {constraint} which is incompatible with Kubernetes {}",
+        kube.version
+    )))
+}
+
 /// `helm template NAME CHART [flags]`.
 pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     validate_release_name(&opts.release_name)?;
     let mut chart = chart::load(chart_dir)?;
+    // action.CheckIfInstallable
+    let kind = chart.meta_str("type");
+    if !(kind.is_empty() || kind == "application") {
+        return Err(Error::Chart(format!("{kind} charts are not installable")));
+    }
+    check_kube_version(&chart, &opts.kube_version)?;
     let mut user = crate::gotmpl::Value::map(Default::default());
     for f in &opts.values_files {
         user = values::merge_maps(&user, &values::read_values_file(f)?);

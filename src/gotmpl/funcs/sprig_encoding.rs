@@ -110,6 +110,30 @@ fn random_from(charset: &[u8], n: i64) -> String {
 }
 
 fn register_random(m: &mut FuncMap) {
+    // Key and certificate generation: random by nature and not implemented;
+    // registered so that charts which do not call them still parse.
+    for (name, arity) in [
+        ("genCA", 2),
+        ("genCAWithKey", 3),
+        ("genPrivateKey", 1),
+        ("genSelfSignedCert", 4),
+        ("genSelfSignedCertWithKey", 5),
+        ("genSignedCert", 5),
+        ("genSignedCertWithKey", 6),
+        ("buildCustomCert", 2),
+        ("encryptAES", 2),
+        ("decryptAES", 2),
+        ("bcrypt", 1),
+        ("htpasswd", 2),
+    ] {
+        let params = vec![ArgType::Any; arity];
+        m.insert(name, Signature::fixed(&params), move |ctx, _| {
+            warn_random(ctx, name);
+            Err(format!(
+                "{name} is not supported by hydrate (it generates or needs random key material)"
+            ))
+        });
+    }
     const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
     const NUM: &[u8] = b"0123456789";
     let sets: [(&str, Vec<u8>); 4] = [
