@@ -284,6 +284,12 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
         dir: origin.to_path_buf(),
     };
     chart.name = chart.meta_str("name");
+    // LoadFiles: a chart without apiVersion is a v1 chart.
+    if chart.meta_str("apiVersion").is_empty() {
+        if let Value::Map(m) = &chart.metadata {
+            m.insert("apiVersion".into(), Value::from("v1"));
+        }
+    }
     validate(&chart)?;
     for (name, list) in sub_dirs {
         chart
@@ -301,14 +307,11 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
 /// helm's `Metadata.Validate`.
 fn validate(c: &Chart) -> Result<(), Error> {
     let v = |m: String| Error::Chart(format!("validation: {m}"));
-    let api = c.meta_str("apiVersion");
-    if api.is_empty() {
-        return Err(v("chart.metadata.apiVersion is required".into()));
-    }
     if c.name.is_empty() {
         return Err(v("chart.metadata.name is required".into()));
     }
-    if c.name.contains('/') || c.name == ".." || c.name == "." {
+    // filepath.Base(name) != name
+    if c.name.contains('/') {
         return Err(v(format!("chart.metadata.name {:?} is invalid", c.name)));
     }
     let version = match &c.metadata {

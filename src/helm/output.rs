@@ -101,7 +101,9 @@ fn str_at(v: &Value, path: &[&str]) -> Option<Value> {
 /// (kind, hook events) of a document, or helm's YAML parse error.
 fn head(path: &str, doc: &str) -> Result<(String, Option<String>), Error> {
     let v =
-        parse_yaml(doc).map_err(|e| Error::Render(format!("YAML parse error on {path}: {e}")))?;
+        // A block scalar at the very end (documents are trimmed) needs the newline.
+        parse_yaml(&format!("{doc}\n"))
+            .map_err(|e| Error::Render(format!("YAML parse error on {path}: {e}")))?;
     if !matches!(v, Value::Map(_) | Value::Nil) {
         return Err(Error::Render(format!(
             "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",
@@ -247,6 +249,16 @@ mod tests {
             split_manifests("a: |\n  x\n  ---\n  y"),
             vec!["a: |\n  x\n  ---\n  y"]
         );
+    }
+
+    #[test]
+    fn trimmed_block_scalar_document_parses() {
+        let doc = "kind: ConfigMap\ndata:\n  s: |\n    a\n    ---\n    b";
+        assert_eq!(
+            head("t", doc).ok().map(|h| h.0).as_deref(),
+            Some("ConfigMap")
+        );
+        assert!(head("t", "- a list").is_err());
     }
 
     #[test]

@@ -110,17 +110,39 @@ fn random_from(charset: &[u8], n: i64) -> String {
 }
 
 fn register_random(m: &mut FuncMap) {
-    // Key and certificate generation: random by nature and not implemented;
-    // registered so that charts which do not call them still parse.
+    // Key and certificate generation is random by nature and not
+    // implemented: the generators return clearly marked placeholder PEM
+    // text (with a warning) so that charts which generate material they
+    // then ignore still render; encryption and hashing with salts fail.
     for (name, arity) in [
         ("genCA", 2),
         ("genCAWithKey", 3),
-        ("genPrivateKey", 1),
         ("genSelfSignedCert", 4),
         ("genSelfSignedCertWithKey", 5),
         ("genSignedCert", 5),
         ("genSignedCertWithKey", 6),
         ("buildCustomCert", 2),
+    ] {
+        let params = vec![ArgType::Any; arity];
+        m.insert(name, Signature::fixed(&params), move |ctx, _| {
+            warn_random(ctx, name);
+            let mut c = std::collections::BTreeMap::new();
+            c.insert(
+                "Cert".to_string(),
+                Value::from(placeholder_pem("CERTIFICATE", name)),
+            );
+            c.insert(
+                "Key".to_string(),
+                Value::from(placeholder_pem("RSA PRIVATE KEY", name)),
+            );
+            Ok(Value::map(c))
+        });
+    }
+    m.insert("genPrivateKey", Signature::fixed(&[Str]), |ctx, _| {
+        warn_random(ctx, "genPrivateKey");
+        ok(placeholder_pem("RSA PRIVATE KEY", "genPrivateKey"))
+    });
+    for (name, arity) in [
         ("encryptAES", 2),
         ("decryptAES", 2),
         ("bcrypt", 1),
@@ -129,9 +151,7 @@ fn register_random(m: &mut FuncMap) {
         let params = vec![ArgType::Any; arity];
         m.insert(name, Signature::fixed(&params), move |ctx, _| {
             warn_random(ctx, name);
-            Err(format!(
-                "{name} is not supported by hydrate (it generates or needs random key material)"
-            ))
+            Err(format!("{name} is not supported by hydrate"))
         });
     }
     const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -196,6 +216,16 @@ fn register_random(m: &mut FuncMap) {
         }
         ok(c.into_iter().collect::<String>())
     });
+}
+
+/// PEM-shaped text that says it is not real key material.
+fn placeholder_pem(kind: &str, func: &str) -> String {
+    format!(
+        "-----BEGIN {kind}-----\n{}\n-----END {kind}-----\n",
+        b64_encode(
+            format!("hydrate placeholder: {func} output is random and not generated").as_bytes()
+        )
+    )
 }
 
 const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
