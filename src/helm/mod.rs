@@ -200,6 +200,7 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
         user = values::apply_set(&user, arg, kind)?;
     }
     values::process_dependencies(&mut chart, &user, "")?;
+    values::process_import_values(&mut chart);
     let vals = values::coalesce(&chart, &user);
     let (files, warnings) = render::render(&chart, &vals, opts)?;
     let output = output::assemble(&chart, &files, opts)?;

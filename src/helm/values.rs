@@ -301,19 +301,22 @@ fn coalesce_tables(dst: &Map, src: &Map, merge: bool) {
     }
 }
 
-/// `coalesceValues`: the chart's defaults under `v` (user values).
-fn coalesce_values(chart: &Chart, v: &Map) {
+/// `coalesceValues`: the chart's defaults under `v` (user values);
+/// `merge` keeps user nulls instead of deleting (helm's `MergeValues`).
+fn coalesce_values(chart: &Chart, v: &Map, merge: bool) {
     let Some(defaults) = as_map(&deep_copy(&chart.values)) else {
         return;
     };
     for (k, dv) in defaults.entries() {
         match v.get(&k) {
             Some(Value::Nil) => {
-                v.remove(&k);
+                if !merge {
+                    v.remove(&k);
+                }
             }
             Some(Value::Map(um)) => {
                 if let Value::Map(dm) = &dv {
-                    coalesce_tables(&um, dm, false);
+                    coalesce_tables(&um, dm, merge);
                 }
             }
             Some(_) => {}
@@ -353,11 +356,16 @@ fn coalesce_globals(child: &Map, parent: &Map) {
 
 /// `CoalesceValues(chart, user)`: the final `.Values` tree.
 pub fn coalesce(chart: &Chart, user: &Value) -> Value {
+    coalesce_with(chart, user, false)
+}
+
+/// `CoalesceValues` (`merge` false) or `MergeValues` (true).
+fn coalesce_with(chart: &Chart, user: &Value, merge: bool) -> Value {
     let out = deep_copy(user);
     let Some(v) = as_map(&out) else {
         return out;
     };
-    coalesce_values(chart, &v);
+    coalesce_values(chart, &v, merge);
     for sub in &chart.dependencies {
         let section = match v.get(&sub.name) {
             Some(Value::Map(m)) => Value::Map(m),
@@ -371,7 +379,7 @@ pub fn coalesce(chart: &Chart, user: &Value) -> Value {
         if let Some(sm) = as_map(&section) {
             coalesce_globals(&sm, &v);
         }
-        let merged = coalesce(sub, &section);
+        let merged = coalesce_with(sub, &section, merge);
         v.insert(sub.name.clone(), merged);
     }
     out
@@ -449,6 +457,75 @@ pub fn process_dependencies(chart: &mut Chart, user: &Value, prefix: &str) -> Re
     Ok(())
 }
 
+/// `pathToMap`: nests `data` under a dotted path (`.` is the root).
+fn path_to_map(path: &str, data: Value) -> Value {
+    if path == "." {
+        return data;
+    }
+    let mut out = data;
+    for part in path.split('.').filter(|p| !p.is_empty()).rev() {
+        let mut m = BTreeMap::new();
+        m.insert(part.to_string(), out);
+        out = Value::map(m);
+    }
+    out
+}
+
+/// `processDependencyImportValues` (bottom-up): each `import-values`
+/// entry copies a table of the dependency's values (`child`/`parent`
+/// pairs, or `exports.NAME` for plain strings) into the chart's values,
+/// under the chart's own values (which win).
+pub fn process_import_values(chart: &mut Chart) {
+    for sub in &mut chart.dependencies {
+        process_import_values(sub);
+    }
+    let declared = chart.declared_dependencies();
+    if declared.is_empty() {
+        return;
+    }
+    let cvals = coalesce_with(chart, &new_map(), true);
+    let imported = new_map();
+    let Some(b) = as_map(&imported) else { return };
+    for dep in &declared {
+        let name = path_value(dep, "name")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let Some(Value::List(ivs)) = path_value(dep, "import-values") else {
+            continue;
+        };
+        for iv in &ivs.items {
+            let (child, parent) = match iv {
+                Value::Map(m) => (
+                    m.get("child")
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                    m.get("parent")
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                ),
+                Value::Str(s) => (format!("exports.{s}"), ".".to_string()),
+                _ => continue,
+            };
+            let Some(table @ Value::Map(_)) = path_value(&cvals, &format!("{name}.{child}")) else {
+                continue;
+            };
+            if let Value::Map(src) = path_to_map(&parent, deep_copy(&table)) {
+                merge_tables(&b, &src);
+            }
+        }
+    }
+    if let Some(cv) = as_map(&cvals) {
+        coalesce_tables(&cv, &b, true);
+    }
+    chart.values = cvals;
+}
+
+/// helm's `MergeTables(dst, src)`: keeps `dst` values and fills in from
+/// `src`, recursing into tables (nulls kept).
+fn merge_tables(dst: &Map, src: &Map) {
+    coalesce_tables(dst, src, true);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +557,38 @@ mod tests {
     }
 
     #[test]
+    fn import_values_copy_child_tables() {
+        let child = Chart {
+            metadata: parse_yaml("name: c").unwrap_or(Value::Nil),
+            name: "c".into(),
+            values: parse_yaml("exports: {data: {d: 1}}\nx: {k: child}").unwrap_or(Value::Nil),
+            templates: vec![],
+            files: BTreeMap::new(),
+            dependencies: vec![],
+            dir: Default::default(),
+        };
+        let mut parent = Chart {
+            metadata: parse_yaml("name: p\ndependencies: [{name: c, import-values: [data, {child: x, parent: imp}]}]")
+                .unwrap_or(Value::Nil),
+            name: "p".into(),
+            values: parse_yaml("imp: {k: parent}").unwrap_or(Value::Nil),
+            templates: vec![],
+            files: BTreeMap::new(),
+            dependencies: vec![child],
+            dir: Default::default(),
+        };
+        process_import_values(&mut parent);
+        assert_eq!(
+            to_string(&path_value(&parent.values, "d").unwrap_or(Value::Nil)),
+            "1"
+        );
+        assert_eq!(
+            to_string(&path_value(&parent.values, "imp.k").unwrap_or(Value::Nil)),
+            "parent"
+        );
+    }
+
+    #[test]
     fn coalesce_defaults_and_nulls() {
         let chart = Chart {
             metadata: new_map(),
@@ -492,6 +601,11 @@ mod tests {
         };
         let user = parse_yaml("b: {x: 5, y: null}\nd: null").unwrap_or(Value::Nil);
         assert_eq!(to_string(&coalesce(&chart, &user)), "map[a:1 b:map[x:5]]");
+        // MergeValues keeps the nulls for a later coalesce to apply (`y` is YAML 1.1 true).
+        assert_eq!(
+            to_string(&coalesce_with(&chart, &user, true)),
+            "map[a:1 b:map[true:<nil> x:5] d:<nil>]"
+        );
         let merged = merge_maps(
             &parse_yaml("m: {a: 1}").unwrap_or(Value::Nil),
             &parse_yaml("m: {b: 2}").unwrap_or(Value::Nil),
