@@ -70,7 +70,7 @@ pub struct TemplateArgs {
     /// Template for the release name.
     #[arg(long = "name-template")]
     name_template: Option<String>,
-    /// Accepted for compatibility (schemas are not validated yet).
+    /// Do not validate values against `values.schema.json`.
     #[arg(long = "skip-schema-validation")]
     skip_schema_validation: bool,
     /// Accepted for compatibility.
@@ -115,12 +115,13 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         no_hooks: a.no_hooks,
         is_upgrade: a.is_upgrade,
         show_only: a.show_only,
+        skip_schema_validation: a.skip_schema_validation,
         ..Options::default()
     };
     if let Some(k) = &a.kube_version {
         opts.kube_version = KubeVersion::parse(k)?;
     }
-    let _ = (a.skip_crds, a.skip_schema_validation, a.debug);
+    let _ = (a.skip_crds, a.debug);
     let rendered = helm::template(std::path::Path::new(&chart), &opts)?;
     for w in &rendered.warnings {
         eprintln!("{w}");

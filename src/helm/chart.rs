@@ -27,6 +27,8 @@ pub struct Chart {
     pub files: BTreeMap<String, Vec<u8>>,
     /// Subcharts found under `charts/`.
     pub dependencies: Vec<Chart>,
+    /// `values.schema.json`, if any.
+    pub schema: Option<Vec<u8>>,
     /// Where it came from (for errors).
     pub dir: PathBuf,
 }
@@ -222,6 +224,7 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
     let mut files = BTreeMap::new();
     let mut sub_dirs: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
     let mut archives: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut schema = None;
     for (rel, mut data) in list {
         // helm strips a UTF-8 byte order mark from every file.
         if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
@@ -261,7 +264,7 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
                     Err(e) => return Err(Error::Chart(format!("cannot load values.yaml: {e}"))),
                 };
             }
-            "values.schema.json" => {}
+            "values.schema.json" => schema = Some(data),
             r if r.starts_with("templates/") => templates.push((rel.clone(), text())),
             _ => {
                 files.insert(rel.clone(), data);
@@ -281,6 +284,7 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
         templates,
         files,
         dependencies: Vec::new(),
+        schema,
         dir: origin.to_path_buf(),
     };
     chart.name = chart.meta_str("name");

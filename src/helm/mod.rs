@@ -3,13 +3,15 @@
 //! assembling the output exactly as `helm template` (v3.17.3) prints it.
 //!
 //! It never shells out to helm and never talks to a cluster (`lookup` is
-//! always empty). Not yet supported: packaged (`.tgz`) charts and
-//! subcharts, `import-values`, JSON-schema validation.
+//! always empty). Not yet supported: `--output-dir`, post-renderers,
+//! repository/OCI chart references, helm3's quirks with a dependency
+//! aliased twice.
 
 mod chart;
 mod objects;
 mod output;
 mod render;
+mod schema;
 mod values;
 
 use std::path::{Path, PathBuf};
@@ -102,6 +104,8 @@ pub struct Options {
     pub is_upgrade: bool,
     /// `--show-only` patterns.
     pub show_only: Vec<String>,
+    /// `--skip-schema-validation`.
+    pub skip_schema_validation: bool,
 }
 
 impl Default for Options {
@@ -122,6 +126,7 @@ impl Default for Options {
             no_hooks: false,
             is_upgrade: false,
             show_only: Vec::new(),
+            skip_schema_validation: false,
         }
     }
 }
@@ -202,6 +207,9 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     values::process_dependencies(&mut chart, &user, "")?;
     values::process_import_values(&mut chart);
     let vals = values::coalesce(&chart, &user);
+    if !opts.skip_schema_validation {
+        schema::validate(&chart, &vals)?;
+    }
     let (files, warnings) = render::render(&chart, &vals, opts)?;
     let output = output::assemble(&chart, &files, opts)?;
     Ok(Rendered { output, warnings })

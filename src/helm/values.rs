@@ -565,6 +565,7 @@ mod tests {
             templates: vec![],
             files: BTreeMap::new(),
             dependencies: vec![],
+            schema: None,
             dir: Default::default(),
         };
         let mut parent = Chart {
@@ -575,6 +576,7 @@ mod tests {
             templates: vec![],
             files: BTreeMap::new(),
             dependencies: vec![child],
+            schema: None,
             dir: Default::default(),
         };
         process_import_values(&mut parent);
@@ -597,6 +599,7 @@ mod tests {
             templates: vec![],
             files: BTreeMap::new(),
             dependencies: vec![],
+            schema: None,
             dir: Default::default(),
         };
         let user = parse_yaml("b: {x: 5, y: null}\nd: null").unwrap_or(Value::Nil);
