@@ -188,10 +188,14 @@ fn capabilities(opts: &Options) -> Value {
     Value::Object(Arc::new(Record::new("*chartutil.Capabilities", c)))
 }
 
-/// helm's `recAllTpls`: collects templates with their scope.
+/// helm's `recAllTpls`: collects templates with their scope. `full_path`
+/// names this chart's templates; `children_base` is where its subcharts
+/// live, which differs for an aliased chart: helm3 copies the aliased
+/// chart shallowly, so its subcharts still hang off the original name.
 fn collect(
     c: &Chart,
     full_path: &str,
+    children_base: &str,
     values: &Value,
     common: &BTreeMap<String, Value>,
     is_root: bool,
@@ -213,8 +217,9 @@ fn collect(
             },
             _ => Value::map(BTreeMap::new()),
         };
-        let path = format!("{full_path}/charts/{}", sub.name);
-        let v = collect(sub, &path, &sv, common, false, out);
+        let path = format!("{children_base}/charts/{}", sub.name);
+        let base = format!("{children_base}/charts/{}", sub.meta_str("name"));
+        let v = collect(sub, &path, &base, &sv, common, false, out);
         subcharts.insert(sub.name.clone(), v);
     }
     next.insert("Subcharts".into(), Value::map(subcharts));
@@ -288,7 +293,15 @@ pub fn render(
     common.insert("Release".into(), Value::map(release));
     common.insert("Capabilities".into(), capabilities(opts));
     let mut tpls = BTreeMap::new();
-    collect(chart, &chart.name, values, &common, true, &mut tpls);
+    collect(
+        chart,
+        &chart.name,
+        &chart.name,
+        values,
+        &common,
+        true,
+        &mut tpls,
+    );
 
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
@@ -324,6 +337,40 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn chart(name: &str, meta_name: &str, deps: Vec<Chart>) -> Chart {
+        let mut meta = BTreeMap::new();
+        meta.insert("name".to_string(), Value::from(meta_name));
+        Chart {
+            metadata: Value::map(meta),
+            name: name.into(),
+            values: Value::map(BTreeMap::new()),
+            templates: vec![("templates/t.yaml".into(), String::new())],
+            files: BTreeMap::new(),
+            dependencies: deps,
+            schema: None,
+            dir: Default::default(),
+        }
+    }
+
+    #[test]
+    fn aliased_subcharts_keep_their_original_path_for_children() {
+        let grand = chart("grand", "grand", vec![]);
+        let foo = chart("foo", "child", vec![grand]);
+        let top = chart("top", "top", vec![foo]);
+        let mut out = BTreeMap::new();
+        let v = Value::map(BTreeMap::new());
+        collect(&top, "top", "top", &v, &BTreeMap::new(), true, &mut out);
+        let names: Vec<&String> = out.keys().collect();
+        assert_eq!(
+            names,
+            vec![
+                "top/charts/child/charts/grand/templates/t.yaml",
+                "top/charts/foo/templates/t.yaml",
+                "top/templates/t.yaml"
+            ]
+        );
+    }
 
     #[test]
     fn template_order_and_errors() {
