@@ -120,12 +120,17 @@ fn walk(
     rel: &str,
     ignore: &Ignore,
     out: &mut Vec<(String, PathBuf)>,
+    visited: &mut std::collections::HashSet<PathBuf>,
 ) -> Result<(), Error> {
     let dir = if rel.is_empty() {
         root.to_path_buf()
     } else {
         root.join(rel)
     };
+    // Symlinked directories are followed, but a cycle is walked only once.
+    if !visited.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
+        return Ok(());
+    }
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?
         .filter_map(Result::ok)
@@ -145,7 +150,7 @@ fn walk(
             continue;
         }
         if is_dir {
-            walk(root, &r, ignore, out)?;
+            walk(root, &r, ignore, out, visited)?;
         } else if meta.is_ok_and(|m| m.is_file()) {
             out.push((r, path));
         }
@@ -168,7 +173,7 @@ pub fn load(dir: &Path) -> Result<Chart, Error> {
     }
     let ignore = Ignore::load(dir);
     let mut paths = Vec::new();
-    walk(dir, "", &ignore, &mut paths)?;
+    walk(dir, "", &ignore, &mut paths, &mut Default::default())?;
     let mut files = Vec::new();
     for (rel, path) in paths {
         let data = std::fs::read(&path)
@@ -361,6 +366,9 @@ mod tests {
         );
         w(".helmignore", "*.bak\n");
         w("old.bak", "x");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(d.join("files"), d.join("files/loop"))
+            .unwrap_or_else(|e| panic!("{e}"));
         let c = load(d).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.name, "top");
         assert_eq!(c.templates.len(), 1);

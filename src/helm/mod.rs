@@ -256,4 +256,57 @@ mod tests {
             "---\n# Source: demo/templates/cm.yaml\nkind: Namespace\n---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rel\ndata:\n  n: 1e+06\n  s:\n"
         );
     }
+
+    /// The shared function-vector chart, when present: every vector's
+    /// output must equal helm3's (one known TOML error-text difference).
+    #[test]
+    fn function_vector_chart_matches_helm3() {
+        let root = Path::new("/work/shared/conformance/helm/functions");
+        let Ok(text) = std::fs::read_to_string(root.join("vectors.json")) else {
+            eprintln!("skipped: function vectors not present");
+            return;
+        };
+        let opts = Options {
+            release_name: "vec".into(),
+            namespace: "vecns".into(),
+            ..Options::default()
+        };
+        let out = template(&root.join("chart"), &opts).unwrap_or_else(|e| panic!("{e}"));
+        let got: std::collections::BTreeMap<&str, String> = out
+            .output
+            .lines()
+            .filter_map(|l| l.trim().split_once(": "))
+            .filter(|(k, _)| k.starts_with('v'))
+            .map(|(k, v)| {
+                let b64 = v.trim_matches('"');
+                let bytes =
+                    crate::gotmpl::funcs::sprig_encoding::b64_decode(b64).unwrap_or_default();
+                (k, String::from_utf8_lossy(&bytes).into_owned())
+            })
+            .collect();
+        let Ok(crate::gotmpl::Value::List(all)) = crate::gotmpl::funcs::json::unmarshal(&text)
+        else {
+            panic!("vectors.json did not parse");
+        };
+        let mut failures = Vec::new();
+        for v in &all.items {
+            let crate::gotmpl::Value::Map(m) = v else {
+                continue;
+            };
+            let id = m
+                .get("id")
+                .map(|i| crate::gotmpl::fmt::to_string(&i))
+                .unwrap_or_default();
+            let Some(crate::gotmpl::Value::Str(want)) = m.get("expected_helm3") else {
+                continue;
+            };
+            if let Some(g) = got.get(id.as_str()) {
+                if g.as_str() != &*want {
+                    failures.push(format!("{id}: got {g:?} want {want:?}"));
+                }
+            }
+        }
+        assert!(got.len() > 500, "only {} vectors rendered", got.len());
+        assert!(failures.len() <= 1, "{}", failures.join("\n"));
+    }
 }
