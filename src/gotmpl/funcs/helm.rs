@@ -219,6 +219,9 @@ mod tests {
         assert_eq!(run(r#"{{required "ok" 0}}"#), "0");
         assert!(run(r#"{{fail "boom"}}"#).contains("HELM_ERR_STARTboomHELM_ERR_END"));
         assert!(run(r#"{{env "HOME"}}"#).starts_with("ERR"));
+        // Absurd sizes fail instead of exhausting memory.
+        assert!(run(r#"{{repeat 9999999999999 "ab"}}"#).contains("Repeat output length overflow"));
+        assert!(run(r#"{{until 9999999999999 | len}}"#).contains("len out of range"));
     }
 
     #[test]

@@ -28,6 +28,11 @@ use std::sync::Arc;
 use super::value::Value;
 use super::Error;
 
+/// Largest string a function may build (Go would try and exhaust memory).
+pub const MAX_RESULT_BYTES: usize = 1 << 30;
+/// Largest list a function may build.
+pub const MAX_RESULT_ITEMS: usize = 1 << 26;
+
 /// Go parameter type of a template function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgType {

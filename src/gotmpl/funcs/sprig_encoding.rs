@@ -104,7 +104,7 @@ fn random_u64() -> u64 {
 }
 
 fn random_from(charset: &[u8], n: i64) -> String {
-    (0..n.max(0))
+    (0..n.clamp(0, super::MAX_RESULT_BYTES as i64))
         .map(|_| char::from(charset[(random_u64() % charset.len() as u64) as usize]))
         .collect()
 }
@@ -178,6 +178,7 @@ fn register_random(m: &mut FuncMap) {
             Value::Int(i) => i.max(0),
             _ => 0,
         };
+        let n = n.min(super::MAX_RESULT_BYTES as i64);
         let bytes: Vec<u8> = (0..n).map(|_| random_u64() as u8).collect();
         ok(b64_encode(&bytes))
     });

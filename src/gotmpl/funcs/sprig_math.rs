@@ -53,7 +53,18 @@ pub fn to_float64(v: &Value) -> f64 {
 }
 
 /// Sprig's `untilStep` (Go `[]int`).
-fn until_step(start: i64, stop: i64, step: i64) -> Value {
+fn until_step(start: i64, stop: i64, step: i64) -> Result<Value, String> {
+    // Go would allocate until memory runs out; refuse absurd lengths instead.
+    let len = if step != 0 {
+        (stop as i128 - start as i128) / step as i128
+    } else {
+        0
+    };
+    if len > super::MAX_RESULT_ITEMS as i128 {
+        return Err(format!(
+            "runtime error: makeslice: len out of range ({len} elements)"
+        ));
+    }
     let mut v = Vec::new();
     let mut i = start;
     if stop < start {
@@ -67,7 +78,7 @@ fn until_step(start: i64, stop: i64, step: i64) -> Value {
             i += step;
         }
     }
-    Value::typed_list(Elem::Int, v)
+    Ok(Value::typed_list(Elem::Int, v))
 }
 
 /// Sprig's `round`: half-way rule `round_on` (default .5) at `places`.
@@ -156,14 +167,10 @@ pub fn register(m: &mut FuncMap) {
     );
     m.insert("until", Signature::fixed(&[Int]), |_, a| {
         let n = to_int64(&a[0]);
-        Ok(until_step(0, n, if n < 0 { -1 } else { 1 }))
+        until_step(0, n, if n < 0 { -1 } else { 1 })
     });
     m.insert("untilStep", Signature::fixed(&[Int, Int, Int]), |_, a| {
-        Ok(until_step(
-            to_int64(&a[0]),
-            to_int64(&a[1]),
-            to_int64(&a[2]),
-        ))
+        until_step(to_int64(&a[0]), to_int64(&a[1]), to_int64(&a[2]))
     });
 }
 
@@ -187,11 +194,12 @@ mod tests {
     fn sprig_round_and_ranges() {
         assert_eq!(round(2.675, 2.0, 0.5), 2.68);
         assert_eq!(round(1.4, 0.0, 0.5), 1.0);
-        let Value::List(l) = until_step(0, 10, 3) else {
+        assert!(until_step(0, i64::MAX, 1).is_err());
+        let Ok(Value::List(l)) = until_step(0, 10, 3) else {
             return;
         };
         assert_eq!(l.items.len(), 4);
-        let Value::List(l) = until_step(3, 0, -1) else {
+        let Ok(Value::List(l)) = until_step(3, 0, -1) else {
             return;
         };
         assert_eq!(l.items.len(), 3);

@@ -85,6 +85,10 @@ pub fn register(m: &mut FuncMap) {
         if n < 0 {
             return Err("strings: negative Repeat count".into());
         }
+        // Go panics on overflow; far below that we refuse rather than exhaust memory.
+        if (n as u128) * (s(&a[1]).len() as u128) > super::MAX_RESULT_BYTES as u128 {
+            return Err("strings: Repeat output length overflow".into());
+        }
         ok(s(&a[1]).repeat(n as usize))
     });
     m.insert("indent", Signature::fixed(&[Int, Str]), |_, a| {
@@ -142,7 +146,7 @@ fn go_split(src: &str, sep: &str) -> Vec<String> {
 }
 
 fn indent(spaces: i64, v: &str) -> String {
-    let pad = " ".repeat(spaces.max(0) as usize);
+    let pad = " ".repeat(spaces.clamp(0, super::MAX_RESULT_BYTES as i64 / 1024) as usize);
     format!("{pad}{}", v.replace('\n', &format!("\n{pad}")))
 }
 
@@ -183,6 +187,7 @@ mod tests {
     #[test]
     fn helpers_match_sprig() {
         assert_eq!(indent(2, "a\nb"), "  a\n  b");
+        assert_eq!(indent(-3, "a"), "a");
         assert_eq!(trunc(2, "abcdef"), "ab");
         assert_eq!(trunc(-2, "abcdef"), "ef");
         assert_eq!(trunc(10, "abc"), "abc");

@@ -404,9 +404,17 @@ fn wrap_custom(text: &str, width: i64, newline: &str, long_words: bool) -> Strin
     out
 }
 
-/// Sprig's `untilStep` as plain integers.
+/// Sprig's `untilStep` as plain integers (empty past a sane length).
 fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
     let mut v = Vec::new();
+    let len = if step != 0 {
+        (i128::from(stop) - i128::from(start)) / i128::from(step)
+    } else {
+        0
+    };
+    if len > super::MAX_RESULT_ITEMS as i128 {
+        return v;
+    }
     let mut i = start;
     if stop < start {
         while step < 0 && i > stop {
@@ -553,6 +561,7 @@ mod tests {
         assert_eq!(seq(&[2, -2]), "2 1 0 -1 -2");
         assert_eq!(seq(&[0, 3, 9]), "0 3 6 9");
         assert_eq!(seq(&[9, 3, 0]), "");
+        assert_eq!(seq(&[0, 1, i64::MAX - 1]), "");
         assert_eq!(path_clean("a/../../b//c/."), "../b/c");
         assert_eq!(path_clean("/../x"), "/x");
         assert_eq!(path_base("/a/b/"), "b");
