@@ -9,11 +9,21 @@
 //! Parse once into an immutable, `Send + Sync` [`TemplateSet`]; execute many
 //! times, in parallel, each execution with its own data.
 //!
+//! The function library ([`FuncMap::with_helm`]) is Go's builtins, Sprig
+//! v3.3.0 and Helm v3.17.3's own functions (`funcs/`).
+//!
 //! Known differences from Go: strings are UTF-8 (a `"\xff"` literal or a
 //! byte-cut `slice` of a string is repaired with U+FFFD); complex number
 //! literals are rejected; `call` has no function values to call (only its
 //! errors exist); `%x` with a precision on floats ignores the precision;
 //! `unicode.IsPrint` is approximated by a table of non-printable ranges.
+//! In the function library: every time zone is UTC; key/certificate
+//! generators return marked placeholder PEM text and `encryptAES`,
+//! `decryptAES`, `bcrypt`, `htpasswd` fail (all warn: they are random or
+//! keyed); `fromToml` error texts are the `toml` crate's, not
+//! BurntSushi's; regex compile errors are worded by the `regex` crate.
+//! Non-deterministic functions (`now`, `rand*`, `uuidv4`, `shuffle`, ...)
+//! work and record a warning naming the template in [`ExecShared`].
 
 mod ast;
 mod eval;

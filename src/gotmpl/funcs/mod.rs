@@ -158,8 +158,8 @@ impl FuncMap {
         m
     }
 
-    /// Go builtins plus the Sprig functions implemented so far (strings,
-    /// lists, dicts, defaults, integer math), as Helm's function map layers them.
+    /// Go builtins plus Sprig v3.3.0 (`sprig.TxtFuncMap`), as Helm's
+    /// function map layers them.
     pub fn with_sprig() -> Self {
         let mut m = FuncMap::with_builtins();
         sprig_strings::register(&mut m);
