@@ -7,6 +7,8 @@
 pub mod cli;
 pub mod env;
 pub mod git;
+pub mod gotmpl;
+pub mod helm;
 pub mod k8s;
 pub mod kustomize;
 pub mod output;

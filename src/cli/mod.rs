@@ -3,6 +3,7 @@
 //! logic lives here.
 
 mod affected;
+mod helm;
 mod kustomize;
 mod render;
 
@@ -28,6 +29,9 @@ enum Command {
     /// Drop-in replacements for kustomize commands.
     #[command(subcommand)]
     Kustomize(kustomize::Command),
+    /// Drop-in replacements for helm commands.
+    #[command(subcommand)]
+    Helm(helm::Command),
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -44,6 +48,7 @@ pub fn run() -> ExitCode {
         Command::Render(args) => render::run(args),
         Command::Affected(args) => affected::run(args),
         Command::Kustomize(cmd) => kustomize::run(cmd),
+        Command::Helm(cmd) => helm::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,496 @@
+//! Go `encoding/json` on template values: `json.Marshal` (sorted map keys,
+//! `\u003c`-style HTML escaping unless disabled, Go's float format,
+//! `[]byte` as base64, `MarshalIndent`), and `json.Unmarshal` into
+//! `interface{}` (numbers become float64) with Go's error texts. Shared by
+//! Sprig's and Helm's JSON functions and by `toYaml` (which marshals to
+//! JSON first).
+
+use std::collections::BTreeMap;
+
+use super::sprig_encoding::b64_encode;
+use crate::gotmpl::value::{Elem, Value};
+use crate::yaml::format_json;
+
+/// Encoder options.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    /// Escape `<`, `>`, `&` (`json.Marshal` does; `SetEscapeHTML(false)` not).
+    pub escape_html: bool,
+    /// `MarshalIndent(v, "", indent)` when non-empty.
+    pub indent: &'static str,
+}
+
+/// `json.Marshal`.
+pub const COMPACT: Style = Style {
+    escape_html: true,
+    indent: "",
+};
+
+/// Marshals a value; errors carry Go's text (`json: unsupported value: NaN`).
+pub fn marshal(v: &Value, style: Style) -> Result<String, String> {
+    let mut out = String::new();
+    write_value(v, style, 0, &mut out)?;
+    Ok(out)
+}
+
+fn newline(style: Style, depth: usize, out: &mut String) {
+    if !style.indent.is_empty() {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str(style.indent);
+        }
+    }
+}
+
+fn write_value(v: &Value, style: Style, depth: usize, out: &mut String) -> Result<(), String> {
+    match v {
+        Value::Invalid | Value::Nil => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) | Value::Int64(i) => out.push_str(&i.to_string()),
+        Value::Uint8(u) => out.push_str(&u.to_string()),
+        Value::Float(f) => {
+            if !f.is_finite() {
+                return Err(format!(
+                    "json: unsupported value: {}",
+                    crate::gotmpl::fmt::to_string(v)
+                ));
+            }
+            out.push_str(&format_json(*f));
+        }
+        Value::Str(s) => write_string(s, style.escape_html, out),
+        Value::Bytes(b) => write_string(&b64_encode(b), style.escape_html, out),
+        Value::List(l) => {
+            if l.items.is_empty() {
+                out.push_str("[]");
+                return Ok(());
+            }
+            out.push('[');
+            for (i, item) in l.items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(style, depth + 1, out);
+                write_value(item, style, depth + 1, out)?;
+            }
+            newline(style, depth, out);
+            out.push(']');
+        }
+        Value::Map(m) => write_map(&m.entries(), style, depth, out)?,
+        Value::Object(o) => match o.marshal().or_else(|| o.underlying()) {
+            Some(inner) => write_value(&inner, style, depth, out)?,
+            None => out.push_str("{}"),
+        },
+    }
+    Ok(())
+}
+
+fn write_map(
+    entries: &[(String, Value)],
+    style: Style,
+    depth: usize,
+    out: &mut String,
+) -> Result<(), String> {
+    if entries.is_empty() {
+        out.push_str("{}");
+        return Ok(());
+    }
+    out.push('{');
+    for (i, (k, val)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        newline(style, depth + 1, out);
+        write_string(k, style.escape_html, out);
+        out.push(':');
+        if !style.indent.is_empty() {
+            out.push(' ');
+        }
+        write_value(val, style, depth + 1, out)?;
+    }
+    newline(style, depth, out);
+    out.push('}');
+    Ok(())
+}
+
+/// Go's `encoding/json` string escaping.
+pub fn write_string(s: &str, html: bool, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' if html => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `json.Unmarshal` into `interface{}`.
+pub fn unmarshal(text: &str) -> Result<Value, String> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+    };
+    p.ws();
+    if p.i >= p.s.len() {
+        return Err("unexpected end of JSON input".into());
+    }
+    let v = p.value()?;
+    p.ws();
+    if let Some(&c) = p.s.get(p.i) {
+        return Err(format!(
+            "invalid character {} after top-level value",
+            quote_char(c)
+        ));
+    }
+    Ok(v)
+}
+
+/// Go's `quoteChar` for syntax errors.
+fn quote_char(c: u8) -> String {
+    match c {
+        b'\'' => "'\\''".into(),
+        b'"' => "'\"'".into(),
+        c if c.is_ascii_graphic() || c == b' ' => format!("'{}'", char::from(c)),
+        c => {
+            let q = crate::gotmpl::fmt::quote(&char::from(c).to_string());
+            format!("'{}'", &q[1..q.len() - 1])
+        }
+    }
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while self
+            .s
+            .get(self.i)
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&self) -> Result<u8, String> {
+        self.s
+            .get(self.i)
+            .copied()
+            .ok_or_else(|| "unexpected end of JSON input".to_string())
+    }
+
+    fn value(&mut self) -> Result<Value, String> {
+        self.ws();
+        match self.peek()? {
+            b'{' => self.object(),
+            b'[' => self.array(),
+            b'"' => self.string().map(Value::from),
+            b't' => self.literal("true", Value::Bool(true)),
+            b'f' => self.literal("false", Value::Bool(false)),
+            b'n' => self.literal("null", Value::Nil),
+            b'-' | b'0'..=b'9' => self.number(),
+            c => Err(format!(
+                "invalid character {} looking for beginning of value",
+                quote_char(c)
+            )),
+        }
+    }
+
+    fn literal(&mut self, word: &str, v: Value) -> Result<Value, String> {
+        for (k, &w) in word.as_bytes().iter().enumerate() {
+            let c = self.peek()?;
+            if c != w {
+                return Err(format!(
+                    "invalid character {} in literal {word} (expecting {})",
+                    quote_char(c),
+                    quote_char(word.as_bytes()[k])
+                ));
+            }
+            self.i += 1;
+        }
+        Ok(v)
+    }
+
+    fn number(&mut self) -> Result<Value, String> {
+        let start = self.i;
+        if self.peek()? == b'-' {
+            self.i += 1;
+        }
+        let digits = |p: &mut Self| {
+            let st = p.i;
+            while p.s.get(p.i).is_some_and(u8::is_ascii_digit) {
+                p.i += 1;
+            }
+            p.i - st
+        };
+        let c = self.peek()?;
+        if c == b'0' {
+            self.i += 1;
+        } else if c.is_ascii_digit() {
+            digits(self);
+        } else {
+            return Err(format!(
+                "invalid character {} in numeric literal",
+                quote_char(c)
+            ));
+        }
+        if self.s.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            if digits(self) == 0 {
+                let c = self.peek()?;
+                return Err(format!(
+                    "invalid character {} after decimal point in numeric literal",
+                    quote_char(c)
+                ));
+            }
+        }
+        if matches!(self.s.get(self.i), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.s.get(self.i), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if digits(self) == 0 {
+                let c = self.peek()?;
+                return Err(format!(
+                    "invalid character {} in exponent of numeric literal",
+                    quote_char(c)
+                ));
+            }
+        }
+        let text = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("0");
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Value::Float(f)),
+            _ => Err(format!(
+                "json: cannot unmarshal number {text} into Go value of type float64"
+            )),
+        }
+    }
+
+    fn string(&mut self) -> Result<String, String> {
+        self.i += 1;
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            let c = self.peek()?;
+            self.i += 1;
+            match c {
+                b'"' => break,
+                b'\\' => {
+                    let e = self.peek()?;
+                    self.i += 1;
+                    match e {
+                        b'n' => out.push(b'\n'),
+                        b't' => out.push(b'\t'),
+                        b'r' => out.push(b'\r'),
+                        b'b' => out.push(8),
+                        b'f' => out.push(12),
+                        b'/' | b'\\' | b'"' => out.push(e),
+                        b'u' => {
+                            let c = self.hex4()?;
+                            let ch = if (0xD800..0xDC00).contains(&c)
+                                && self.s.get(self.i..self.i + 2) == Some(b"\\u")
+                            {
+                                let save = self.i;
+                                self.i += 2;
+                                let lo = self.hex4()?;
+                                if (0xDC00..0xE000).contains(&lo) {
+                                    char::from_u32(0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00))
+                                } else {
+                                    self.i = save;
+                                    None
+                                }
+                            } else {
+                                char::from_u32(c)
+                            };
+                            let ch = ch.unwrap_or('\u{FFFD}');
+                            let mut b = [0u8; 4];
+                            out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+                        }
+                        other => {
+                            return Err(format!(
+                                "invalid character {} in string escape code",
+                                quote_char(other)
+                            ))
+                        }
+                    }
+                }
+                c if c < 0x20 => {
+                    return Err(format!(
+                        "invalid character {} in string literal",
+                        quote_char(c)
+                    ))
+                }
+                c => out.push(c),
+            }
+        }
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    fn hex4(&mut self) -> Result<u32, String> {
+        let mut v = 0u32;
+        for _ in 0..4 {
+            let c = self.peek()?;
+            let d = char::from(c).to_digit(16).ok_or_else(|| {
+                format!(
+                    "invalid character {} in \\u hexadecimal character escape",
+                    quote_char(c)
+                )
+            })?;
+            v = v * 16 + d;
+            self.i += 1;
+        }
+        Ok(v)
+    }
+
+    fn object(&mut self) -> Result<Value, String> {
+        self.i += 1;
+        let mut m = BTreeMap::new();
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Ok(Value::map(m));
+        }
+        loop {
+            self.ws();
+            let c = self.peek()?;
+            if c != b'"' {
+                return Err(format!(
+                    "invalid character {} looking for beginning of object key string",
+                    quote_char(c)
+                ));
+            }
+            let k = self.string()?;
+            self.ws();
+            let c = self.peek()?;
+            if c != b':' {
+                return Err(format!(
+                    "invalid character {} after object key",
+                    quote_char(c)
+                ));
+            }
+            self.i += 1;
+            let v = self.value()?;
+            m.insert(k, v);
+            self.ws();
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Ok(Value::map(m));
+                }
+                c => {
+                    return Err(format!(
+                        "invalid character {} after object key:value pair",
+                        quote_char(c)
+                    ))
+                }
+            }
+        }
+    }
+
+    fn array(&mut self) -> Result<Value, String> {
+        self.i += 1;
+        let mut l = Vec::new();
+        self.ws();
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Ok(Value::list(l));
+        }
+        loop {
+            l.push(self.value()?);
+            self.ws();
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Ok(Value::list(l));
+                }
+                c => {
+                    return Err(format!(
+                        "invalid character {} after array element",
+                        quote_char(c)
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// Go's kind word for "cannot unmarshal X into ..." messages.
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Map(_) => "object",
+        Value::List(_) => "array",
+        Value::Str(_) => "string",
+        Value::Float(_) => "number",
+        Value::Bool(_) => "bool",
+        _ => "null",
+    }
+}
+
+/// A `map[string]interface{}` result holding only `Error` (Helm's
+/// `fromJson`/`fromYaml` failure form).
+pub fn error_map(msg: String) -> Value {
+    let mut m = BTreeMap::new();
+    m.insert("Error".to_string(), Value::from(msg));
+    Value::typed_map(Elem::Interface, m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marshal_like_go() {
+        let mut m = BTreeMap::new();
+        m.insert("b".to_string(), Value::from("<&>"));
+        m.insert("a".to_string(), Value::Float(1e6));
+        m.insert(
+            "l".to_string(),
+            Value::list(vec![Value::Int(1), Value::Nil]),
+        );
+        let v = Value::map(m);
+        assert_eq!(
+            marshal(&v, COMPACT).as_deref(),
+            Ok(r#"{"a":1000000,"b":"\u003c\u0026\u003e","l":[1,null]}"#)
+        );
+        let pretty = Style {
+            escape_html: false,
+            indent: "  ",
+        };
+        assert_eq!(
+            marshal(&v, pretty).as_deref(),
+            Ok("{\n  \"a\": 1000000,\n  \"b\": \"<&>\",\n  \"l\": [\n    1,\n    null\n  ]\n}")
+        );
+        assert!(marshal(&Value::Float(f64::NAN), COMPACT).is_err());
+    }
+
+    #[test]
+    fn unmarshal_like_go() {
+        let v = unmarshal(r#"{"a": [1, "x\u00e9"], "b": null}"#);
+        assert_eq!(
+            v.map(|v| crate::gotmpl::fmt::to_string(&v)).as_deref(),
+            Ok("map[a:[1 xé] b:<nil>]")
+        );
+        assert_eq!(
+            unmarshal("not json").err().as_deref(),
+            Some("invalid character 'o' in literal null (expecting 'u')")
+        );
+        assert_eq!(
+            unmarshal("").err().as_deref(),
+            Some("unexpected end of JSON input")
+        );
+        assert_eq!(
+            unmarshal("[1] x").err().as_deref(),
+            Some("invalid character 'x' after top-level value")
+        );
+    }
+}

@@ -1,0 +1,252 @@
+//! Conversions between template values and YAML nodes, with the semantics
+//! of `sigs.k8s.io/yaml` (what Helm uses): YAML is decoded by go-yaml v2,
+//! turned into JSON (non-string keys become strings, a null key is an
+//! error) and decoded by `encoding/json`, so every number is a float64.
+//! In the other direction a value is marshalled to JSON and re-read by
+//! go-yaml v2 before printing, which the YAML emitter reproduces.
+
+use std::collections::BTreeMap;
+
+use crate::gotmpl::value::Value;
+use crate::yaml::{self, Node, Tag};
+
+/// go-yaml v2's booleans.
+fn yaml_bool(text: &str) -> bool {
+    matches!(
+        text,
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
+    )
+}
+
+/// A scalar's number as JSON would carry it (float64).
+fn number(text: &str, tag: &Tag) -> Result<f64, String> {
+    let t = match tag {
+        Tag::Int => match yaml::parse_int(text) {
+            Some(yaml::Int::Signed(i)) => return Ok(i as f64),
+            Some(yaml::Int::Unsigned(u)) => return Ok(u as f64),
+            None => text.to_string(),
+        },
+        _ => yaml::float_text(text).map_err(|_| {
+            format!(
+                "error converting YAML to JSON: json: unsupported value: {}",
+                go_inf_name(text)
+            )
+        })?,
+    };
+    t.parse::<f64>()
+        .map_err(|_| format!("error converting YAML to JSON: invalid number {text}"))
+}
+
+fn go_inf_name(text: &str) -> &'static str {
+    if text.contains("nan") || text.contains("NaN") || text.contains("NAN") {
+        "NaN"
+    } else if text.starts_with('-') {
+        "-Inf"
+    } else {
+        "+Inf"
+    }
+}
+
+/// go-yaml's `%+#v` of a decoded scalar (for the null-key error text).
+fn go_syntax(n: &Node) -> String {
+    match n.as_scalar() {
+        Some(s) => match s.tag {
+            Tag::Null => "<nil>".into(),
+            Tag::Int | Tag::Float | Tag::Bool => s.text.clone(),
+            _ => crate::gotmpl::fmt::quote(&s.text),
+        },
+        None => "map[interface {}]interface {}{...}".into(),
+    }
+}
+
+/// A map key as sigs.k8s.io/yaml turns it into a JSON key.
+fn key_text(k: &Node, v: &Node) -> Result<String, String> {
+    let Some(s) = k.as_scalar() else {
+        return Err(format!(
+            "error converting YAML to JSON: unsupported map key of type: {}",
+            "map[interface {}]interface {}"
+        ));
+    };
+    Ok(match s.tag {
+        Tag::Null => {
+            return Err(format!(
+                "error converting YAML to JSON: unsupported map key of type: %!s(<nil>), key: <nil>, value: {}",
+                go_syntax(v)
+            ))
+        }
+        Tag::Bool => (if yaml_bool(&s.text) { "true" } else { "false" }).into(),
+        Tag::Int => match yaml::parse_int(&s.text) {
+            Some(yaml::Int::Signed(i)) => i.to_string(),
+            Some(yaml::Int::Unsigned(u)) => u.to_string(),
+            None => s.text.clone(),
+        },
+        Tag::Float => {
+            // strconv.FormatFloat(f, 'g', -1, 32)
+            let f = number(&s.text, &s.tag)? as f32;
+            let short: f64 = format!("{f:e}").parse().unwrap_or(f64::from(f));
+            yaml::format_g(short)
+        }
+        _ => s.text.clone(),
+    })
+}
+
+/// YAML node → value, as `yaml.Unmarshal` into `interface{}` sees it.
+pub fn from_node(n: &Node) -> Result<Value, String> {
+    match &n.value {
+        yaml::Value::Scalar(s) => Ok(match s.tag {
+            Tag::Null => Value::Nil,
+            Tag::Bool => Value::Bool(yaml_bool(&s.text)),
+            Tag::Int | Tag::Float => Value::Float(number(&s.text, &s.tag)?),
+            _ => Value::from(s.text.as_str()),
+        }),
+        yaml::Value::Seq(items) => Ok(Value::list(
+            items.iter().map(from_node).collect::<Result<_, _>>()?,
+        )),
+        yaml::Value::Map(entries) => {
+            // Later duplicates win, as they do in a Go map.
+            let mut m = BTreeMap::new();
+            let mut null_key: Option<&Node> = None;
+            for (k, v) in entries {
+                if k.as_scalar().is_some_and(|s| s.tag == Tag::Null) {
+                    null_key = Some(v);
+                    continue;
+                }
+                m.insert(key_text(k, v)?, v);
+            }
+            if let Some(v) = null_key {
+                key_text(&Node::null(), v)?;
+            }
+            let mut out = BTreeMap::new();
+            for (k, v) in m {
+                out.insert(k, from_node(v)?);
+            }
+            Ok(Value::map(out))
+        }
+    }
+}
+
+/// Value → node, the way `json.Marshal` then go-yaml v2 see it. `Err` with
+/// json's text for NaN/Inf.
+pub fn to_node(v: &Value) -> Result<Node, String> {
+    Ok(match v {
+        Value::Invalid | Value::Nil => Node::null(),
+        Value::Bool(b) => Node::scalar(if *b { "true" } else { "false" }, Tag::Bool),
+        Value::Int(i) | Value::Int64(i) => Node::scalar(i.to_string(), Tag::Int),
+        Value::Uint8(u) => Node::scalar(u.to_string(), Tag::Int),
+        Value::Float(f) => {
+            if !f.is_finite() {
+                return Err(format!(
+                    "json: unsupported value: {}",
+                    crate::gotmpl::fmt::to_string(v)
+                ));
+            }
+            Node::scalar(yaml::format_json(*f), Tag::Float)
+        }
+        Value::Str(s) => Node::string(s.to_string()),
+        Value::Bytes(b) => Node::string(super::sprig_encoding::b64_encode(b)),
+        Value::List(l) => {
+            let mut n = Node::seq();
+            if let Some(items) = n.as_seq_mut() {
+                for i in &l.items {
+                    items.push(to_node(i)?);
+                }
+            }
+            n
+        }
+        Value::Map(m) => {
+            let mut n = Node::map();
+            if let Some(entries) = n.as_map_mut() {
+                for (k, val) in m.entries() {
+                    entries.push((Node::string(k), to_node(&val)?));
+                }
+            }
+            n
+        }
+        Value::Object(o) => match o.marshal().or_else(|| o.underlying()) {
+            Some(inner) => to_node(&inner)?,
+            None => Node::map(),
+        },
+    })
+}
+
+/// Helm's `toYaml`: the printed YAML without its final newline; "" on error.
+pub fn to_yaml(v: &Value) -> String {
+    to_node(v)
+        .ok()
+        .and_then(|n| yaml::to_string(&n).ok())
+        .map(|s| s.strip_suffix('\n').map(str::to_string).unwrap_or(s))
+        .unwrap_or_default()
+}
+
+/// `sigs.k8s.io/yaml.Unmarshal` of the first document into `interface{}`.
+pub fn parse_yaml(text: &str) -> Result<Value, String> {
+    let docs = yaml::parse_all(text, yaml::Resolver::V2).map_err(|e| match e {
+        yaml::Error::Syntax { line, problem, .. } => {
+            format!("error converting YAML to JSON: yaml: line {line}: {problem}")
+        }
+        other => format!("error converting YAML to JSON: yaml: {other}"),
+    })?;
+    match docs.first() {
+        Some(d) => from_node(d),
+        None => Ok(Value::Nil),
+    }
+}
+
+/// go-yaml v3 `Encoder.SetIndent(2)` layout (Helm's `toYamlPretty`): like
+/// v2's, except that block sequences are indented under their key.
+pub fn to_yaml_pretty(v: &Value) -> String {
+    let plain = to_yaml(v);
+    let mut out = String::new();
+    // Shift every line inside a sequence that hangs off a mapping key.
+    let mut shifts: Vec<(usize, usize)> = Vec::new(); // (key indent, extra)
+    for line in plain.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let is_item = line.trim_start().starts_with("- ") || line.trim_start() == "-";
+        while let Some(&(ki, _)) = shifts.last() {
+            if indent > ki || (indent == ki && is_item) {
+                break;
+            }
+            shifts.pop();
+        }
+        let extra: usize = shifts.iter().map(|s| s.1).sum();
+        if is_item && out.ends_with(":\n") {
+            shifts.push((indent, 2));
+        }
+        let extra = extra
+            + if is_item && out.ends_with(":\n") {
+                2
+            } else {
+                0
+            };
+        out.push_str(&" ".repeat(extra));
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.strip_suffix('\n').map(str::to_string).unwrap_or(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gotmpl::fmt::to_string;
+
+    #[test]
+    fn yaml_numbers_become_floats() {
+        let v =
+            parse_yaml("a: 1000000\ng: 0x10\nj: 010\ni: yes\ny: 2\nf: \"1\"").unwrap_or(Value::Nil);
+        assert_eq!(to_string(&v), "map[a:1e+06 f:1 g:16 i:true j:8 true:2]");
+        let e = parse_yaml("~: 7\nnull: 8").err().unwrap_or_default();
+        assert!(e.ends_with("key: <nil>, value: 8"), "{e}");
+    }
+
+    #[test]
+    fn to_yaml_and_pretty() {
+        let v = parse_yaml("b: [1, 2]\na: {x: 1.5}\nc: [{d: 1}]").unwrap_or(Value::Nil);
+        assert_eq!(to_yaml(&v), "a:\n  x: 1.5\nb:\n- 1\n- 2\nc:\n- d: 1");
+        assert_eq!(
+            to_yaml_pretty(&v),
+            "a:\n  x: 1.5\nb:\n  - 1\n  - 2\nc:\n  - d: 1"
+        );
+        assert_eq!(to_yaml(&Value::Float(f64::NAN)), "");
+    }
+}

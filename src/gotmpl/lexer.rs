@@ -1,0 +1,664 @@
+//! Tokenizer equivalent to Go's `text/template/parse/lex.go` with the default
+//! `{{`/`}}` delimiters, including trim markers and comments.
+
+/// Token kinds, named after Go's `itemType`s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Lexing failed; the text is the message.
+    Error,
+    Bool,
+    /// A single printable ASCII character such as `,`.
+    Char,
+    CharConstant,
+    Complex,
+    /// `=`.
+    Assign,
+    /// `:=`.
+    Declare,
+    Eof,
+    Field,
+    Identifier,
+    LeftDelim,
+    LeftParen,
+    Number,
+    Pipe,
+    RawString,
+    RightDelim,
+    RightParen,
+    Space,
+    String,
+    Text,
+    Variable,
+    // Keywords (Go prints them as `<word>`).
+    Block,
+    Break,
+    Continue,
+    Dot,
+    Define,
+    Else,
+    End,
+    If,
+    Nil,
+    Range,
+    Template,
+    With,
+}
+
+impl Kind {
+    fn is_keyword(self) -> bool {
+        matches!(
+            self,
+            Kind::Block
+                | Kind::Break
+                | Kind::Continue
+                | Kind::Dot
+                | Kind::Define
+                | Kind::Else
+                | Kind::End
+                | Kind::If
+                | Kind::Nil
+                | Kind::Range
+                | Kind::Template
+                | Kind::With
+        )
+    }
+}
+
+/// One token: kind, byte offset, text and 1-based line where it starts.
+#[derive(Clone, Debug)]
+pub struct Token {
+    pub kind: Kind,
+    pub pos: usize,
+    pub val: String,
+    pub line: usize,
+}
+
+impl Token {
+    /// Go's `item.String()`, used in "unexpected X in Y" messages.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            Kind::Eof => "EOF".into(),
+            Kind::Error => self.val.clone(),
+            k if k.is_keyword() => format!("<{}>", self.val),
+            _ if self.val.chars().count() > 10 => {
+                let short: String = self.val.chars().take(10).collect();
+                format!("{}...", crate::gotmpl::fmt::quote(&short))
+            }
+            _ => crate::gotmpl::fmt::quote(&self.val),
+        }
+    }
+}
+
+const LEFT: &str = "{{";
+const RIGHT: &str = "}}";
+
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+fn is_alnum(c: char) -> bool {
+    c == '_' || c.is_alphabetic() || c.is_numeric()
+}
+
+/// `- ` after `{{`.
+fn has_left_trim(s: &str) -> bool {
+    let mut it = s.chars();
+    it.next() == Some('-') && it.next().is_some_and(is_space)
+}
+
+/// ` -` before `}}`.
+fn has_right_trim(s: &str) -> bool {
+    let mut it = s.chars();
+    it.next().is_some_and(is_space) && it.next() == Some('-')
+}
+
+/// Tokenizes a whole template. Lexing stops at the first error token,
+/// exactly where Go's lexer would stop emitting.
+pub fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Token> {
+    let mut l = Lexer {
+        input,
+        pos: 0,
+        start: 0,
+        line: 1,
+        start_line: 1,
+        paren_depth: 0,
+        out: Vec::new(),
+        break_ok,
+        continue_ok,
+    };
+    l.run();
+    l.out
+}
+
+struct Lexer<'a> {
+    input: &'a str,
+    pos: usize,
+    start: usize,
+    line: usize,
+    start_line: usize,
+    paren_depth: i32,
+    out: Vec<Token>,
+    break_ok: bool,
+    continue_ok: bool,
+}
+
+enum State {
+    Text,
+    InsideAction,
+    Done,
+}
+
+impl Lexer<'_> {
+    fn rest(&self) -> &str {
+        &self.input[self.pos..]
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    fn next(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += c.len_utf8();
+        if c == '\n' {
+            self.line += 1;
+        }
+        Some(c)
+    }
+
+    fn backup(&mut self, c: Option<char>) {
+        if let Some(c) = c {
+            self.pos -= c.len_utf8();
+            if c == '\n' {
+                self.line -= 1;
+            }
+        }
+    }
+
+    fn emit(&mut self, kind: Kind) {
+        let val = self.input[self.start..self.pos].to_string();
+        self.out.push(Token {
+            kind,
+            pos: self.start,
+            val,
+            line: self.start_line,
+        });
+        self.ignore();
+    }
+
+    fn ignore(&mut self) {
+        self.start_line = self.line;
+        self.start = self.pos;
+    }
+
+    /// Moves over `n` bytes, counting newlines.
+    fn skip(&mut self, n: usize) {
+        let end = (self.pos + n).min(self.input.len());
+        self.line += self.input[self.pos..end].matches('\n').count();
+        self.pos = end;
+    }
+
+    fn error(&mut self, msg: String) -> State {
+        self.out.push(Token {
+            kind: Kind::Error,
+            pos: self.start,
+            val: msg,
+            line: self.start_line,
+        });
+        State::Done
+    }
+
+    fn accept(&mut self, valid: &str) -> bool {
+        match self.peek() {
+            Some(c) if valid.contains(c) => {
+                self.next();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn accept_run(&mut self, valid: &str) {
+        while self.accept(valid) {}
+    }
+
+    fn run(&mut self) {
+        let mut state = State::Text;
+        loop {
+            state = match state {
+                State::Text => self.lex_text(),
+                State::InsideAction => self.lex_inside_action(),
+                State::Done => return,
+            };
+        }
+    }
+
+    fn lex_text(&mut self) -> State {
+        if let Some(x) = self.rest().find(LEFT) {
+            if x > 0 {
+                let delim_at = self.pos + x;
+                let mut end = delim_at;
+                if has_left_trim(&self.input[delim_at + LEFT.len()..]) {
+                    let kept = self.input[self.pos..delim_at].trim_end_matches(is_space);
+                    end = self.pos + kept.len();
+                }
+                self.skip(end - self.pos);
+                if self.pos > self.start {
+                    self.emit(Kind::Text);
+                }
+                self.skip(delim_at - self.pos);
+                self.ignore();
+            }
+            return self.lex_left_delim();
+        }
+        self.skip(self.input.len() - self.pos);
+        if self.pos > self.start {
+            self.emit(Kind::Text);
+        }
+        self.out.push(Token {
+            kind: Kind::Eof,
+            pos: self.pos,
+            val: String::new(),
+            line: self.line,
+        });
+        State::Done
+    }
+
+    fn lex_left_delim(&mut self) -> State {
+        self.pos += LEFT.len();
+        let trim = has_left_trim(self.rest());
+        let after = if trim { 2 } else { 0 };
+        if self.rest()[after..].starts_with("/*") {
+            self.skip(after);
+            self.ignore();
+            return self.lex_comment();
+        }
+        self.emit(Kind::LeftDelim);
+        self.skip(after);
+        self.ignore();
+        self.paren_depth = 0;
+        State::InsideAction
+    }
+
+    fn lex_comment(&mut self) -> State {
+        self.pos += 2;
+        let Some(x) = self.rest().find("*/") else {
+            return self.error("unclosed comment".into());
+        };
+        self.skip(x + 2);
+        let (delim, trim) = self.at_right_delim();
+        if !delim {
+            return self.error("comment ends before closing delimiter".into());
+        }
+        if trim {
+            self.skip(2);
+        }
+        self.pos += RIGHT.len();
+        if trim {
+            self.trim_leading_space();
+        }
+        self.ignore();
+        State::Text
+    }
+
+    fn trim_leading_space(&mut self) {
+        let n = self.rest().len() - self.rest().trim_start_matches(is_space).len();
+        self.skip(n);
+    }
+
+    fn at_right_delim(&self) -> (bool, bool) {
+        let r = self.rest();
+        if has_right_trim(r) && r[2..].starts_with(RIGHT) {
+            return (true, true);
+        }
+        (r.starts_with(RIGHT), false)
+    }
+
+    fn lex_right_delim(&mut self) -> State {
+        let (_, trim) = self.at_right_delim();
+        if trim {
+            self.skip(2);
+            self.ignore();
+        }
+        self.pos += RIGHT.len();
+        self.emit(Kind::RightDelim);
+        if trim {
+            self.trim_leading_space();
+            self.ignore();
+        }
+        State::Text
+    }
+
+    fn lex_inside_action(&mut self) -> State {
+        let (delim, _) = self.at_right_delim();
+        if delim {
+            if self.paren_depth == 0 {
+                return self.lex_right_delim();
+            }
+            return self.error("unclosed left paren".into());
+        }
+        let c = self.next();
+        match c {
+            None => return self.error("unclosed action".into()),
+            Some(c) if is_space(c) => {
+                self.backup(Some(c));
+                return self.lex_space();
+            }
+            Some('=') => self.emit(Kind::Assign),
+            Some(':') => {
+                if self.next() != Some('=') {
+                    return self.error("expected :=".into());
+                }
+                self.emit(Kind::Declare);
+            }
+            Some('|') => self.emit(Kind::Pipe),
+            Some('"') => return self.lex_quote(),
+            Some('`') => return self.lex_raw_quote(),
+            Some('$') => return self.lex_field_or_var(Kind::Variable),
+            Some('\'') => return self.lex_char(),
+            Some('.') if self.peek().is_some_and(|c| !c.is_ascii_digit()) => {
+                return self.lex_field_or_var(Kind::Field);
+            }
+            Some(c) if c == '.' || c == '+' || c == '-' || c.is_ascii_digit() => {
+                self.backup(Some(c));
+                return self.lex_number();
+            }
+            Some(c) if is_alnum(c) => {
+                self.backup(Some(c));
+                return self.lex_identifier();
+            }
+            Some('(') => {
+                self.emit(Kind::LeftParen);
+                self.paren_depth += 1;
+            }
+            Some(')') => {
+                self.paren_depth -= 1;
+                if self.paren_depth < 0 {
+                    return self.error("unexpected right paren".into());
+                }
+                self.emit(Kind::RightParen);
+            }
+            Some(c) if c.is_ascii() && !c.is_ascii_control() => self.emit(Kind::Char),
+            Some(c) => {
+                return self.error(format!(
+                    "unrecognized character in action: {}",
+                    crate::gotmpl::fmt::unicode_sharp(c)
+                ))
+            }
+        }
+        State::InsideAction
+    }
+
+    fn lex_space(&mut self) -> State {
+        let mut n = 0;
+        while self.peek().is_some_and(is_space) {
+            self.next();
+            n += 1;
+        }
+        // Go: a trim-marked closing delimiter starts with a space; leave it.
+        let before = &self.input[self.pos - 1..];
+        if has_right_trim(before) && before[2..].starts_with(RIGHT) {
+            let last = self.input[..self.pos].chars().next_back();
+            self.backup(last);
+            if n == 1 {
+                return self.lex_right_delim();
+            }
+        }
+        self.emit(Kind::Space);
+        State::InsideAction
+    }
+
+    fn at_terminator(&self) -> bool {
+        match self.peek() {
+            None => true,
+            Some(c) if is_space(c) => true,
+            Some('.' | ',' | '|' | ':' | ')' | '(') => true,
+            _ => self.rest().starts_with(RIGHT),
+        }
+    }
+
+    fn lex_identifier(&mut self) -> State {
+        loop {
+            let c = self.next();
+            if c.is_some_and(is_alnum) {
+                continue;
+            }
+            self.backup(c);
+            if !self.at_terminator() {
+                return self.bad_char(c);
+            }
+            let word = &self.input[self.start..self.pos];
+            let kind = match word {
+                "block" => Kind::Block,
+                "break" if self.break_ok => Kind::Break,
+                "continue" if self.continue_ok => Kind::Continue,
+                "define" => Kind::Define,
+                "else" => Kind::Else,
+                "end" => Kind::End,
+                "if" => Kind::If,
+                "range" => Kind::Range,
+                "nil" => Kind::Nil,
+                "template" => Kind::Template,
+                "with" => Kind::With,
+                "true" | "false" => Kind::Bool,
+                _ => Kind::Identifier,
+            };
+            self.emit(kind);
+            return State::InsideAction;
+        }
+    }
+
+    fn bad_char(&mut self, c: Option<char>) -> State {
+        let desc = match c {
+            Some(c) => crate::gotmpl::fmt::unicode_sharp(c),
+            None => "U+FFFFFFFF".into(),
+        };
+        self.error(format!("bad character {desc}"))
+    }
+
+    fn lex_field_or_var(&mut self, kind: Kind) -> State {
+        if self.at_terminator() {
+            self.emit(if kind == Kind::Variable {
+                Kind::Variable
+            } else {
+                Kind::Dot
+            });
+            return State::InsideAction;
+        }
+        let mut c;
+        loop {
+            c = self.next();
+            if !c.is_some_and(is_alnum) {
+                self.backup(c);
+                break;
+            }
+        }
+        if !self.at_terminator() {
+            return self.bad_char(c);
+        }
+        self.emit(kind);
+        State::InsideAction
+    }
+
+    fn lex_char(&mut self) -> State {
+        loop {
+            match self.next() {
+                Some('\\') => match self.next() {
+                    Some(c) if c != '\n' => {}
+                    _ => return self.error("unterminated character constant".into()),
+                },
+                None | Some('\n') => return self.error("unterminated character constant".into()),
+                Some('\'') => break,
+                _ => {}
+            }
+        }
+        self.emit(Kind::CharConstant);
+        State::InsideAction
+    }
+
+    fn lex_number(&mut self) -> State {
+        if !self.scan_number() {
+            let text = self.input[self.start..self.pos].to_string();
+            return self.error(format!(
+                "bad number syntax: {}",
+                crate::gotmpl::fmt::quote(&text)
+            ));
+        }
+        if matches!(self.peek(), Some('+' | '-')) {
+            // Complex: 1+2i. No spaces, must end in 'i'.
+            if !self.scan_number() || !self.input[..self.pos].ends_with('i') {
+                let text = self.input[self.start..self.pos].to_string();
+                return self.error(format!(
+                    "bad number syntax: {}",
+                    crate::gotmpl::fmt::quote(&text)
+                ));
+            }
+            self.emit(Kind::Complex);
+        } else {
+            self.emit(Kind::Number);
+        }
+        State::InsideAction
+    }
+
+    fn scan_number(&mut self) -> bool {
+        self.accept("+-");
+        let mut digits = "0123456789_";
+        if self.accept("0") {
+            if self.accept("xX") {
+                digits = "0123456789abcdefABCDEF_";
+            } else if self.accept("oO") {
+                digits = "01234567_";
+            } else if self.accept("bB") {
+                digits = "01_";
+            }
+        }
+        self.accept_run(digits);
+        if self.accept(".") {
+            self.accept_run(digits);
+        }
+        if digits.len() == 11 && self.accept("eE") {
+            self.accept("+-");
+            self.accept_run("0123456789_");
+        }
+        if digits.len() == 23 && self.accept("pP") {
+            self.accept("+-");
+            self.accept_run("0123456789_");
+        }
+        self.accept("i");
+        if self.peek().is_some_and(is_alnum) {
+            self.next();
+            return false;
+        }
+        true
+    }
+
+    fn lex_quote(&mut self) -> State {
+        loop {
+            match self.next() {
+                Some('\\') => match self.next() {
+                    Some(c) if c != '\n' => {}
+                    _ => return self.error("unterminated quoted string".into()),
+                },
+                None | Some('\n') => return self.error("unterminated quoted string".into()),
+                Some('"') => break,
+                _ => {}
+            }
+        }
+        self.emit(Kind::String);
+        State::InsideAction
+    }
+
+    fn lex_raw_quote(&mut self) -> State {
+        loop {
+            match self.next() {
+                None => return self.error("unterminated raw quoted string".into()),
+                Some('`') => break,
+                _ => {}
+            }
+        }
+        self.emit(Kind::RawString);
+        State::InsideAction
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(s: &str) -> Vec<(Kind, String)> {
+        lex(s, true, true)
+            .into_iter()
+            .map(|t| (t.kind, t.val))
+            .collect()
+    }
+
+    #[test]
+    fn text_and_action() {
+        let k = kinds("a {{ .x }} b");
+        let want = vec![
+            (Kind::Text, "a ".to_string()),
+            (Kind::LeftDelim, "{{".into()),
+            (Kind::Space, " ".into()),
+            (Kind::Field, ".x".into()),
+            (Kind::Space, " ".into()),
+            (Kind::RightDelim, "}}".into()),
+            (Kind::Text, " b".into()),
+            (Kind::Eof, "".into()),
+        ];
+        assert_eq!(k, want);
+    }
+
+    #[test]
+    fn trim_markers_drop_whitespace() {
+        let k = kinds("a \n {{- 3 -}} \n b");
+        assert_eq!(k[0], (Kind::Text, "a".into()));
+        assert_eq!(k[1].0, Kind::LeftDelim);
+        assert_eq!(k[2], (Kind::Number, "3".into()));
+        assert_eq!(k[3].0, Kind::RightDelim);
+        assert_eq!(k[4], (Kind::Text, "b".into()));
+    }
+
+    #[test]
+    fn negative_number_is_not_trim() {
+        let k = kinds("{{-3}}");
+        assert_eq!(k[1], (Kind::Number, "-3".into()));
+    }
+
+    #[test]
+    fn comment_with_trim() {
+        let k = kinds("a {{- /* c */ -}} b");
+        assert_eq!(k[0], (Kind::Text, "a".into()));
+        assert_eq!(k[1], (Kind::Text, "b".into()));
+    }
+
+    #[test]
+    fn line_numbers_advance() {
+        let toks = lex("a\nb{{ .x\n}}\n{{ y }}", true, true);
+        let y = toks.iter().find(|t| t.val == "y").map(|t| t.line);
+        assert_eq!(y, Some(4));
+    }
+
+    #[test]
+    fn errors() {
+        let last = |s: &str| lex(s, true, true).pop().map(|t| t.val).unwrap_or_default();
+        assert_eq!(last("{{ \"abc }}"), "unterminated quoted string");
+        assert_eq!(last("{{ 3x }}"), "bad number syntax: \"3x\"");
+        assert_eq!(last("{{ (a }}"), "unclosed left paren");
+        assert_eq!(last("{{ a"), "unclosed action");
+        assert_eq!(last("{{/* a"), "unclosed comment");
+    }
+
+    #[test]
+    fn keywords_and_describe() {
+        let toks = lex("{{ if }}", true, true);
+        assert_eq!(toks[2].kind, Kind::If);
+        assert_eq!(toks[2].describe(), "<if>");
+        let t = Token {
+            kind: Kind::String,
+            pos: 0,
+            val: "\"abcdefghijkl\"".into(),
+            line: 1,
+        };
+        assert_eq!(t.describe(), "\"\\\"abcdefghi\"...");
+    }
+}

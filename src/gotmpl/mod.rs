@@ -1,0 +1,233 @@
+//! Go `text/template` engine. This module owns Go template semantics –
+//! lexing, parsing, execution, Go's `fmt` formatting and the builtin
+//! functions – byte for byte as Go 1.23 (the Go of helm v3.17.3) behaves,
+//! including its error texts. It knows nothing about charts: Helm-specific
+//! behaviour enters only through functions registered in a [`FuncMap`]
+//! (which may execute templates through [`funcs::FuncCtx`], as `include` and
+//! `tpl` do) and through [`Value::Object`] host objects.
+//!
+//! Parse once into an immutable, `Send + Sync` [`TemplateSet`]; execute many
+//! times, in parallel, each execution with its own data.
+//!
+//! The function library ([`FuncMap::with_helm`]) is Go's builtins, Sprig
+//! v3.3.0 and Helm v3.17.3's own functions (`funcs/`).
+//!
+//! Known differences from Go: strings are UTF-8 (a `"\xff"` literal or a
+//! byte-cut `slice` of a string is repaired with U+FFFD); complex number
+//! literals are rejected; `call` has no function values to call (only its
+//! errors exist); `%x` with a precision on floats ignores the precision;
+//! `unicode.IsPrint` is approximated by a table of non-printable ranges.
+//! In the function library: every time zone is UTC; key/certificate
+//! generators return marked placeholder PEM text and `encryptAES`,
+//! `decryptAES`, `bcrypt`, `htpasswd` fail (all warn: they are random or
+//! keyed); `fromToml` error texts are the `toml` crate's, not
+//! BurntSushi's; regex compile errors are worded by the `regex` crate.
+//! Non-deterministic functions (`now`, `rand*`, `uuidv4`, `shuffle`, ...)
+//! work and record a warning naming the template in [`ExecShared`].
+
+mod ast;
+mod eval;
+mod exec;
+mod float;
+pub mod fmt;
+pub mod funcs;
+mod lexer;
+mod parse;
+mod quote;
+mod stack;
+pub(crate) mod strconv;
+pub mod value;
+
+#[cfg(test)]
+mod conformance;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub use ast::Tree;
+pub use funcs::{ArgType, FuncCtx, FuncMap, Signature, TemplateRunner};
+pub use value::{Elem, Object, Value};
+
+/// Errors, carrying Go's full message text.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Error {
+    /// `template: NAME:LINE: ...` from the parser.
+    #[error("{0}")]
+    Parse(String),
+    /// `template: NAME:LINE:COL: executing "NAME" at <...>: ...`.
+    #[error("{message}")]
+    Exec {
+        /// Template that was executing.
+        name: String,
+        /// Go's full message.
+        message: String,
+    },
+    /// `template: no template "x" associated with template "root"`.
+    #[error("{0}")]
+    NotFound(String),
+}
+
+/// Go's `missingkey` option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MissingKey {
+    /// `missingkey=default`/`invalid`: a missing key is "no value".
+    Default,
+    /// `missingkey=zero` (what Helm uses): the element type's zero value.
+    #[default]
+    Zero,
+    /// `missingkey=error`.
+    Error,
+}
+
+/// Execution options.
+#[derive(Clone, Debug, Default)]
+pub struct ExecOptions {
+    /// How a missing map key evaluates.
+    pub missing_key: MissingKey,
+    /// `range` over an integer (Go 1.24+; an error in Go 1.23, i.e. helm 3.17).
+    pub range_over_int: bool,
+}
+
+/// State shared by every nested execution of one render: counters that
+/// host functions keep (Helm's per-name `include` depth) and warnings
+/// (non-deterministic functions). Thread-safe because deep recursion
+/// continues on helper threads.
+#[derive(Debug, Default)]
+pub struct ExecShared {
+    counters: std::sync::Mutex<HashMap<String, i64>>,
+    warnings: std::sync::Mutex<Vec<String>>,
+}
+
+impl ExecShared {
+    /// Adds `delta` to the counter `key` and returns the new value.
+    pub fn count(&self, key: &str, delta: i64) -> i64 {
+        let mut c = self.counters.lock().unwrap_or_else(|e| e.into_inner());
+        let v = c.entry(key.to_string()).or_insert(0);
+        *v += delta;
+        *v
+    }
+
+    /// Records a warning once.
+    pub fn warn(&self, msg: String) {
+        let mut w = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        if !w.contains(&msg) {
+            w.push(msg);
+        }
+    }
+
+    /// The warnings recorded so far, in order.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// A set of named templates sharing one function table (Go's associated
+/// templates). Immutable after parsing, hence shareable across threads.
+pub struct TemplateSet {
+    name: String,
+    funcs: Arc<FuncMap>,
+    trees: HashMap<String, Arc<Tree>>,
+}
+
+/// Go's `associate`: a new definition replaces an old one unless it is
+/// empty and the old one exists.
+pub(crate) fn associate(trees: &mut HashMap<String, Arc<Tree>>, tree: Tree) {
+    if tree.is_empty() && trees.contains_key(&tree.name) {
+        return;
+    }
+    trees.insert(tree.name.clone(), Arc::new(tree));
+}
+
+impl TemplateSet {
+    /// An empty set whose root template is called `name` (Helm: `gotpl`).
+    pub fn new(name: &str, funcs: Arc<FuncMap>) -> Self {
+        TemplateSet {
+            name: name.to_string(),
+            funcs,
+            trees: HashMap::new(),
+        }
+    }
+
+    /// Go's `t.New(name).Parse(text)`: adds the template `name` and every
+    /// `define`/`block` in it; later definitions replace earlier ones.
+    pub fn parse(&mut self, name: &str, text: &str) -> Result<(), Error> {
+        let funcs = self.funcs.clone();
+        let trees = parse::parse(name, text, &|n: &str| funcs.contains(n))?;
+        for t in trees {
+            associate(&mut self.trees, t);
+        }
+        Ok(())
+    }
+
+    /// Whether a template of that name exists.
+    pub fn contains(&self, name: &str) -> bool {
+        self.trees.contains_key(name)
+    }
+
+    /// Names of all templates, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.trees.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// The function table.
+    pub fn funcs(&self) -> &Arc<FuncMap> {
+        &self.funcs
+    }
+
+    /// Go's `ExecuteTemplate`: runs template `name` with `data` as dot.
+    pub fn execute(&self, name: &str, data: Value, opts: &ExecOptions) -> Result<String, Error> {
+        self.execute_shared(name, data, opts, &ExecShared::default())
+    }
+
+    /// [`TemplateSet::execute`] with caller-owned per-render state
+    /// (include counters, warnings).
+    pub fn execute_shared(
+        &self,
+        name: &str,
+        data: Value,
+        opts: &ExecOptions,
+        shared: &ExecShared,
+    ) -> Result<String, Error> {
+        let lookup = exec::Lookup {
+            trees: &self.trees,
+            parent: None,
+            root_name: &self.name,
+        };
+        execute_in(&lookup, &self.funcs, opts, shared, name, data, 0)
+    }
+}
+
+/// Executes `name` found through `lookup` in a fresh state (Go's
+/// `ExecuteTemplate`: template depth restarts, output is separate).
+pub(crate) fn execute_in(
+    lookup: &exec::Lookup<'_>,
+    funcs: &FuncMap,
+    opts: &ExecOptions,
+    shared: &ExecShared,
+    name: &str,
+    data: Value,
+    nest: usize,
+) -> Result<String, Error> {
+    let Some(tree) = lookup.get(name) else {
+        return Err(Error::NotFound(format!(
+            "template: no template {} associated with template {}",
+            fmt::quote(name),
+            fmt::quote(lookup.root_name)
+        )));
+    };
+    // Go: reflect.ValueOf(nil) is the invalid value.
+    let data = match data {
+        Value::Nil => Value::Invalid,
+        other => other,
+    };
+    let mut state = exec::State::new(lookup, funcs, opts, shared, tree, data, nest);
+    state.run()?;
+    Ok(state.out)
+}

@@ -1,0 +1,749 @@
+//! Recursive-descent parser equivalent to Go's `text/template/parse`
+//! (`parse.go`), including its error texts and line numbers.
+
+use std::sync::Arc;
+
+use super::ast::{Arg, Branch, Command, Node, Pipe, Tree};
+use super::lexer::{lex, Kind, Token};
+use super::strconv::{number, unquote};
+use super::Error;
+
+/// Go's `maxStackDepth` for nested parenthesised pipelines.
+const MAX_STACK_DEPTH: usize = 10000;
+
+/// Parses `text` (named `name`) into its main tree plus one tree per
+/// `define`/`block`, in definition order. `has_func` tells whether a function
+/// name exists (Go checks this at parse time).
+pub fn parse(
+    name: &str,
+    text: &str,
+    has_func: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Vec<Tree>, Error> {
+    let tokens = lex(text, !has_func("break"), !has_func("continue"));
+    let mut p = Parser {
+        tokens,
+        idx: 0,
+        hi: 0,
+        parse_name: name.to_string(),
+        text: Arc::from(text),
+        vars: vec!["$".into()],
+        range_depth: 0,
+        stack_depth: 0,
+        action_line: 0,
+        has_func,
+        trees: Vec::new(),
+    };
+    let root = p.parse_top()?;
+    let main = Tree {
+        name: name.to_string(),
+        parse_name: name.to_string(),
+        text: p.text.clone(),
+        root,
+    };
+    let mut trees = vec![main];
+    trees.append(&mut p.trees);
+    Ok(trees)
+}
+
+type PResult<T> = Result<T, Error>;
+
+/// Statement-level parse result: a node, or the `{{end}}`/`{{else}}` that
+/// closes the current list.
+enum Item {
+    Node(Node),
+    End,
+    Else,
+}
+
+struct Parser<'f> {
+    tokens: Vec<Token>,
+    idx: usize,
+    /// Furthest token index read: Go reports errors at `token[0].line`,
+    /// the newest lexed token, even after backing up.
+    hi: usize,
+    parse_name: String,
+    text: Arc<str>,
+    vars: Vec<String>,
+    range_depth: usize,
+    stack_depth: usize,
+    action_line: usize,
+    has_func: &'f (dyn Fn(&str) -> bool + Sync),
+    trees: Vec<Tree>,
+}
+
+impl Parser<'_> {
+    fn errorf<T>(&self, msg: impl Into<String>) -> PResult<T> {
+        let line = self.tokens.get(self.hi).map_or(1, |t| t.line);
+        Err(Error::Parse(format!(
+            "template: {}:{}: {}",
+            self.parse_name,
+            line,
+            msg.into()
+        )))
+    }
+
+    fn at(&self, i: usize) -> Token {
+        let last = self.tokens.len().saturating_sub(1);
+        self.tokens.get(i.min(last)).cloned().unwrap_or(Token {
+            kind: Kind::Eof,
+            pos: 0,
+            val: String::new(),
+            line: 1,
+        })
+    }
+
+    fn next(&mut self) -> Token {
+        let t = self.at(self.idx);
+        self.hi = self
+            .hi
+            .max(self.idx.min(self.tokens.len().saturating_sub(1)));
+        if self.idx < self.tokens.len() {
+            self.idx += 1;
+        }
+        t
+    }
+
+    fn backup(&mut self) {
+        self.idx = self.idx.saturating_sub(1);
+    }
+
+    fn peek(&mut self) -> Token {
+        let t = self.next();
+        self.backup();
+        t
+    }
+
+    fn next_non_space(&mut self) -> Token {
+        loop {
+            let t = self.next();
+            if t.kind != Kind::Space {
+                return t;
+            }
+        }
+    }
+
+    fn peek_non_space(&mut self) -> Token {
+        let t = self.next_non_space();
+        self.backup();
+        t
+    }
+
+    fn expect(&mut self, kind: Kind, context: &str) -> PResult<Token> {
+        let t = self.next_non_space();
+        if t.kind != kind {
+            return self.unexpected(&t, context);
+        }
+        Ok(t)
+    }
+
+    fn unexpected<T>(&self, t: &Token, context: &str) -> PResult<T> {
+        if t.kind == Kind::Error {
+            let mut extra = String::new();
+            if self.action_line != 0 && self.action_line != t.line {
+                extra = format!(
+                    " in action started at {}:{}",
+                    self.parse_name, self.action_line
+                );
+                if t.val.ends_with(" action") {
+                    extra = extra[" in action".len()..].to_string();
+                }
+            }
+            return self.errorf(format!("{}{}", t.val, extra));
+        }
+        self.errorf(format!("unexpected {} in {}", t.describe(), context))
+    }
+
+    fn parse_top(&mut self) -> PResult<Vec<Node>> {
+        let mut root = Vec::new();
+        while self.peek().kind != Kind::Eof {
+            if self.peek().kind == Kind::LeftDelim {
+                let save = self.idx;
+                self.next();
+                if self.next_non_space().kind == Kind::Define {
+                    self.parse_definition()?;
+                    continue;
+                }
+                self.idx = save;
+            }
+            match self.text_or_action()? {
+                Item::Node(n) => root.push(n),
+                Item::End => return self.errorf("unexpected {{end}}"),
+                Item::Else => return self.errorf("unexpected {{else}}"),
+            }
+        }
+        Ok(root)
+    }
+
+    /// Parses a nested template body with fresh variables, then registers it.
+    fn sub_tree(&mut self, name: String, context: &str) -> PResult<()> {
+        let saved_vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let saved_range = std::mem::replace(&mut self.range_depth, 0);
+        let (list, end) = self.item_list()?;
+        self.vars = saved_vars;
+        self.range_depth = saved_range;
+        match end {
+            Item::End => {}
+            Item::Else => return self.errorf(format!("unexpected {{{{else}}}} in {context}")),
+            Item::Node(_) => return self.errorf(format!("unexpected EOF in {context}")),
+        }
+        let tree = Tree {
+            name,
+            parse_name: self.parse_name.clone(),
+            text: self.text.clone(),
+            root: list,
+        };
+        self.add_tree(tree)
+    }
+
+    /// Go's `Tree.add`: a second non-empty definition in one parse is an error.
+    fn add_tree(&mut self, tree: Tree) -> PResult<()> {
+        if let Some(i) = self.trees.iter().position(|t| t.name == tree.name) {
+            if self.trees[i].is_empty() {
+                self.trees[i] = tree;
+            } else if !tree.is_empty() {
+                return self.errorf(format!(
+                    "template: multiple definition of template {}",
+                    super::fmt::quote(&tree.name)
+                ));
+            }
+            return Ok(());
+        }
+        self.trees.push(tree);
+        Ok(())
+    }
+
+    fn parse_definition(&mut self) -> PResult<()> {
+        let context = "define clause";
+        let t = self.next_non_space();
+        if !matches!(t.kind, Kind::String | Kind::RawString) {
+            return self.unexpected(&t, context);
+        }
+        let name = match unquote(&t.val) {
+            Ok(n) => n,
+            Err(_) => return self.errorf("invalid syntax"),
+        };
+        self.expect(Kind::RightDelim, context)?;
+        self.sub_tree(name, context)
+    }
+
+    /// Parses nodes until `{{end}}`/`{{else}}`; EOF is an error.
+    fn item_list(&mut self) -> PResult<(Vec<Node>, Item)> {
+        let mut list = Vec::new();
+        while self.peek_non_space().kind != Kind::Eof {
+            match self.text_or_action()? {
+                Item::Node(n) => list.push(n),
+                other => return Ok((list, other)),
+            }
+        }
+        self.errorf("unexpected EOF")
+    }
+
+    fn text_or_action(&mut self) -> PResult<Item> {
+        let t = self.next_non_space();
+        match t.kind {
+            Kind::Text => Ok(Item::Node(Node::Text {
+                pos: t.pos,
+                text: t.val,
+            })),
+            Kind::LeftDelim => {
+                self.action_line = t.line;
+                let r = self.action();
+                self.action_line = 0;
+                r
+            }
+            _ => self.unexpected(&t, "input"),
+        }
+    }
+
+    fn action(&mut self) -> PResult<Item> {
+        let t = self.next_non_space();
+        match t.kind {
+            Kind::Block => return self.block_control().map(Item::Node),
+            Kind::Break | Kind::Continue => return self.loop_control(&t).map(Item::Node),
+            Kind::Else => return self.else_control(),
+            Kind::End => {
+                self.expect(Kind::RightDelim, "end")?;
+                return Ok(Item::End);
+            }
+            Kind::If => return self.branch("if").map(|b| Item::Node(Node::If(b))),
+            Kind::Range => return self.branch("range").map(|b| Item::Node(Node::Range(b))),
+            Kind::Template => return self.template_control().map(Item::Node),
+            Kind::With => return self.branch("with").map(|b| Item::Node(Node::With(b))),
+            _ => {}
+        }
+        self.backup();
+        let pos = self.peek().pos;
+        let pipe = self.pipeline("command", Kind::RightDelim)?;
+        Ok(Item::Node(Node::Action { pos, pipe }))
+    }
+
+    fn loop_control(&mut self, kw: &Token) -> PResult<Node> {
+        let word = if kw.kind == Kind::Break {
+            "break"
+        } else {
+            "continue"
+        };
+        let t = self.next_non_space();
+        if t.kind != Kind::RightDelim {
+            return self.unexpected(&t, &format!("{{{{{word}}}}}"));
+        }
+        if self.range_depth == 0 {
+            return self.errorf(format!("{{{{{word}}}}} outside {{{{range}}}}"));
+        }
+        Ok(if kw.kind == Kind::Break {
+            Node::Break { pos: kw.pos }
+        } else {
+            Node::Continue { pos: kw.pos }
+        })
+    }
+
+    fn else_control(&mut self) -> PResult<Item> {
+        let peek = self.peek_non_space();
+        if matches!(peek.kind, Kind::If | Kind::With) {
+            return Ok(Item::Else);
+        }
+        self.expect(Kind::RightDelim, "else")?;
+        Ok(Item::Else)
+    }
+
+    /// Go's `parseControl` for `if`/`range`/`with`.
+    fn branch(&mut self, context: &str) -> PResult<Branch> {
+        let mark = self.vars.len();
+        let pipe = self.pipeline(context, Kind::RightDelim)?;
+        if context == "range" {
+            self.range_depth += 1;
+        }
+        let (list, next) = self.item_list()?;
+        if context == "range" {
+            self.range_depth -= 1;
+        }
+        let mut else_list = None;
+        if let Item::Else = next {
+            // `{{else if}}`/`{{else with}}` nest a new branch that consumes the shared {{end}}.
+            let kw = self.peek().kind;
+            if context == "if" && kw == Kind::If {
+                self.next();
+                else_list = Some(vec![Node::If(self.branch("if")?)]);
+            } else if context == "with" && kw == Kind::With {
+                self.next();
+                else_list = Some(vec![Node::With(self.branch("with")?)]);
+            } else {
+                let (l, n) = self.item_list()?;
+                match n {
+                    Item::End => {}
+                    Item::Else => return self.errorf("expected end; found {{else}}"),
+                    Item::Node(_) => return self.errorf("unexpected EOF"),
+                }
+                else_list = Some(l);
+            }
+        }
+        self.vars.truncate(mark);
+        Ok(Branch {
+            pos: pipe.pos,
+            pipe,
+            list,
+            else_list,
+        })
+    }
+
+    fn template_name(&mut self, t: &Token, context: &str) -> PResult<String> {
+        if !matches!(t.kind, Kind::String | Kind::RawString) {
+            return self.unexpected(t, context);
+        }
+        match unquote(&t.val) {
+            Ok(n) => Ok(n),
+            Err(_) => self.errorf("invalid syntax"),
+        }
+    }
+
+    fn block_control(&mut self) -> PResult<Node> {
+        let context = "block clause";
+        let t = self.next_non_space();
+        let name = self.template_name(&t, context)?;
+        let pipe = self.pipeline(context, Kind::RightDelim)?;
+        self.sub_tree(name.clone(), context)?;
+        Ok(Node::Template {
+            pos: t.pos,
+            name,
+            pipe: Some(pipe),
+        })
+    }
+
+    fn template_control(&mut self) -> PResult<Node> {
+        let context = "template clause";
+        let t = self.next_non_space();
+        let name = self.template_name(&t, context)?;
+        let mut pipe = None;
+        if self.next_non_space().kind != Kind::RightDelim {
+            self.backup();
+            pipe = Some(self.pipeline(context, Kind::RightDelim)?);
+        }
+        Ok(Node::Template {
+            pos: t.pos,
+            name,
+            pipe,
+        })
+    }
+
+    /// Parses optional declarations (`$x :=`, `$i, $v :=`, `$x =`).
+    fn declarations(&mut self, context: &str, pipe: &mut Pipe) -> PResult<()> {
+        loop {
+            let v = self.peek_non_space();
+            if v.kind != Kind::Variable {
+                return Ok(());
+            }
+            let save = self.idx;
+            self.next_non_space();
+            let next = self.peek_non_space();
+            match next.kind {
+                Kind::Assign | Kind::Declare => {
+                    pipe.is_assign = next.kind == Kind::Assign;
+                    self.next_non_space();
+                    pipe.decl.push(v.val.clone());
+                    self.vars.push(v.val);
+                    return Ok(());
+                }
+                Kind::Char if next.val == "," => {
+                    self.next_non_space();
+                    pipe.decl.push(v.val.clone());
+                    self.vars.push(v.val);
+                    if context == "range" && pipe.decl.len() < 2 {
+                        let k = self.peek_non_space().kind;
+                        if matches!(k, Kind::Variable | Kind::RightDelim | Kind::RightParen) {
+                            continue;
+                        }
+                        return self.errorf("range can only initialize variables");
+                    }
+                    return self.errorf(format!("too many declarations in {context}"));
+                }
+                _ => {
+                    self.idx = save;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn pipeline(&mut self, context: &str, end: Kind) -> PResult<Pipe> {
+        let pos = self.peek_non_space().pos;
+        let mut pipe = Pipe {
+            pos,
+            is_assign: false,
+            decl: Vec::new(),
+            cmds: Vec::new(),
+        };
+        self.declarations(context, &mut pipe)?;
+        loop {
+            let t = self.next_non_space();
+            match t.kind {
+                k if k == end => {
+                    self.check_pipeline(&pipe, context)?;
+                    return Ok(pipe);
+                }
+                Kind::Bool
+                | Kind::CharConstant
+                | Kind::Complex
+                | Kind::Dot
+                | Kind::Field
+                | Kind::Identifier
+                | Kind::Number
+                | Kind::Nil
+                | Kind::RawString
+                | Kind::String
+                | Kind::Variable
+                | Kind::LeftParen => {
+                    self.backup();
+                    let cmd = self.command()?;
+                    pipe.cmds.push(cmd);
+                }
+                _ => return self.unexpected(&t, context),
+            }
+        }
+    }
+
+    fn check_pipeline(&self, pipe: &Pipe, context: &str) -> PResult<()> {
+        if pipe.cmds.is_empty() {
+            return self.errorf(format!("missing value for {context}"));
+        }
+        for (i, c) in pipe.cmds.iter().enumerate().skip(1) {
+            if matches!(
+                c.args.first(),
+                Some(
+                    Arg::Bool { .. }
+                        | Arg::Dot { .. }
+                        | Arg::Nil { .. }
+                        | Arg::Number { .. }
+                        | Arg::Str { .. }
+                )
+            ) {
+                return self.errorf(format!(
+                    "non executable command in pipeline stage {}",
+                    i + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn command(&mut self) -> PResult<Command> {
+        let pos = self.peek_non_space().pos;
+        let mut cmd = Command {
+            pos,
+            args: Vec::new(),
+        };
+        loop {
+            self.peek_non_space();
+            if let Some(op) = self.operand()? {
+                cmd.args.push(op);
+            }
+            let t = self.next();
+            match t.kind {
+                Kind::Space => continue,
+                Kind::RightDelim | Kind::RightParen => self.backup(),
+                Kind::Pipe => {}
+                _ => return self.unexpected(&t, "operand"),
+            }
+            break;
+        }
+        if cmd.args.is_empty() {
+            return self.errorf("empty command");
+        }
+        Ok(cmd)
+    }
+
+    fn operand(&mut self) -> PResult<Option<Arg>> {
+        let Some(node) = self.term()? else {
+            return Ok(None);
+        };
+        if self.peek().kind != Kind::Field {
+            return Ok(Some(node));
+        }
+        let pos = self.peek().pos;
+        let mut fields = Vec::new();
+        while self.peek().kind == Kind::Field {
+            let t = self.next();
+            fields.push(t.val[1..].to_string());
+        }
+        Ok(Some(match node {
+            Arg::Field { mut ident, .. } => {
+                ident.extend(fields);
+                Arg::Field { pos, ident }
+            }
+            Arg::Variable { mut ident, .. } => {
+                ident.extend(fields);
+                Arg::Variable { pos, ident }
+            }
+            Arg::Bool { .. }
+            | Arg::Str { .. }
+            | Arg::Number { .. }
+            | Arg::Nil { .. }
+            | Arg::Dot { .. } => {
+                return self.errorf(format!(
+                    "unexpected . after term {}",
+                    super::fmt::quote(&node.to_string())
+                ));
+            }
+            other => Arg::Chain {
+                pos,
+                node: Box::new(other),
+                fields,
+            },
+        }))
+    }
+
+    fn term(&mut self) -> PResult<Option<Arg>> {
+        let t = self.next_non_space();
+        let pos = t.pos;
+        Ok(Some(match t.kind {
+            Kind::Identifier => {
+                if !(self.has_func)(&t.val) {
+                    return self.errorf(format!(
+                        "function {} not defined",
+                        super::fmt::quote(&t.val)
+                    ));
+                }
+                Arg::Identifier { pos, name: t.val }
+            }
+            Kind::Dot => Arg::Dot { pos },
+            Kind::Nil => Arg::Nil { pos },
+            Kind::Variable => self.use_var(pos, &t.val)?,
+            Kind::Field => Arg::Field {
+                pos,
+                ident: t.val[1..].split('.').map(String::from).collect(),
+            },
+            Kind::Bool => Arg::Bool {
+                pos,
+                val: t.val == "true",
+            },
+            Kind::CharConstant | Kind::Complex | Kind::Number => Arg::Number {
+                pos,
+                num: match number(&t.val, t.kind == Kind::CharConstant) {
+                    Ok(n) => n,
+                    Err(msg) => return self.errorf(msg),
+                },
+            },
+            Kind::LeftParen => {
+                if self.stack_depth >= MAX_STACK_DEPTH {
+                    return self.errorf("max expression depth exceeded");
+                }
+                self.stack_depth += 1;
+                let depth = self.stack_depth;
+                let r = super::stack::grow(depth, || {
+                    self.pipeline("parenthesized pipeline", Kind::RightParen)
+                });
+                self.stack_depth -= 1;
+                Arg::Pipe(Box::new(r?))
+            }
+            Kind::String | Kind::RawString => match unquote(&t.val) {
+                Ok(text) => Arg::Str {
+                    pos,
+                    quoted: t.val,
+                    text,
+                },
+                Err(_) => return self.errorf("invalid syntax"),
+            },
+            _ => {
+                self.backup();
+                return Ok(None);
+            }
+        }))
+    }
+
+    fn use_var(&self, pos: usize, name: &str) -> PResult<Arg> {
+        let ident: Vec<String> = name.split('.').map(String::from).collect();
+        if self.vars.iter().any(|v| *v == ident[0]) {
+            return Ok(Arg::Variable { pos, ident });
+        }
+        self.errorf(format!(
+            "undefined variable {}",
+            super::fmt::quote(&ident[0])
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gotmpl::ast::Number;
+
+    fn p(text: &str) -> Result<Vec<Tree>, String> {
+        let funcs = |n: &str| matches!(n, "printf" | "eq" | "list" | "include");
+        parse("t", text, &funcs).map_err(|e| e.to_string())
+    }
+
+    fn round_trip(text: &str) -> String {
+        match p(text) {
+            Ok(trees) => trees[0].root.iter().map(|n| n.to_string()).collect(),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn round_trips_like_go_string() {
+        assert_eq!(round_trip("a{{.x.y}}b"), "a{{.x.y}}b");
+        assert_eq!(
+            round_trip("{{if .a}}A{{else if .b}}B{{else}}C{{end}}"),
+            "{{if .a}}A{{else}}{{if .b}}B{{else}}C{{end}}{{end}}"
+        );
+        assert_eq!(
+            round_trip("{{range $i, $v := .l}}{{$i}}{{end}}"),
+            "{{range $i, $v := .l}}{{$i}}{{end}}"
+        );
+        assert_eq!(
+            round_trip("{{ (printf \"%d\" 1).x | eq 2 }}"),
+            "{{(printf \"%d\" 1).x | eq 2}}"
+        );
+        assert_eq!(
+            round_trip("{{ $x := 1 }}{{ $x = 2 }}"),
+            "{{$x := 1}}{{$x = 2}}"
+        );
+    }
+
+    #[test]
+    fn defines_become_trees() {
+        let trees = p("x{{define \"a\"}}A{{end}}{{block \"b\" .}}B{{end}}").unwrap_or_default();
+        let names: Vec<&str> = trees.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, vec!["t", "a", "b"]);
+        assert_eq!(trees[0].root.len(), 2);
+    }
+
+    #[test]
+    fn go_error_texts() {
+        assert_eq!(
+            round_trip("{{ $x }}"),
+            "template: t:1: undefined variable \"$x\""
+        );
+        assert_eq!(
+            round_trip("{{ foo }}"),
+            "template: t:1: function \"foo\" not defined"
+        );
+        assert_eq!(round_trip("{{end}}"), "template: t:1: unexpected {{end}}");
+        assert_eq!(round_trip("\n{{if .x}}"), "template: t:2: unexpected EOF");
+        assert_eq!(
+            round_trip("{{break}}"),
+            "template: t:1: {{break}} outside {{range}}"
+        );
+        assert_eq!(
+            round_trip("{{ . | 1 }}"),
+            "template: t:1: non executable command in pipeline stage 2"
+        );
+        assert_eq!(
+            round_trip("{{ }}"),
+            "template: t:1: missing value for command"
+        );
+        assert_eq!(
+            round_trip("{{ 1.x }}"),
+            "template: t:1: bad number syntax: \"1.x\""
+        );
+        assert_eq!(
+            round_trip("{{ \"a\".x }}"),
+            "template: t:1: unexpected . after term \"\\\"a\\\"\""
+        );
+        assert_eq!(
+            round_trip("{{ ) }}"),
+            "template: t:1: unexpected right paren"
+        );
+        assert_eq!(
+            round_trip("{{ .x\n\n"),
+            "template: t:3: unclosed action started at t:1"
+        );
+        assert_eq!(
+            round_trip("{{ 99999999999999999999 }}"),
+            "template: t:1: integer overflow: \"99999999999999999999\""
+        );
+        assert_eq!(
+            round_trip("{{ if }}"),
+            "template: t:1: missing value for if"
+        );
+        assert_eq!(
+            round_trip("{{ range $a, $b, $c := . }}{{end}}"),
+            "template: t:1: too many declarations in range"
+        );
+    }
+
+    #[test]
+    fn range_scopes_variables() {
+        let r = round_trip("{{ range $i, $e := list \"a\" }}{{ end }}{{ $i }}");
+        assert_eq!(r, "template: t:1: undefined variable \"$i\"");
+    }
+
+    #[test]
+    fn numbers() {
+        let trees = p("{{ 1.0 }}{{ 0x10 }}{{ 'a' }}{{ 1e3 }}").unwrap_or_default();
+        let nums: Vec<Number> = trees[0]
+            .root
+            .iter()
+            .filter_map(|n| match n {
+                Node::Action { pipe, .. } => match &pipe.cmds[0].args[0] {
+                    Arg::Number { num, .. } => Some(num.clone()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert!(nums[0].is_int && nums[0].is_float);
+        assert_eq!(nums[1].int, 16);
+        assert_eq!(nums[2].int, 97);
+        assert!(nums[3].is_int && nums[3].float == 1000.0);
+    }
+}

@@ -1,0 +1,414 @@
+//! Chart loading from a directory, as helm's `loader.LoadDir` does:
+//! `Chart.yaml` → metadata, `values.yaml` → defaults, `templates/` →
+//! templates, `charts/*` → subcharts (directories or `.tgz`), everything else →
+//! `.Files`. `.helmignore` patterns (simple globs) and helm's default
+//! `templates/.?*` rule are honoured. Subcharts are pruned by
+//! `condition`/`tags` and renamed by `alias` later, in `values.rs`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::Error;
+use crate::gotmpl::funcs::yamlconv::parse_yaml;
+use crate::gotmpl::Value;
+
+/// One loaded chart and its subcharts.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// `Chart.yaml` as template values (map, float64 numbers).
+    pub metadata: Value,
+    /// Chart name (after an alias, if any).
+    pub name: String,
+    /// `values.yaml` defaults (a map).
+    pub values: Value,
+    /// Templates: path relative to the chart (`templates/x.yaml`) → text.
+    pub templates: Vec<(String, String)>,
+    /// Other files: relative path → bytes.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// Subcharts found under `charts/`.
+    pub dependencies: Vec<Chart>,
+    /// `values.schema.json`, if any.
+    pub schema: Option<Vec<u8>>,
+    /// Where it came from (for errors).
+    pub dir: PathBuf,
+}
+
+impl Chart {
+    /// A `Chart.yaml` field as text.
+    pub fn meta_str(&self, key: &str) -> String {
+        match &self.metadata {
+            Value::Map(m) => m.get(key).and_then(|v| v.as_str().map(str::to_string)),
+            _ => None,
+        }
+        .unwrap_or_default()
+    }
+
+    /// The `dependencies:` list of Chart.yaml (or requirements.yaml for v1).
+    pub fn declared_dependencies(&self) -> Vec<Value> {
+        let from = |v: &Value| match v {
+            Value::Map(m) => match m.get("dependencies") {
+                Some(Value::List(l)) => l.items.clone(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let mut deps = from(&self.metadata);
+        if deps.is_empty() {
+            if let Some(req) = self.files.get("requirements.yaml") {
+                if let Ok(v) = parse_yaml(&String::from_utf8_lossy(req)) {
+                    deps = from(&v);
+                }
+            }
+        }
+        deps
+    }
+
+    /// Whether `type: library`.
+    pub fn is_library(&self) -> bool {
+        self.meta_str("type").eq_ignore_ascii_case("library")
+    }
+}
+
+/// A `.helmignore` rule (glob on the relative path or its base name).
+struct Ignore {
+    rules: Vec<(bool, String, bool)>, // (negate, pattern, dir-only)
+}
+
+impl Ignore {
+    fn load(dir: &Path) -> Ignore {
+        let mut rules = vec![(false, "templates/.?*".to_string(), false)];
+        if let Ok(text) = std::fs::read_to_string(dir.join(".helmignore")) {
+            for line in text.lines() {
+                let l = line.trim();
+                if l.is_empty() || l.starts_with('#') {
+                    continue;
+                }
+                let (neg, l) = match l.strip_prefix('!') {
+                    Some(r) => (true, r),
+                    None => (false, l),
+                };
+                let dir_only = l.ends_with('/');
+                let l = l.trim_end_matches('/').trim_start_matches('/');
+                rules.push((neg, l.to_string(), dir_only));
+            }
+        }
+        Ignore { rules }
+    }
+
+    fn ignored(&self, rel: &str, is_dir: bool) -> bool {
+        let base = rel.rsplit('/').next().unwrap_or(rel);
+        let mut out = false;
+        for (neg, pat, dir_only) in &self.rules {
+            if *dir_only && !is_dir {
+                continue;
+            }
+            let hit = if pat.contains('/') {
+                super::objects::glob_match(pat, rel)
+            } else {
+                super::objects::glob_match(pat, base)
+            };
+            if hit {
+                out = !neg;
+            }
+        }
+        out
+    }
+}
+
+fn walk(
+    root: &Path,
+    rel: &str,
+    ignore: &Ignore,
+    out: &mut Vec<(String, PathBuf)>,
+    visited: &mut std::collections::HashSet<PathBuf>,
+) -> Result<(), Error> {
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
+    // Symlinked directories are followed, but a cycle is walked only once.
+    if !visited.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
+        return Ok(());
+    }
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let path = e.path();
+        let r = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        let meta = std::fs::metadata(&path);
+        let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
+        if ignore.ignored(&r, is_dir) {
+            continue;
+        }
+        if is_dir {
+            walk(root, &r, ignore, out, visited)?;
+        } else if meta.is_ok_and(|m| m.is_file()) {
+            out.push((r, path));
+        }
+    }
+    Ok(())
+}
+
+/// Loads a chart directory or a packaged chart (`.tgz`).
+pub fn load(dir: &Path) -> Result<Chart, Error> {
+    if !dir.exists() {
+        return Err(Error::Chart(format!(
+            "path {:?} not found",
+            dir.display().to_string()
+        )));
+    }
+    if !dir.is_dir() {
+        let data =
+            std::fs::read(dir).map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?;
+        return load_archive(&data, dir);
+    }
+    let ignore = Ignore::load(dir);
+    let mut paths = Vec::new();
+    walk(dir, "", &ignore, &mut paths, &mut Default::default())?;
+    let mut files = Vec::new();
+    for (rel, path) in paths {
+        let data = std::fs::read(&path)
+            .map_err(|e| Error::Io(path.display().to_string(), e.to_string()))?;
+        files.push((rel, data));
+    }
+    from_files(files, dir)
+}
+
+/// helm's `LoadArchive`: a gzipped tar whose entries sit under one
+/// top-level directory.
+fn load_archive(data: &[u8], origin: &Path) -> Result<Chart, Error> {
+    use std::io::Read;
+    let bad = |e: String| Error::Chart(format!("{}: {e}", origin.display()));
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(data));
+    let mut files = Vec::new();
+    for entry in tar.entries().map_err(|e| bad(e.to_string()))? {
+        let mut entry = entry.map_err(|e| bad(e.to_string()))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry
+            .path()
+            .map_err(|e| bad(e.to_string()))?
+            .to_string_lossy()
+            .replace('\\', "/");
+        if path.split('/').any(|p| p == "..") {
+            return Err(bad(format!(
+                "chart illegally references parent directory: {path}"
+            )));
+        }
+        let Some((_, rel)) = path.split_once('/') else {
+            continue;
+        };
+        let mut buf = Vec::new();
+        entry
+            .read_to_end(&mut buf)
+            .map_err(|e| bad(e.to_string()))?;
+        files.push((rel.to_string(), buf));
+    }
+    if files.is_empty() {
+        return Err(bad("no files in chart archive".into()));
+    }
+    from_files(files, origin)
+}
+
+/// helm's `LoadFiles`: sorts loaded files into metadata, values,
+/// templates, subcharts and other files.
+fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Error> {
+    let mut metadata = None;
+    let mut values = Value::map(BTreeMap::new());
+    let mut templates = Vec::new();
+    let mut files = BTreeMap::new();
+    let mut sub_dirs: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
+    let mut archives: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut schema = None;
+    for (rel, mut data) in list {
+        // helm strips a UTF-8 byte order mark from every file.
+        if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            data.drain(..3);
+        }
+        if let Some(sub) = rel.strip_prefix("charts/") {
+            match sub.split_once('/') {
+                Some((first, rest)) => sub_dirs
+                    .entry(first.to_string())
+                    .or_default()
+                    .push((rest.to_string(), data)),
+                None if sub.ends_with(".tgz") || sub.ends_with(".tar.gz") => {
+                    archives.push((sub.to_string(), data))
+                }
+                None => {
+                    files.insert(rel.clone(), data);
+                }
+            }
+            continue;
+        }
+        let text = || String::from_utf8_lossy(&data).into_owned();
+        match rel.as_str() {
+            "Chart.yaml" => {
+                let v = parse_yaml(&text())
+                    .map_err(|e| Error::Chart(format!("cannot load Chart.yaml: {e}")))?;
+                metadata = Some(v);
+            }
+            "values.yaml" => {
+                values = match parse_yaml(&text()) {
+                    Ok(Value::Map(m)) => Value::Map(m),
+                    Ok(Value::Nil) => Value::map(BTreeMap::new()),
+                    Ok(_) => {
+                        return Err(Error::Chart(
+                            "cannot load values.yaml: error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}".into(),
+                        ))
+                    }
+                    Err(e) => return Err(Error::Chart(format!("cannot load values.yaml: {e}"))),
+                };
+            }
+            "values.schema.json" => schema = Some(data),
+            r if r.starts_with("templates/") => templates.push((rel.clone(), text())),
+            _ => {
+                files.insert(rel.clone(), data);
+            }
+        }
+    }
+    let Some(metadata) = metadata else {
+        return Err(Error::Chart(format!(
+            "Chart.yaml file is missing ({})",
+            origin.display()
+        )));
+    };
+    let mut chart = Chart {
+        name: String::new(),
+        metadata,
+        values,
+        templates,
+        files,
+        dependencies: Vec::new(),
+        schema,
+        dir: origin.to_path_buf(),
+    };
+    chart.name = chart.meta_str("name");
+    // LoadFiles: a chart without apiVersion is a v1 chart.
+    if chart.meta_str("apiVersion").is_empty() {
+        if let Value::Map(m) = &chart.metadata {
+            m.insert("apiVersion".into(), Value::from("v1"));
+        }
+    }
+    validate(&chart)?;
+    for (name, list) in sub_dirs {
+        chart
+            .dependencies
+            .push(from_files(list, &origin.join("charts").join(name))?);
+    }
+    for (name, data) in archives {
+        chart
+            .dependencies
+            .push(load_archive(&data, &origin.join("charts").join(name))?);
+    }
+    Ok(chart)
+}
+
+/// helm's `Metadata.Validate`.
+fn validate(c: &Chart) -> Result<(), Error> {
+    let v = |m: String| Error::Chart(format!("validation: {m}"));
+    if c.name.is_empty() {
+        return Err(v("chart.metadata.name is required".into()));
+    }
+    // filepath.Base(name) != name
+    if c.name.contains('/') {
+        return Err(v(format!("chart.metadata.name {:?} is invalid", c.name)));
+    }
+    let version = match &c.metadata {
+        Value::Map(m) => m.get("version").map(|v| crate::gotmpl::fmt::to_string(&v)),
+        _ => None,
+    }
+    .unwrap_or_default();
+    if version.is_empty() {
+        return Err(v("chart.metadata.version is required".into()));
+    }
+    if crate::gotmpl::funcs::sprig_semver::Version::parse(&version).is_err() {
+        return Err(v(format!("chart.metadata.version {version:?} is invalid")));
+    }
+    if !matches!(c.meta_str("type").as_str(), "" | "application" | "library") {
+        return Err(v(
+            "chart.metadata.type must be application or library".into()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loads_a_chart_dir() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = tmp.path();
+        let w = |p: &str, s: &str| {
+            let f = d.join(p);
+            std::fs::create_dir_all(f.parent().unwrap_or(d)).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(f, s).unwrap_or_else(|e| panic!("{e}"));
+        };
+        w("Chart.yaml", "apiVersion: v2\nname: top\nversion: 1.0.0\n");
+        w("values.yaml", "a: 1\n");
+        w("templates/x.yaml", "k: v\n");
+        w("templates/.hidden", "x");
+        w("files/f.txt", "data");
+        w(
+            "charts/sub/Chart.yaml",
+            "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+        );
+        w(".helmignore", "*.bak\n");
+        w("old.bak", "x");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(d.join("files"), d.join("files/loop"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let c = load(d).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.name, "top");
+        assert_eq!(c.templates.len(), 1);
+        assert!(c.files.contains_key("files/f.txt") && !c.files.contains_key("old.bak"));
+        assert_eq!(c.dependencies.len(), 1);
+        assert!(load(&d.join("missing")).is_err());
+    }
+
+    #[test]
+    fn loads_packaged_charts_and_validates() {
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut add = |path: &str, body: &str| {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(body.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            tar.append_data(&mut h, path, body.as_bytes())
+                .unwrap_or_else(|e| panic!("{e}"));
+        };
+        add(
+            "pkg/Chart.yaml",
+            "\u{feff}apiVersion: v2\nname: pkg\nversion: 1.2.3\n",
+        );
+        add("pkg/templates/a.yaml", "x: 1");
+        let raw = tar.into_inner().unwrap_or_else(|e| panic!("{e}"));
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &raw).unwrap_or_else(|e| panic!("{e}"));
+        let data = gz.finish().unwrap_or_else(|e| panic!("{e}"));
+        let c = load_archive(&data, Path::new("pkg.tgz")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((c.name.as_str(), c.templates.len()), ("pkg", 1));
+        let bad = from_files(
+            vec![(
+                "Chart.yaml".into(),
+                b"apiVersion: v2\nname: x\nversion: 1\ntype: foo\n".to_vec(),
+            )],
+            Path::new("x"),
+        );
+        assert!(bad.is_err_and(|e| e
+            .to_string()
+            .contains("type must be application or library")));
+        assert!(load_archive(b"not gzip", Path::new("x.tgz")).is_err());
+    }
+}

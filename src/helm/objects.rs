@@ -1,0 +1,286 @@
+//! The host objects templates see: `.Files` (helm's `engine.files` with
+//! `Get`, `GetBytes`, `Glob`, `Lines`, `AsConfig`, `AsSecrets`),
+//! `.Capabilities` (`KubeVersion`, `APIVersions.Has`, `HelmVersion`) and
+//! `.Chart` (`chart.Metadata` fields plus `IsRoot`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::gotmpl::funcs::sprig_encoding::b64_encode;
+use crate::gotmpl::funcs::yamlconv::to_yaml;
+use crate::gotmpl::{Elem, Object, Value};
+
+/// gobwas/glob with `/` as separator: `*` and `?` stay within a path
+/// segment, `**` crosses segments, `[...]` classes, `{a,b}` alternatives.
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    let mut re = String::from("^");
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                re.push_str(".*");
+            }
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push_str("[^/]"),
+            '[' => {
+                re.push('[');
+                if chars.peek() == Some(&'!') {
+                    chars.next();
+                    re.push('^');
+                }
+                for d in chars.by_ref() {
+                    if d == ']' {
+                        break;
+                    }
+                    if d == '\\' || d == '[' {
+                        re.push('\\');
+                    }
+                    re.push(d);
+                }
+                re.push(']');
+            }
+            '{' => re.push('('),
+            '}' => re.push(')'),
+            ',' => re.push('|'),
+            '\\' => {
+                if let Some(d) = chars.next() {
+                    re.push_str(&regex::escape(&d.to_string()));
+                }
+            }
+            other => re.push_str(&regex::escape(&other.to_string())),
+        }
+    }
+    re.push('$');
+    regex::Regex::new(&re).is_ok_and(|r| r.is_match(name))
+}
+
+/// Helm's `files` type: path → bytes.
+#[derive(Debug)]
+pub struct Files {
+    entries: Arc<BTreeMap<String, Vec<u8>>>,
+}
+
+impl Files {
+    /// Files of one chart.
+    pub fn new(entries: BTreeMap<String, Vec<u8>>) -> Files {
+        Files {
+            entries: Arc::new(entries),
+        }
+    }
+
+    fn text(&self, name: &str) -> String {
+        self.entries
+            .get(name)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
+    }
+}
+
+fn name_arg(args: &[Value]) -> Result<&str, String> {
+    match args.first() {
+        Some(Value::Str(s)) => Ok(s),
+        Some(other) => Err(format!(
+            "wrong type for value; expected string; got {}",
+            other.type_name()
+        )),
+        None => Err("wrong number of args: want 1 got 0".into()),
+    }
+}
+
+impl Object for Files {
+    fn type_name(&self) -> String {
+        "engine.files".into()
+    }
+
+    fn has_method(&self, name: &str) -> bool {
+        matches!(
+            name,
+            "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets"
+        )
+    }
+
+    fn call_method(&self, name: &str, args: &[Value]) -> Result<Value, String> {
+        match name {
+            "Get" => Ok(Value::from(self.text(name_arg(args)?))),
+            "GetBytes" => Ok(Value::Bytes(Arc::from(
+                self.entries
+                    .get(name_arg(args)?)
+                    .cloned()
+                    .unwrap_or_default(),
+            ))),
+            "Lines" => {
+                let text = self.text(name_arg(args)?);
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                Ok(Value::typed_list(
+                    Elem::String,
+                    text.split('\n').map(Value::from).collect(),
+                ))
+            }
+            "Glob" => {
+                let pat = name_arg(args)?;
+                let hits: BTreeMap<String, Vec<u8>> = self
+                    .entries
+                    .iter()
+                    .filter(|(k, _)| glob_match(pat, k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                Ok(Value::Object(Arc::new(Files::new(hits))))
+            }
+            "AsConfig" | "AsSecrets" => {
+                let m: BTreeMap<String, Value> = self
+                    .entries
+                    .iter()
+                    .map(|(k, v)| {
+                        let base = k.rsplit('/').next().unwrap_or(k).to_string();
+                        let val = if name == "AsConfig" {
+                            String::from_utf8_lossy(v).into_owned()
+                        } else {
+                            b64_encode(v)
+                        };
+                        (base, Value::from(val))
+                    })
+                    .collect();
+                if m.is_empty() {
+                    return Ok(Value::from(""));
+                }
+                Ok(Value::from(to_yaml(&Value::map(m))))
+            }
+            _ => Err(format!("can't call method {name}")),
+        }
+    }
+
+    fn underlying(&self) -> Option<Value> {
+        let m: BTreeMap<String, Value> = self
+            .entries
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::Bytes(Arc::from(v.as_slice()))))
+            .collect();
+        Some(Value::typed_map(Elem::Bytes, m))
+    }
+}
+
+/// A struct-like object with named fields (`.Capabilities`, `.Chart`, ...).
+#[derive(Debug)]
+pub struct Record {
+    type_name: String,
+    fields: BTreeMap<String, Value>,
+    /// `String()` when the Go type is a Stringer.
+    string: Option<String>,
+    /// What `json.Marshal` prints.
+    json: Option<Value>,
+}
+
+impl Record {
+    /// A record of the given Go type.
+    pub fn new(type_name: &str, fields: BTreeMap<String, Value>) -> Record {
+        Record {
+            type_name: type_name.into(),
+            fields,
+            string: None,
+            json: None,
+        }
+    }
+
+    /// With a `String()` method.
+    pub fn with_string(mut self, s: String) -> Record {
+        self.string = Some(s);
+        self
+    }
+
+    /// With a JSON form.
+    pub fn with_json(mut self, v: Value) -> Record {
+        self.json = Some(v);
+        self
+    }
+}
+
+impl Object for Record {
+    fn type_name(&self) -> String {
+        self.type_name.clone()
+    }
+
+    fn has_method(&self, name: &str) -> bool {
+        name == "String" && self.string.is_some()
+    }
+
+    fn call_method(&self, _name: &str, _args: &[Value]) -> Result<Value, String> {
+        Ok(Value::from(self.string.clone().unwrap_or_default()))
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        self.fields.get(name).cloned()
+    }
+
+    fn to_go_string(&self) -> Option<String> {
+        self.string.clone()
+    }
+
+    fn marshal(&self) -> Option<Value> {
+        self.json.clone()
+    }
+}
+
+/// `chartutil.VersionSet`: a `[]string` with a `Has` method.
+#[derive(Debug)]
+pub struct VersionSet(pub Vec<String>);
+
+impl Object for VersionSet {
+    fn type_name(&self) -> String {
+        "chartutil.VersionSet".into()
+    }
+
+    fn has_method(&self, name: &str) -> bool {
+        name == "Has"
+    }
+
+    fn call_method(&self, _name: &str, args: &[Value]) -> Result<Value, String> {
+        let v = name_arg(args)?;
+        Ok(Value::Bool(self.0.iter().any(|x| x == v)))
+    }
+
+    fn underlying(&self) -> Option<Value> {
+        Some(Value::typed_list(
+            Elem::String,
+            self.0.iter().map(|s| Value::from(s.as_str())).collect(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("files/*", "files/a.txt"));
+        assert!(!glob_match("files/*", "files/sub/c.yaml"));
+        assert!(glob_match("files/**", "files/sub/c.yaml"));
+        assert!(glob_match("*.{txt,md}", "a.md"));
+        assert!(glob_match("templates/.?*", "templates/.x"));
+        assert!(!glob_match("templates/.?*", "templates/x"));
+    }
+
+    #[test]
+    fn files_methods() {
+        let mut m = BTreeMap::new();
+        m.insert("files/a.txt".to_string(), b"one\ntwo\n".to_vec());
+        m.insert("files/b.txt".to_string(), b"bravo".to_vec());
+        let f = Files::new(m);
+        let lines = f.call_method("Lines", &[Value::from("files/a.txt")]);
+        assert_eq!(
+            lines.map(|v| crate::gotmpl::fmt::to_string(&v)).as_deref(),
+            Ok("[one two]")
+        );
+        let conf = f.call_method("AsConfig", &[]);
+        assert_eq!(
+            conf.map(|v| crate::gotmpl::fmt::to_string(&v)).as_deref(),
+            Ok("a.txt: |\n  one\n  two\nb.txt: bravo")
+        );
+        let vs = VersionSet(vec!["v1".into()]);
+        assert!(matches!(
+            vs.call_method("Has", &[Value::from("v1")]),
+            Ok(Value::Bool(true))
+        ));
+    }
+}

@@ -1,0 +1,270 @@
+//! Output assembly as `helm template` prints it (`releaseutil`
+//! `SortManifests`/`SplitManifests`, `action.renderResources`,
+//! `cmd/helm/template.go`): documents split by helm's separator regexp,
+//! hooks told apart by `helm.sh/hook`, both sorted stably by the install
+//! kind order, CRDs first with `--include-crds`, `# Source:` headers,
+//! `--show-only` filtering.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::chart::Chart;
+use super::{Error, Options};
+use crate::gotmpl::funcs::yamlconv::parse_yaml;
+use crate::gotmpl::Value;
+
+static SEP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|\s*\n)---\s*").unwrap_or_else(|_| unreachable!("constant pattern"))
+});
+
+/// helm's `InstallOrder` (v3.17.3).
+const INSTALL_ORDER: &[&str] = &[
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+];
+
+/// helm's `SplitManifests` in document order.
+pub fn split_manifests(text: &str) -> Vec<String> {
+    SEP.split(text.trim())
+        .filter(|d| !d.is_empty())
+        .map(|d| d.trim().to_string())
+        .collect()
+}
+
+struct Manifest {
+    path: String,
+    content: String,
+    kind: String,
+    test_hook: bool,
+}
+
+/// `lessByKind`.
+fn kind_less(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let pa = INSTALL_ORDER.iter().position(|k| *k == a);
+    let pb = INSTALL_ORDER.iter().position(|k| *k == b);
+    match (pa, pb) {
+        (None, None) => a.cmp(b),
+        (None, Some(_)) => Ordering::Greater,
+        (Some(_), None) => Ordering::Less,
+        (Some(x), Some(y)) => x.cmp(&y),
+    }
+}
+
+fn str_at(v: &Value, path: &[&str]) -> Option<Value> {
+    let mut cur = v.clone();
+    for p in path {
+        cur = match cur {
+            Value::Map(m) => m.get(p)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// (kind, hook events) of a document, or helm's YAML parse error.
+fn head(path: &str, doc: &str) -> Result<(String, Option<String>), Error> {
+    let v =
+        // A block scalar at the very end (documents are trimmed) needs the newline.
+        parse_yaml(&format!("{doc}\n"))
+            .map_err(|e| Error::Render(format!("YAML parse error on {path}: {e}")))?;
+    if !matches!(v, Value::Map(_) | Value::Nil) {
+        return Err(Error::Render(format!(
+            "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",
+            crate::gotmpl::funcs::json::json_kind(&v)
+        )));
+    }
+    let kind = match str_at(&v, &["kind"]) {
+        Some(Value::Str(s)) => s.to_string(),
+        _ => String::new(),
+    };
+    let hook = match str_at(&v, &["metadata", "annotations", "helm.sh/hook"]) {
+        Some(Value::Str(s)) => Some(s.to_string()),
+        _ => None,
+    };
+    Ok((kind, hook))
+}
+
+const HOOK_EVENTS: &[&str] = &[
+    "pre-install",
+    "post-install",
+    "pre-delete",
+    "post-delete",
+    "pre-upgrade",
+    "post-upgrade",
+    "pre-rollback",
+    "post-rollback",
+    "test",
+    "test-success",
+];
+
+/// CRD files of the chart and its subcharts (`Chart.CRDObjects`).
+fn crds(c: &Chart, full: &str, out: &mut String) {
+    for (name, data) in &c.files {
+        let ext_ok = [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e));
+        if name.starts_with("crds/") && ext_ok {
+            out.push_str(&format!(
+                "---\n# Source: {full}/{name}\n{}\n",
+                String::from_utf8_lossy(data)
+            ));
+        }
+    }
+    for d in &c.dependencies {
+        crds(d, &format!("{full}/charts/{}", d.name), out);
+    }
+}
+
+/// Assembles the final stdout.
+pub fn assemble(
+    chart: &Chart,
+    files: &BTreeMap<String, String>,
+    opts: &Options,
+) -> Result<String, Error> {
+    let mut manifests = Vec::new();
+    let mut hooks = Vec::new();
+    for (path, content) in files {
+        if path.ends_with("NOTES.txt") || content.trim().is_empty() {
+            continue;
+        }
+        for doc in split_manifests(content) {
+            let (kind, hook) = head(path, &doc)?;
+            let m = |test_hook| Manifest {
+                path: path.clone(),
+                content: doc.clone(),
+                kind: kind.clone(),
+                test_hook,
+            };
+            match hook {
+                None => manifests.push(m(false)),
+                Some(h) => {
+                    let events: Vec<String> =
+                        h.split(',').map(|e| e.trim().to_lowercase()).collect();
+                    if events.iter().any(|e| !HOOK_EVENTS.contains(&e.as_str())) {
+                        continue;
+                    }
+                    let test = events.iter().any(|e| e == "test" || e == "test-success");
+                    hooks.push(m(test));
+                }
+            }
+        }
+    }
+    manifests.sort_by(|a, b| kind_less(&a.kind, &b.kind));
+    hooks.sort_by(|a, b| kind_less(&a.kind, &b.kind));
+    let mut b = String::new();
+    if opts.include_crds {
+        crds(chart, &chart.name, &mut b);
+    }
+    for m in &manifests {
+        b.push_str(&format!("---\n# Source: {}\n{}\n", m.path, m.content));
+    }
+    let mut out = format!("{}\n", b.trim());
+    if !opts.no_hooks {
+        for h in &hooks {
+            if opts.skip_tests && h.test_hook {
+                continue;
+            }
+            out.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.content));
+        }
+    }
+    if opts.show_only.is_empty() {
+        return Ok(out);
+    }
+    show_only(&out, &opts.show_only)
+}
+
+/// `--show-only`: keep documents whose `# Source:` path (without the chart
+/// name) matches one of the patterns (Go `filepath.Match`).
+fn show_only(out: &str, patterns: &[String]) -> Result<String, Error> {
+    let docs = split_manifests(out);
+    let mut kept = String::new();
+    for p in patterns {
+        let mut missing = true;
+        for d in &docs {
+            let Some(src) = d.lines().find_map(|l| l.strip_prefix("# Source: ")) else {
+                continue;
+            };
+            let Some((_, rest)) = src.split_once('/') else {
+                continue;
+            };
+            if super::objects::glob_match(&p.replace("**", "*"), rest) {
+                kept.push_str(&format!("---\n{d}\n"));
+                missing = false;
+            }
+        }
+        if missing {
+            return Err(Error::Render(format!(
+                "could not find template {p} in chart"
+            )));
+        }
+    }
+    Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_like_helm() {
+        assert_eq!(split_manifests("a: 1\n---\nb: 2\n"), vec!["a: 1", "b: 2"]);
+        assert_eq!(split_manifests("---\n---\nx: 1"), vec!["---\nx: 1"]);
+        assert_eq!(split_manifests("--- # c\nx: 1"), vec!["# c\nx: 1"]);
+        assert_eq!(
+            split_manifests("a: |\n  x\n  ---\n  y"),
+            vec!["a: |\n  x\n  ---\n  y"]
+        );
+    }
+
+    #[test]
+    fn trimmed_block_scalar_document_parses() {
+        let doc = "kind: ConfigMap\ndata:\n  s: |\n    a\n    ---\n    b";
+        assert_eq!(
+            head("t", doc).ok().map(|h| h.0).as_deref(),
+            Some("ConfigMap")
+        );
+        assert!(head("t", "- a list").is_err());
+    }
+
+    #[test]
+    fn kind_order() {
+        let mut v = vec!["Zed", "Deployment", "Namespace", "Abc"];
+        v.sort_by(|a, b| kind_less(a, b));
+        assert_eq!(v, vec!["Namespace", "Deployment", "Abc", "Zed"]);
+    }
+}

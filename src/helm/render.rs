@@ -1,0 +1,403 @@
+//! Helm's engine (`pkg/engine/engine.go`): every template of the chart and
+//! its subcharts in one template set (parsed deepest path first, so the
+//! parent's `define`s win), executed with its chart's scope (`.Values`,
+//! `.Chart`, `.Files`, `.Release`, `.Capabilities`, `.Template`), with
+//! `missingkey=zero`, `<no value>` stripped, and helm's error rewriting.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::chart::Chart;
+use super::objects::{Files, Record, VersionSet};
+use super::{Error, Options};
+use crate::gotmpl::funcs::helm::{WARN_END, WARN_START};
+use crate::gotmpl::{Elem, ExecOptions, ExecShared, FuncMap, TemplateSet, Value};
+
+/// A template to render and the scope it renders in.
+struct Renderable {
+    text: String,
+    vals: BTreeMap<String, Value>,
+    base_path: String,
+}
+
+/// `chartutil.DefaultVersionSet` for helm v3.17.3 (client-go v0.32).
+const DEFAULT_API_VERSIONS: &[&str] = &[
+    "v1",
+    "admissionregistration.k8s.io/v1",
+    "admissionregistration.k8s.io/v1alpha1",
+    "admissionregistration.k8s.io/v1beta1",
+    "internal.apiserver.k8s.io/v1alpha1",
+    "apps/v1",
+    "apps/v1beta1",
+    "apps/v1beta2",
+    "authentication.k8s.io/v1",
+    "authentication.k8s.io/v1alpha1",
+    "authentication.k8s.io/v1beta1",
+    "authorization.k8s.io/v1",
+    "authorization.k8s.io/v1beta1",
+    "autoscaling/v1",
+    "autoscaling/v2",
+    "autoscaling/v2beta1",
+    "autoscaling/v2beta2",
+    "batch/v1",
+    "batch/v1beta1",
+    "certificates.k8s.io/v1",
+    "certificates.k8s.io/v1beta1",
+    "certificates.k8s.io/v1alpha1",
+    "coordination.k8s.io/v1alpha2",
+    "coordination.k8s.io/v1beta1",
+    "coordination.k8s.io/v1",
+    "discovery.k8s.io/v1",
+    "discovery.k8s.io/v1beta1",
+    "events.k8s.io/v1",
+    "events.k8s.io/v1beta1",
+    "extensions/v1beta1",
+    "flowcontrol.apiserver.k8s.io/v1",
+    "flowcontrol.apiserver.k8s.io/v1beta1",
+    "flowcontrol.apiserver.k8s.io/v1beta2",
+    "flowcontrol.apiserver.k8s.io/v1beta3",
+    "networking.k8s.io/v1",
+    "networking.k8s.io/v1alpha1",
+    "networking.k8s.io/v1beta1",
+    "node.k8s.io/v1",
+    "node.k8s.io/v1alpha1",
+    "node.k8s.io/v1beta1",
+    "policy/v1",
+    "policy/v1beta1",
+    "rbac.authorization.k8s.io/v1",
+    "rbac.authorization.k8s.io/v1beta1",
+    "rbac.authorization.k8s.io/v1alpha1",
+    "resource.k8s.io/v1alpha3",
+    "resource.k8s.io/v1beta1",
+    "scheduling.k8s.io/v1alpha1",
+    "scheduling.k8s.io/v1beta1",
+    "scheduling.k8s.io/v1",
+    "storage.k8s.io/v1beta1",
+    "storage.k8s.io/v1",
+    "storage.k8s.io/v1alpha1",
+    "storagemigration.k8s.io/v1alpha1",
+    "apiextensions.k8s.io/v1beta1",
+    "apiextensions.k8s.io/v1",
+];
+
+fn text_field(meta: &Value, key: &str) -> Value {
+    match meta {
+        Value::Map(m) => match m.get(key) {
+            Some(Value::Str(s)) => Value::Str(s),
+            Some(Value::Nil) | None => Value::from(""),
+            Some(other) => Value::from(crate::gotmpl::fmt::to_string(&other)),
+        },
+        _ => Value::from(""),
+    }
+}
+
+fn list_field(meta: &Value, key: &str, elem: Elem) -> Value {
+    let items = match meta {
+        Value::Map(m) => match m.get(key) {
+            Some(Value::List(l)) => l.items.clone(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    Value::typed_list(elem, items)
+}
+
+/// `.Chart`: `chart.Metadata` plus `IsRoot`.
+fn chart_object(c: &Chart, is_root: bool) -> Value {
+    let m = &c.metadata;
+    let mut f = BTreeMap::new();
+    for (field, key) in [
+        ("Home", "home"),
+        ("Version", "version"),
+        ("Description", "description"),
+        ("Icon", "icon"),
+        ("APIVersion", "apiVersion"),
+        ("Condition", "condition"),
+        ("Tags", "tags"),
+        ("AppVersion", "appVersion"),
+        ("KubeVersion", "kubeVersion"),
+        ("Type", "type"),
+    ] {
+        f.insert(field.to_string(), text_field(m, key));
+    }
+    f.insert("Name".into(), Value::from(c.name.as_str()));
+    f.insert("Sources".into(), list_field(m, "sources", Elem::String));
+    f.insert("Keywords".into(), list_field(m, "keywords", Elem::String));
+    f.insert(
+        "Maintainers".into(),
+        list_field(m, "maintainers", Elem::Interface),
+    );
+    f.insert(
+        "Dependencies".into(),
+        list_field(m, "dependencies", Elem::Interface),
+    );
+    let annotations = match m {
+        Value::Map(mm) => match mm.get("annotations") {
+            Some(Value::Map(a)) => {
+                Value::typed_map(Elem::String, a.entries().into_iter().collect())
+            }
+            _ => Value::typed_map(Elem::String, BTreeMap::new()),
+        },
+        _ => Value::typed_map(Elem::String, BTreeMap::new()),
+    };
+    f.insert("Annotations".into(), annotations);
+    let deprecated =
+        matches!(m, Value::Map(mm) if matches!(mm.get("deprecated"), Some(Value::Bool(true))));
+    f.insert("Deprecated".into(), Value::Bool(deprecated));
+    f.insert("IsRoot".into(), Value::Bool(is_root));
+    let mut json = match m {
+        Value::Map(mm) => mm.entries().into_iter().collect(),
+        _ => BTreeMap::new(),
+    };
+    json.insert("name".to_string(), Value::from(c.name.as_str()));
+    json.insert("IsRoot".to_string(), Value::Bool(is_root));
+    Value::Object(Arc::new(
+        Record::new("chartutil.chartMetaData", f).with_json(Value::map(json)),
+    ))
+}
+
+/// `.Capabilities`.
+fn capabilities(opts: &Options) -> Value {
+    let kv = &opts.kube_version;
+    let mut k = BTreeMap::new();
+    k.insert("Version".into(), Value::from(kv.version.as_str()));
+    k.insert("Major".into(), Value::from(kv.major.as_str()));
+    k.insert("Minor".into(), Value::from(kv.minor.as_str()));
+    k.insert("GitVersion".into(), Value::from(kv.version.as_str()));
+    let kube = Record::new("*chartutil.KubeVersion", k.clone())
+        .with_string(kv.version.clone())
+        .with_json(Value::map(k));
+    let mut apis: Vec<String> = DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect();
+    apis.extend(opts.api_versions.iter().cloned());
+    let mut h = BTreeMap::new();
+    h.insert("Version".into(), Value::from("v3.17.3"));
+    h.insert(
+        "GitCommit".into(),
+        Value::from("e4da49785aa6e6ee2b86efd5dd9e43400318262b"),
+    );
+    h.insert("GitTreeState".into(), Value::from("clean"));
+    h.insert("GoVersion".into(), Value::from("go1.23.7"));
+    let helm = Record::new("version.BuildInfo", h.clone()).with_json(Value::map(h));
+    let mut c = BTreeMap::new();
+    c.insert("KubeVersion".into(), Value::Object(Arc::new(kube)));
+    c.insert(
+        "APIVersions".into(),
+        Value::Object(Arc::new(VersionSet(apis))),
+    );
+    c.insert("HelmVersion".into(), Value::Object(Arc::new(helm)));
+    Value::Object(Arc::new(Record::new("*chartutil.Capabilities", c)))
+}
+
+/// helm's `recAllTpls`: collects templates with their scope. `full_path`
+/// names this chart's templates; `children_base` is where its subcharts
+/// live, which differs for an aliased chart: helm3 copies the aliased
+/// chart shallowly, so its subcharts still hang off the original name.
+fn collect(
+    c: &Chart,
+    full_path: &str,
+    children_base: &str,
+    values: &Value,
+    common: &BTreeMap<String, Value>,
+    is_root: bool,
+    out: &mut BTreeMap<String, Renderable>,
+) -> Value {
+    let mut subcharts = BTreeMap::new();
+    let mut next = common.clone();
+    next.insert("Chart".into(), chart_object(c, is_root));
+    next.insert(
+        "Files".into(),
+        Value::Object(Arc::new(Files::new(c.files.clone()))),
+    );
+    next.insert("Values".into(), values.clone());
+    for sub in &c.dependencies {
+        let sv = match values {
+            Value::Map(m) => match m.get(&sub.name) {
+                Some(v @ Value::Map(_)) => v,
+                _ => Value::map(BTreeMap::new()),
+            },
+            _ => Value::map(BTreeMap::new()),
+        };
+        let path = format!("{children_base}/charts/{}", sub.name);
+        let base = format!("{children_base}/charts/{}", sub.meta_str("name"));
+        let v = collect(sub, &path, &base, &sv, common, false, out);
+        subcharts.insert(sub.name.clone(), v);
+    }
+    next.insert("Subcharts".into(), Value::map(subcharts));
+    for (rel, text) in &c.templates {
+        let base = rel.rsplit('/').next().unwrap_or(rel);
+        if c.is_library() && !base.starts_with('_') {
+            continue;
+        }
+        out.insert(
+            format!("{full_path}/{rel}"),
+            Renderable {
+                text: text.clone(),
+                vals: next.clone(),
+                base_path: format!("{full_path}/templates"),
+            },
+        );
+    }
+    Value::map(next)
+}
+
+/// helm's `sortTemplates`: deepest paths first, then reverse lexical.
+fn sort_templates(names: &mut [String]) {
+    names.sort_by(|a, b| {
+        let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
+        cb.cmp(&ca).then_with(|| b.cmp(a))
+    });
+}
+
+/// helm's `cleanupParseError`.
+fn parse_error(name: &str, msg: &str) -> String {
+    let tokens: Vec<&str> = msg.split(": ").collect();
+    if tokens.len() == 1 {
+        return format!("parse error in ({name}): {msg}");
+    }
+    format!(
+        "parse error at ({}): {}",
+        tokens[1],
+        tokens[tokens.len() - 1]
+    )
+}
+
+/// helm's `cleanupExecError`.
+fn exec_error(name: &str, msg: &str) -> String {
+    let tokens: Vec<&str> = msg.splitn(3, ": ").collect();
+    if tokens.len() != 3 {
+        return format!("execution error in ({name}): {msg}");
+    }
+    if let Some((_, rest)) = tokens[2].split_once(WARN_START) {
+        if let Some(end) = rest.rfind(WARN_END) {
+            return format!("execution error at ({}): {}", tokens[1], &rest[..end]);
+        }
+    }
+    msg.to_string()
+}
+
+/// Renders every template; returns (template path, output) sorted by
+/// path, plus warnings.
+pub fn render(
+    chart: &Chart,
+    values: &Value,
+    opts: &Options,
+) -> Result<(BTreeMap<String, String>, Vec<String>), Error> {
+    let mut release = BTreeMap::new();
+    release.insert("Name".into(), Value::from(opts.release_name.as_str()));
+    release.insert("Namespace".into(), Value::from(opts.namespace.as_str()));
+    release.insert("IsUpgrade".into(), Value::Bool(opts.is_upgrade));
+    release.insert("IsInstall".into(), Value::Bool(!opts.is_upgrade));
+    release.insert("Revision".into(), Value::Int(1));
+    release.insert("Service".into(), Value::from("Helm"));
+    let mut common = BTreeMap::new();
+    common.insert("Release".into(), Value::map(release));
+    common.insert("Capabilities".into(), capabilities(opts));
+    let mut tpls = BTreeMap::new();
+    collect(
+        chart,
+        &chart.name,
+        &chart.name,
+        values,
+        &common,
+        true,
+        &mut tpls,
+    );
+
+    let mut names: Vec<String> = tpls.keys().cloned().collect();
+    sort_templates(&mut names);
+    let mut set = TemplateSet::new("gotpl", Arc::new(FuncMap::with_helm()));
+    for n in &names {
+        if let Some(r) = tpls.get(n) {
+            set.parse(n, &r.text)
+                .map_err(|e| Error::Render(parse_error(n, &e.to_string())))?;
+        }
+    }
+    let exec = ExecOptions::default();
+    let shared = ExecShared::default();
+    let mut out = BTreeMap::new();
+    for n in &names {
+        let base = n.rsplit('/').next().unwrap_or(n);
+        if base.starts_with('_') {
+            continue;
+        }
+        let Some(r) = tpls.get(n) else { continue };
+        let mut vals = r.vals.clone();
+        let mut t = BTreeMap::new();
+        t.insert("Name".to_string(), Value::from(n.as_str()));
+        t.insert("BasePath".to_string(), Value::from(r.base_path.as_str()));
+        vals.insert("Template".into(), Value::map(t));
+        let text = set
+            .execute_shared(n, Value::map(vals), &exec, &shared)
+            .map_err(|e| Error::Render(exec_error(n, &e.to_string())))?;
+        out.insert(n.clone(), text.replace("<no value>", ""));
+    }
+    Ok((out, shared.warnings()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(name: &str, meta_name: &str, deps: Vec<Chart>) -> Chart {
+        let mut meta = BTreeMap::new();
+        meta.insert("name".to_string(), Value::from(meta_name));
+        Chart {
+            metadata: Value::map(meta),
+            name: name.into(),
+            values: Value::map(BTreeMap::new()),
+            templates: vec![("templates/t.yaml".into(), String::new())],
+            files: BTreeMap::new(),
+            dependencies: deps,
+            schema: None,
+            dir: Default::default(),
+        }
+    }
+
+    #[test]
+    fn aliased_subcharts_keep_their_original_path_for_children() {
+        let grand = chart("grand", "grand", vec![]);
+        let foo = chart("foo", "child", vec![grand]);
+        let top = chart("top", "top", vec![foo]);
+        let mut out = BTreeMap::new();
+        let v = Value::map(BTreeMap::new());
+        collect(&top, "top", "top", &v, &BTreeMap::new(), true, &mut out);
+        let names: Vec<&String> = out.keys().collect();
+        assert_eq!(
+            names,
+            vec![
+                "top/charts/child/charts/grand/templates/t.yaml",
+                "top/charts/foo/templates/t.yaml",
+                "top/templates/t.yaml"
+            ]
+        );
+    }
+
+    #[test]
+    fn template_order_and_errors() {
+        let mut v = vec![
+            "a/templates/x.yaml".to_string(),
+            "a/charts/b/templates/y.yaml".into(),
+            "a/templates/w.yaml".into(),
+        ];
+        sort_templates(&mut v);
+        assert_eq!(
+            v,
+            vec![
+                "a/charts/b/templates/y.yaml",
+                "a/templates/x.yaml",
+                "a/templates/w.yaml"
+            ]
+        );
+        assert_eq!(
+            parse_error(
+                "a/t.yaml",
+                "template: a/t.yaml:3: function \"x\" not defined"
+            ),
+            "parse error at (a/t.yaml:3): function \"x\" not defined"
+        );
+        assert_eq!(
+            exec_error("t", "template: t:1:3: executing \"t\" at <fail \"x\">: error calling fail: HELM_ERR_STARTboomHELM_ERR_END"),
+            "execution error at (t:1:3): boom"
+        );
+    }
+}

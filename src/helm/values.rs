@@ -1,0 +1,618 @@
+//! Values: user layers (`-f`, `--set-json`, `--set`, `--set-string`,
+//! `--set-file`, `--set-literal`, in helm's fixed order), helm's strvals
+//! syntax and typing, `CoalesceValues` (chart defaults under user values,
+//! `null` deletes, subchart sections and globals), and dependency
+//! enabling by `tags`/`condition` with `alias` renames.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::chart::Chart;
+use super::Error;
+use crate::gotmpl::funcs::sprig_dicts::deep_copy;
+use crate::gotmpl::funcs::yamlconv::parse_yaml;
+use crate::gotmpl::value::Map;
+use crate::gotmpl::Value;
+
+/// A `--set`-style flag.
+#[derive(Clone, Debug)]
+pub enum SetKind {
+    /// `--set`: typed values.
+    Typed,
+    /// `--set-string`.
+    String,
+    /// `--set-json`.
+    Json,
+    /// `--set-file`: values are file paths.
+    File,
+    /// `--set-literal`: one key, the rest verbatim.
+    Literal,
+}
+
+fn new_map() -> Value {
+    Value::map(BTreeMap::new())
+}
+
+fn as_map(v: &Value) -> Option<Arc<Map>> {
+    match v {
+        Value::Map(m) => Some(m.clone()),
+        _ => None,
+    }
+}
+
+/// helm's `mergeMaps`: `b` over `a`, maps merged recursively.
+pub fn merge_maps(a: &Value, b: &Value) -> Value {
+    let out = deep_copy(a);
+    let (Some(o), Some(bm)) = (as_map(&out), as_map(b)) else {
+        return deep_copy(b);
+    };
+    for (k, v) in bm.entries() {
+        match (o.get(&k), &v) {
+            (Some(old @ Value::Map(_)), Value::Map(_)) => o.insert(k, merge_maps(&old, &v)),
+            _ => o.insert(k, v),
+        }
+    }
+    out
+}
+
+/// Reads one `-f` file.
+pub fn read_values_file(path: &Path) -> Result<Value, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Values(format!("open {}: {e}", path.display())))?;
+    match parse_yaml(&text) {
+        Ok(Value::Map(m)) => Ok(Value::Map(m)),
+        Ok(Value::Nil) => Ok(new_map()),
+        Ok(_) => Err(Error::Values(format!(
+            "failed to parse {}: error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {{}}",
+            path.display()
+        ))),
+        Err(e) => Err(Error::Values(format!("failed to parse {}: {e}", path.display()))),
+    }
+}
+
+/// strvals `typedVal`.
+fn typed(v: &str, string: bool) -> Value {
+    if string {
+        return Value::from(v);
+    }
+    if v.eq_ignore_ascii_case("true") {
+        return Value::Bool(true);
+    }
+    if v.eq_ignore_ascii_case("false") {
+        return Value::Bool(false);
+    }
+    if v.eq_ignore_ascii_case("null") {
+        return Value::Nil;
+    }
+    if v == "0" {
+        return Value::Int64(0);
+    }
+    if v.len() > 1 && v.starts_with('0') {
+        return Value::from(v);
+    }
+    let digits = v.strip_prefix(['+', '-']).unwrap_or(v);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(i) = v.parse::<i64>() {
+            return Value::Int64(i);
+        }
+    }
+    Value::from(v)
+}
+
+/// A key path step.
+#[derive(Debug)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Splits `a.b[1].c` into steps (`\.` escapes a dot).
+fn key_path(key: &str) -> Result<Vec<Step>, String> {
+    let mut steps = Vec::new();
+    let mut cur = String::new();
+    let mut chars = key.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            '.' => {
+                if !cur.is_empty() {
+                    steps.push(Step::Key(std::mem::take(&mut cur)));
+                }
+            }
+            '[' => {
+                if !cur.is_empty() {
+                    steps.push(Step::Key(std::mem::take(&mut cur)));
+                }
+                let mut n = String::new();
+                for d in chars.by_ref() {
+                    if d == ']' {
+                        break;
+                    }
+                    n.push(d);
+                }
+                let i: usize = n
+                    .parse()
+                    .map_err(|_| format!("strconv.Atoi: parsing {:?}: invalid syntax", n))?;
+                if i > 65536 {
+                    return Err(format!(
+                        "index of {i} is greater than maximum supported index 65536"
+                    ));
+                }
+                steps.push(Step::Index(i));
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        steps.push(Step::Key(cur));
+    }
+    if steps.is_empty() {
+        return Err(format!("key {key:?} has no value"));
+    }
+    Ok(steps)
+}
+
+/// Sets `value` at `steps` inside `root` (maps and lists created as needed).
+fn set_path(root: &Value, steps: &[Step], value: Value) -> Value {
+    let Some((first, rest)) = steps.split_first() else {
+        return value;
+    };
+    match first {
+        Step::Key(k) => {
+            let m = match as_map(root) {
+                Some(m) => m,
+                None => match as_map(&new_map()) {
+                    Some(m) => m,
+                    None => return root.clone(),
+                },
+            };
+            let child = m.get(k).unwrap_or(Value::Nil);
+            let v = set_path(&child, rest, value);
+            m.insert(k.clone(), v);
+            Value::Map(m)
+        }
+        Step::Index(i) => {
+            let mut items = match root {
+                Value::List(l) => l.items.clone(),
+                _ => Vec::new(),
+            };
+            if items.len() <= *i {
+                items.resize(*i + 1, Value::Nil);
+            }
+            let child = items[*i].clone();
+            items[*i] = set_path(&child, rest, value);
+            Value::list(items)
+        }
+    }
+}
+
+/// Splits `a=b,c=d` at unescaped commas outside `{...}` lists.
+fn split_pairs(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                cur.push(c);
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            '{' => {
+                depth += 1;
+                cur.push(c);
+            }
+            '}' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            ',' if depth <= 0 => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+fn unescape(v: &str) -> String {
+    let mut out = String::new();
+    let mut chars = v.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Applies one `--set*` argument to `base`.
+pub fn apply_set(base: &Value, arg: &str, kind: &SetKind) -> Result<Value, Error> {
+    let bad = |m: String| Error::Values(format!("failed parsing --set data: {m}"));
+    if let SetKind::Literal = kind {
+        let (k, v) = arg
+            .split_once('=')
+            .ok_or_else(|| bad(format!("key {arg:?} has no value")))?;
+        return Ok(set_path(base, &key_path(k).map_err(bad)?, Value::from(v)));
+    }
+    let mut out = base.clone();
+    for pair in split_pairs(arg) {
+        if pair.is_empty() {
+            continue;
+        }
+        let (k, v) = match pair.split_once('=') {
+            Some(kv) => kv,
+            None => return Err(bad(format!("key {pair:?} has no value"))),
+        };
+        let steps = key_path(k).map_err(bad)?;
+        let value = match kind {
+            SetKind::Json => {
+                crate::gotmpl::funcs::json::unmarshal(v).map_err(|e| bad(format!("json: {e}")))?
+            }
+            SetKind::File => {
+                let data = std::fs::read_to_string(v).map_err(|e| bad(format!("open {v}: {e}")))?;
+                Value::from(data)
+            }
+            _ => {
+                let string = matches!(kind, SetKind::String);
+                if let Some(inner) = v.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+                    Value::list(
+                        split_pairs(inner)
+                            .iter()
+                            .filter(|x| !x.is_empty())
+                            .map(|x| typed(&unescape(x), string))
+                            .collect(),
+                    )
+                } else {
+                    typed(&unescape(v), string)
+                }
+            }
+        };
+        out = set_path(&out, &steps, value);
+    }
+    Ok(out)
+}
+
+/// `coalesceTablesFullKey(dst, src)`: fills `dst` from `src` where missing.
+fn coalesce_tables(dst: &Map, src: &Map, merge: bool) {
+    for (k, sv) in src.entries() {
+        match dst.get(&k) {
+            Some(Value::Nil) if !merge => {
+                dst.remove(&k);
+            }
+            None => dst.insert(k, sv),
+            Some(Value::Map(dm)) => {
+                if let Value::Map(sm) = &sv {
+                    coalesce_tables(&dm, sm, merge);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// `coalesceValues`: the chart's defaults under `v` (user values);
+/// `merge` keeps user nulls instead of deleting (helm's `MergeValues`).
+fn coalesce_values(chart: &Chart, v: &Map, merge: bool) {
+    let Some(defaults) = as_map(&deep_copy(&chart.values)) else {
+        return;
+    };
+    for (k, dv) in defaults.entries() {
+        match v.get(&k) {
+            Some(Value::Nil) => {
+                if !merge {
+                    v.remove(&k);
+                }
+            }
+            Some(Value::Map(um)) => {
+                if let Value::Map(dm) = &dv {
+                    coalesce_tables(&um, dm, merge);
+                }
+            }
+            Some(_) => {}
+            None => v.insert(k, dv),
+        }
+    }
+}
+
+/// `coalesceGlobals`: the parent's `global` over the child's.
+fn coalesce_globals(child: &Map, parent: &Map) {
+    let dg = match child.get("global") {
+        Some(Value::Map(m)) => m,
+        _ => match as_map(&new_map()) {
+            Some(m) => m,
+            None => return,
+        },
+    };
+    if let Some(Value::Map(sg)) = parent.get("global") {
+        for (k, sv) in sg.entries() {
+            match (&sv, dg.get(&k)) {
+                (Value::Map(_), None) => dg.insert(k, deep_copy(&sv)),
+                (Value::Map(_), Some(Value::Map(dm))) => {
+                    let vv = deep_copy(&sv);
+                    if let Value::Map(vm) = &vv {
+                        coalesce_tables(vm, &dm, true);
+                    }
+                    dg.insert(k, vv);
+                }
+                (Value::Map(_), Some(_)) => {}
+                (_, Some(Value::Map(_))) => {}
+                _ => dg.insert(k, sv),
+            }
+        }
+    }
+    child.insert("global".into(), Value::Map(dg));
+}
+
+/// `CoalesceValues(chart, user)`: the final `.Values` tree.
+pub fn coalesce(chart: &Chart, user: &Value) -> Value {
+    coalesce_with(chart, user, false)
+}
+
+/// `CoalesceValues` (`merge` false) or `MergeValues` (true).
+fn coalesce_with(chart: &Chart, user: &Value, merge: bool) -> Value {
+    let out = deep_copy(user);
+    let Some(v) = as_map(&out) else {
+        return out;
+    };
+    coalesce_values(chart, &v, merge);
+    for sub in &chart.dependencies {
+        let section = match v.get(&sub.name) {
+            Some(Value::Map(m)) => Value::Map(m),
+            Some(_) => continue,
+            None => {
+                let m = new_map();
+                v.insert(sub.name.clone(), m.clone());
+                m
+            }
+        };
+        if let Some(sm) = as_map(&section) {
+            coalesce_globals(&sm, &v);
+        }
+        let merged = coalesce_with(sub, &section, merge);
+        v.insert(sub.name.clone(), merged);
+    }
+    out
+}
+
+/// Looks up a dotted path (`a.b.c`) in a values tree.
+fn path_value(v: &Value, path: &str) -> Option<Value> {
+    let mut cur = v.clone();
+    for part in path.split('.') {
+        cur = as_map(&cur)?.get(part)?;
+    }
+    Some(cur)
+}
+
+/// Applies `condition`/`tags` (removing disabled subcharts) and `alias`
+/// (renaming), recursively, as `ProcessDependencies` does.
+pub fn process_dependencies(chart: &mut Chart, user: &Value, prefix: &str) -> Result<(), Error> {
+    let declared = chart.declared_dependencies();
+    let values = coalesce(chart, user);
+    let tags = path_value(&values, "tags");
+    let mut keep: Vec<Chart> = Vec::new();
+    let mut used = vec![false; chart.dependencies.len()];
+    for dep in &declared {
+        let field = |k: &str| path_value(dep, k).and_then(|v| v.as_str().map(str::to_string));
+        let name = field("name").unwrap_or_default();
+        let Some(pos) = chart.dependencies.iter().position(|c| c.name == name) else {
+            return Err(Error::Chart(format!(
+                "found in Chart.yaml, but missing in charts/ directory: {name}"
+            )));
+        };
+        used[pos] = true;
+        let mut enabled = true;
+        if let (Some(Value::List(dtags)), Some(t)) = (path_value(dep, "tags"), &tags) {
+            let (mut has_true, mut has_false) = (false, false);
+            for tag in &dtags.items {
+                if let Some(Value::Bool(b)) = tag.as_str().and_then(|k| path_value(t, k)) {
+                    if b {
+                        has_true = true;
+                    } else {
+                        has_false = true;
+                    }
+                }
+            }
+            enabled = has_true || !has_false;
+        }
+        if let Some(cond) = field("condition") {
+            for c in cond.split(',') {
+                let p = format!("{prefix}{}", c.trim());
+                if let Some(Value::Bool(b)) = path_value(&values, &p) {
+                    enabled = b;
+                    break;
+                }
+            }
+        }
+        if !enabled {
+            continue;
+        }
+        let mut sub = chart.dependencies[pos].clone();
+        if let Some(alias) = field("alias").filter(|a| !a.is_empty()) {
+            sub.name = alias;
+        }
+        keep.push(sub);
+    }
+    for (i, c) in chart.dependencies.iter().enumerate() {
+        if !used[i] {
+            keep.push(c.clone());
+        }
+    }
+    for sub in &mut keep {
+        let section = path_value(&values, &sub.name).unwrap_or_else(new_map);
+        let p = format!("{prefix}{}.", sub.name);
+        process_dependencies(sub, &section, &p)?;
+    }
+    chart.dependencies = keep;
+    Ok(())
+}
+
+/// `pathToMap`: nests `data` under a dotted path (`.` is the root).
+fn path_to_map(path: &str, data: Value) -> Value {
+    if path == "." {
+        return data;
+    }
+    let mut out = data;
+    for part in path.split('.').filter(|p| !p.is_empty()).rev() {
+        let mut m = BTreeMap::new();
+        m.insert(part.to_string(), out);
+        out = Value::map(m);
+    }
+    out
+}
+
+/// `processDependencyImportValues` (bottom-up): each `import-values`
+/// entry copies a table of the dependency's values (`child`/`parent`
+/// pairs, or `exports.NAME` for plain strings) into the chart's values,
+/// under the chart's own values (which win).
+pub fn process_import_values(chart: &mut Chart) {
+    for sub in &mut chart.dependencies {
+        process_import_values(sub);
+    }
+    let declared = chart.declared_dependencies();
+    if declared.is_empty() {
+        return;
+    }
+    let cvals = coalesce_with(chart, &new_map(), true);
+    let imported = new_map();
+    let Some(b) = as_map(&imported) else { return };
+    for dep in &declared {
+        let name = path_value(dep, "name")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let Some(Value::List(ivs)) = path_value(dep, "import-values") else {
+            continue;
+        };
+        for iv in &ivs.items {
+            let (child, parent) = match iv {
+                Value::Map(m) => (
+                    m.get("child")
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                    m.get("parent")
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                ),
+                Value::Str(s) => (format!("exports.{s}"), ".".to_string()),
+                _ => continue,
+            };
+            let Some(table @ Value::Map(_)) = path_value(&cvals, &format!("{name}.{child}")) else {
+                continue;
+            };
+            if let Value::Map(src) = path_to_map(&parent, deep_copy(&table)) {
+                merge_tables(&b, &src);
+            }
+        }
+    }
+    if let Some(cv) = as_map(&cvals) {
+        coalesce_tables(&cv, &b, true);
+    }
+    chart.values = cvals;
+}
+
+/// helm's `MergeTables(dst, src)`: keeps `dst` values and fills in from
+/// `src`, recursing into tables (nulls kept).
+fn merge_tables(dst: &Map, src: &Map) {
+    coalesce_tables(dst, src, true);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gotmpl::fmt::to_string;
+
+    #[test]
+    fn set_syntax_and_types() {
+        let v = apply_set(
+            &new_map(),
+            "a.b=1,c=true,d=007,e=x\\,y,l={1,two},n=null",
+            &SetKind::Typed,
+        );
+        let v = v.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            to_string(&v),
+            "map[a:map[b:1] c:true d:007 e:x,y l:[1 two] n:<nil>]"
+        );
+        let v =
+            apply_set(&new_map(), "list[1]=B", &SetKind::Typed).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(to_string(&v), "map[list:[<nil> B]]");
+        let v = apply_set(&new_map(), "f=1.50", &SetKind::Typed).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(to_string(&v), "map[f:1.50]");
+        let v = apply_set(&new_map(), "big=99999999999999999999", &SetKind::Typed);
+        assert!(matches!(
+            v.map(|v| path_value(&v, "big")),
+            Ok(Some(Value::Str(_)))
+        ));
+        assert!(apply_set(&new_map(), "novalue", &SetKind::Typed).is_err());
+    }
+
+    #[test]
+    fn import_values_copy_child_tables() {
+        let child = Chart {
+            metadata: parse_yaml("name: c").unwrap_or(Value::Nil),
+            name: "c".into(),
+            values: parse_yaml("exports: {data: {d: 1}}\nx: {k: child}").unwrap_or(Value::Nil),
+            templates: vec![],
+            files: BTreeMap::new(),
+            dependencies: vec![],
+            schema: None,
+            dir: Default::default(),
+        };
+        let mut parent = Chart {
+            metadata: parse_yaml("name: p\ndependencies: [{name: c, import-values: [data, {child: x, parent: imp}]}]")
+                .unwrap_or(Value::Nil),
+            name: "p".into(),
+            values: parse_yaml("imp: {k: parent}").unwrap_or(Value::Nil),
+            templates: vec![],
+            files: BTreeMap::new(),
+            dependencies: vec![child],
+            schema: None,
+            dir: Default::default(),
+        };
+        process_import_values(&mut parent);
+        assert_eq!(
+            to_string(&path_value(&parent.values, "d").unwrap_or(Value::Nil)),
+            "1"
+        );
+        assert_eq!(
+            to_string(&path_value(&parent.values, "imp.k").unwrap_or(Value::Nil)),
+            "parent"
+        );
+    }
+
+    #[test]
+    fn coalesce_defaults_and_nulls() {
+        let chart = Chart {
+            metadata: new_map(),
+            name: "c".into(),
+            values: parse_yaml("a: 1\nb: {x: 1, y: 2}\nd: keep").unwrap_or(Value::Nil),
+            templates: vec![],
+            files: BTreeMap::new(),
+            dependencies: vec![],
+            schema: None,
+            dir: Default::default(),
+        };
+        let user = parse_yaml("b: {x: 5, y: null}\nd: null").unwrap_or(Value::Nil);
+        assert_eq!(to_string(&coalesce(&chart, &user)), "map[a:1 b:map[x:5]]");
+        // MergeValues keeps the nulls for a later coalesce to apply (`y` is YAML 1.1 true).
+        assert_eq!(
+            to_string(&coalesce_with(&chart, &user, true)),
+            "map[a:1 b:map[true:<nil> x:5] d:<nil>]"
+        );
+        let merged = merge_maps(
+            &parse_yaml("m: {a: 1}").unwrap_or(Value::Nil),
+            &parse_yaml("m: {b: 2}").unwrap_or(Value::Nil),
+        );
+        assert_eq!(to_string(&merged), "map[m:map[a:1 b:2]]");
+    }
+}
