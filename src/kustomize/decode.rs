@@ -151,6 +151,9 @@ impl<'a> Decoder<'a> {
             Value::Scalar(s) => match s.tag {
                 Tag::Null => Ok(String::new()),
                 Tag::Str | Tag::Timestamp | Tag::Other(_) => Ok(s.text.clone()),
+                // sigs.k8s.io/yaml.Unmarshal (plugin configs) turns any
+                // scalar into the string a string field asks for.
+                _ if !self.strict => Ok(s.text.clone()),
                 _ => Err(self.err(
                     n,
                     format!(

@@ -231,7 +231,11 @@ fn walk(
             let Some(field) = node.get_mut(name) else {
                 return Ok(());
             };
-            if field.is_null() && kind == Create::Map {
+            // handleMap: a null field becomes what the path says it is
+            // (a list for `x[]`, even without create).
+            if field.is_null() && is_seq {
+                *field = Node::seq();
+            } else if field.is_null() && kind == Create::Map {
                 *field = Node::map();
             }
             walk(field, rest, allow_create, create, set)

@@ -61,6 +61,12 @@ pub struct Kustomization {
     pub generators: Vec<GeneratorArgs>,
     /// `generatorOptions`.
     pub generator_options: Option<GeneratorOptions>,
+    /// `replacements`, decoded when the target loads its files.
+    pub replacements: Vec<Node>,
+    /// `transformers`: plugin config files, directories or inline YAML.
+    pub transformers: Vec<String>,
+    /// `generators`: plugin config files, directories or inline YAML.
+    pub generators_plugins: Vec<String>,
     /// Deprecation warnings kustomize prints on stderr.
     pub warnings: Vec<String>,
 }
@@ -85,7 +91,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("patchesStrategicMerge", true),
     ("patchesJson6902", true),
     ("patches", true),
-    ("replacements", false),
+    ("replacements", true),
     ("vars", false),
     ("sortOptions", false),
     ("components", true),
@@ -97,8 +103,8 @@ const FIELDS: &[(&str, bool)] = &[
     ("helmChartInflationGenerator", false),
     ("generatorOptions", true),
     ("configurations", false),
-    ("generators", false),
-    ("transformers", false),
+    ("generators", true),
+    ("transformers", true),
     ("validators", false),
     ("buildMetadata", false),
 ];
@@ -157,6 +163,9 @@ impl Kustomization {
             components: Vec::new(),
             generators: Vec::new(),
             generator_options: None,
+            replacements: Vec::new(),
+            transformers: Vec::new(),
+            generators_plugins: Vec::new(),
             warnings: Vec::new(),
         };
         let d = Decoder {
@@ -228,6 +237,9 @@ impl Kustomization {
                 "patchesJson6902" => k.patches_json6902 = d.list(value, Decoder::patch)?,
                 "configMapGenerator" => config_maps = d.list(value, Decoder::config_map)?,
                 "secretGenerator" => secrets = d.list(value, Decoder::secret)?,
+                "replacements" => k.replacements = d.list(value, |_, n| Ok(n.clone()))?,
+                "transformers" => k.transformers = d.strings(value)?,
+                "generators" => k.generators_plugins = d.strings(value)?,
                 "generatorOptions" if !value.is_null() => {
                     k.generator_options = Some(d.generator_options(value)?);
                 }

@@ -14,6 +14,8 @@ mod kustomization;
 mod nameref;
 mod order;
 mod patch;
+mod plugin;
+mod replacement;
 mod resource;
 mod selector;
 mod smp;

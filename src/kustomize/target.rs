@@ -7,6 +7,7 @@ use super::fieldspec::TransformerConfig;
 use super::kustomization::{self, Kind, Kustomization};
 use super::patch::Patches;
 use super::resource::{read_file, Resource};
+use super::{plugin, replacement};
 use super::{Error, LoadRestrictor, Options};
 
 /// Accumulated state while building.
@@ -84,6 +85,7 @@ impl<'o> Accumulator<'o> {
         super::generator::run(k, &mut resources, &mut |name: &str| {
             self.load_bytes(dir, name, &k.path)
         })?;
+        self.external_generators(dir, k, &mut resources)?;
         for entry in &k.components {
             let path = dir.join(entry);
             if !path.is_dir() {
@@ -110,7 +112,65 @@ impl<'o> Accumulator<'o> {
         }
         let patches = Patches::load(k, &mut |name: &str| self.load_file(dir, name, &k.path))?;
         super::transform::run(k, TransformerConfig::defaults(), &patches, &mut resources)?;
+        // ReplacementTransformer is the last of the builtin transformers.
+        if !k.replacements.is_empty() {
+            let list =
+                replacement::from_kustomization(&k.path, &k.replacements, &mut |name: &str| {
+                    self.load_file(dir, name, &k.path)
+                })?;
+            replacement::apply(&list, &mut resources).map_err(|e| Error::invalid(&k.path, e))?;
+        }
+        // configureExternalTransformers: after every builtin one, in order.
+        for config in self.plugin_configs(dir, &k.path, &k.transformers)? {
+            let t = plugin::Transformer::load(&config, &k.path, &mut |name: &str| {
+                self.load_file(dir, name, &k.path)
+            })?;
+            t.apply(&k.path, &mut resources)?;
+        }
         Ok(resources)
+    }
+
+    /// kustomize's runGenerators for `generators:`: each config generates
+    /// and is absorbed in turn, after the builtin generators.
+    fn external_generators(
+        &mut self,
+        dir: &Path,
+        k: &Kustomization,
+        resources: &mut Vec<Resource>,
+    ) -> Result<(), Error> {
+        let mut args = Vec::new();
+        for config in self.plugin_configs(dir, &k.path, &k.generators_plugins)? {
+            args.push(plugin::load_generator(&config, &k.path)?);
+        }
+        super::generator::run_args(&k.path, &args, None, resources, &mut |name: &str| {
+            self.load_bytes(dir, name, &k.path)
+        })
+    }
+
+    /// The config resources named by `transformers:` or `generators:`:
+    /// inline YAML first, then files and kustomization directories
+    /// accumulated like resources (configureExternalTransformers).
+    fn plugin_configs(
+        &mut self,
+        dir: &Path,
+        kfile: &Path,
+        entries: &[String],
+    ) -> Result<Vec<crate::yaml::Node>, Error> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut inline = Vec::new();
+        let mut paths = Vec::new();
+        for entry in entries {
+            match read_file(kfile, entry) {
+                Ok(nodes) => inline.extend(nodes.into_iter().map(Resource::new)),
+                Err(_) => paths.push(entry.clone()),
+            }
+        }
+        let mut configs = Vec::new();
+        append(&mut configs, inline, kfile)?;
+        let configs = self.accumulate_entries(dir, kfile, &paths, configs)?;
+        Ok(configs.into_iter().map(|r| r.node).collect())
     }
 
     fn accumulate(
@@ -119,17 +179,29 @@ impl<'o> Accumulator<'o> {
         k: &Kustomization,
         base: Vec<Resource>,
     ) -> Result<Vec<Resource>, Error> {
+        self.accumulate_entries(dir, &k.path, &k.resources, base)
+    }
+
+    /// kustomize's accumulateResources: files, then directories built as
+    /// kustomizations, appended to `base`.
+    fn accumulate_entries(
+        &mut self,
+        dir: &Path,
+        kfile: &Path,
+        entries: &[String],
+        base: Vec<Resource>,
+    ) -> Result<Vec<Resource>, Error> {
         let mut out: Vec<Resource> = base;
-        for entry in &k.resources {
+        for entry in entries {
             if is_remote(entry) {
                 return Err(Error::NotSupported {
-                    path: k.path.clone(),
+                    path: kfile.to_path_buf(),
                     field: format!("remote resource {entry:?} (hydrate works offline; vendor it)"),
                 });
             }
             let path = dir.join(entry);
             let added = if path.is_file() {
-                self.check_restriction(dir, &path, &k.path)?;
+                self.check_restriction(dir, &path, kfile)?;
                 self.file(&path)?
             } else if path.is_dir() {
                 let (resources, sub) = self.target(&path)?;
@@ -142,14 +214,14 @@ impl<'o> Accumulator<'o> {
                 resources
             } else {
                 return Err(Error::invalid(
-                    &k.path,
+                    kfile,
                     format!(
                         "accumulating resources: '{}': no such file or directory",
                         path.display()
                     ),
                 ));
             };
-            append(&mut out, added, &k.path)?;
+            append(&mut out, added, kfile)?;
         }
         Ok(out)
     }
