@@ -61,6 +61,10 @@ pub struct Kustomization {
     pub generators: Vec<GeneratorArgs>,
     /// `generatorOptions`.
     pub generator_options: Option<GeneratorOptions>,
+    /// `vars`.
+    pub vars: Vec<super::vars::Var>,
+    /// `configurations`: transformer config files.
+    pub configurations: Vec<String>,
     /// `replacements`, decoded when the target loads its files.
     pub replacements: Vec<Node>,
     /// `transformers`: plugin config files, directories or inline YAML.
@@ -92,7 +96,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("patchesJson6902", true),
     ("patches", true),
     ("replacements", true),
-    ("vars", false),
+    ("vars", true),
     ("sortOptions", false),
     ("components", true),
     ("crds", false),
@@ -102,7 +106,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("helmCharts", false),
     ("helmChartInflationGenerator", false),
     ("generatorOptions", true),
-    ("configurations", false),
+    ("configurations", true),
     ("generators", true),
     ("transformers", true),
     ("validators", false),
@@ -163,6 +167,8 @@ impl Kustomization {
             components: Vec::new(),
             generators: Vec::new(),
             generator_options: None,
+            vars: Vec::new(),
+            configurations: Vec::new(),
             replacements: Vec::new(),
             transformers: Vec::new(),
             generators_plugins: Vec::new(),
@@ -238,6 +244,8 @@ impl Kustomization {
                 "configMapGenerator" => config_maps = d.list(value, Decoder::config_map)?,
                 "secretGenerator" => secrets = d.list(value, Decoder::secret)?,
                 "replacements" => k.replacements = d.list(value, |_, n| Ok(n.clone()))?,
+                "vars" => k.vars = d.list(value, super::vars::decode)?,
+                "configurations" => k.configurations = d.strings(value)?,
                 "transformers" => k.transformers = d.strings(value)?,
                 "generators" => k.generators_plugins = d.strings(value)?,
                 "generatorOptions" if !value.is_null() => {
@@ -382,8 +390,12 @@ mod tests {
         // YAML 1.1: `yes` is a boolean, which a string field rejects.
         assert!(parse("namespace: yes\n").is_err());
         assert!(parse("images:\n- name: a\n  newTag: 1.10\n").is_err());
-        let e = parse("vars:\n- name: x\n").unwrap_err().to_string();
-        assert!(e.ends_with("not supported yet: vars"), "{e}");
-        assert!(parse("vars: []\n").is_ok());
+        let e = parse("crds:\n- x.json\n").unwrap_err().to_string();
+        assert!(e.ends_with("not supported yet: crds"), "{e}");
+        assert!(parse("crds: []\n").is_ok());
+        let k = parse("vars:\n- name: X\n  objref: {kind: Service, name: s, apiVersion: v1}\n")
+            .unwrap();
+        assert_eq!(k.vars[0].field_path, "metadata.name");
+        assert_eq!(k.vars[0].gvk.version, "v1");
     }
 }

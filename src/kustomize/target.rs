@@ -7,6 +7,7 @@ use super::fieldspec::TransformerConfig;
 use super::kustomization::{self, Kind, Kustomization};
 use super::patch::Patches;
 use super::resource::{read_file, Resource};
+use super::vars::{self, Var};
 use super::{plugin, replacement};
 use super::{Error, LoadRestrictor, Options};
 
@@ -36,18 +37,14 @@ impl<'o> Accumulator<'o> {
     /// Builds the kustomization in `dir` without the final name-reference
     /// pass (kustomize's AccumulateTarget). Returns its resources and the
     /// kustomization itself.
-    pub fn target(&mut self, dir: &Path) -> Result<(Vec<Resource>, Kustomization), Error> {
-        self.target_onto(dir, Vec::new())
+    pub fn target(&mut self, dir: &Path) -> Result<(Acc, Kustomization), Error> {
+        self.target_onto(dir, Acc::default())
     }
 
     /// Builds the kustomization in `dir` on top of `base` (empty for a
     /// kustomization; the resources so far for a component, which kustomize
     /// accumulates into its parent's resources and transforms them all).
-    fn target_onto(
-        &mut self,
-        dir: &Path,
-        base: Vec<Resource>,
-    ) -> Result<(Vec<Resource>, Kustomization), Error> {
+    fn target_onto(&mut self, dir: &Path, base: Acc) -> Result<(Acc, Kustomization), Error> {
         let dir = canonical(dir)?;
         if self.stack.contains(&dir) {
             return Err(Error::invalid(
@@ -79,13 +76,22 @@ impl<'o> Accumulator<'o> {
         &mut self,
         dir: &Path,
         k: &Kustomization,
-        base: Vec<Resource>,
-    ) -> Result<Vec<Resource>, Error> {
-        let mut resources = self.accumulate(dir, k, base)?;
+        base: Acc,
+    ) -> Result<Acc, Error> {
+        let mut acc = self.accumulate_entries(dir, &k.path, &k.resources, base)?;
+        let fail = |e: String| Error::invalid(&k.path, e);
+        // MakeTransformerConfig: `configurations:` files merged over the defaults.
+        for name in &k.configurations {
+            let (file, text) = self.load_file(dir, name, &k.path)?;
+            let custom = TransformerConfig::parse(&text).map_err(|e| Error::invalid(&file, e))?;
+            acc.merge_config(&custom).map_err(fail)?;
+        }
+        let mut resources = std::mem::take(&mut acc.resources);
         super::generator::run(k, &mut resources, &mut |name: &str| {
             self.load_bytes(dir, name, &k.path)
         })?;
         self.external_generators(dir, k, &mut resources)?;
+        acc.resources = resources;
         for entry in &k.components {
             let path = dir.join(entry);
             if !path.is_dir() {
@@ -97,7 +103,7 @@ impl<'o> Accumulator<'o> {
                     ),
                 ));
             }
-            let (out, sub) = self.target_onto(&path, resources)?;
+            let (out, sub) = self.target_onto(&path, acc)?;
             if sub.kind != Kind::Component {
                 return Err(Error::invalid(
                     &sub.path,
@@ -108,10 +114,11 @@ impl<'o> Accumulator<'o> {
                     ),
                 ));
             }
-            resources = out;
+            acc = out;
         }
+        let mut resources = std::mem::take(&mut acc.resources);
         let patches = Patches::load(k, &mut |name: &str| self.load_file(dir, name, &k.path))?;
-        super::transform::run(k, TransformerConfig::defaults(), &patches, &mut resources)?;
+        super::transform::run(k, acc.config(), &patches, &mut resources)?;
         // ReplacementTransformer is the last of the builtin transformers.
         if !k.replacements.is_empty() {
             let list =
@@ -127,7 +134,9 @@ impl<'o> Accumulator<'o> {
             })?;
             t.apply(&k.path, &mut resources)?;
         }
-        Ok(resources)
+        vars::merge(&mut acc.vars, &k.vars, &mut resources).map_err(fail)?;
+        acc.resources = resources;
+        Ok(acc)
     }
 
     /// kustomize's runGenerators for `generators:`: each config generates
@@ -169,17 +178,12 @@ impl<'o> Accumulator<'o> {
         }
         let mut configs = Vec::new();
         append(&mut configs, inline, kfile)?;
-        let configs = self.accumulate_entries(dir, kfile, &paths, configs)?;
-        Ok(configs.into_iter().map(|r| r.node).collect())
-    }
-
-    fn accumulate(
-        &mut self,
-        dir: &Path,
-        k: &Kustomization,
-        base: Vec<Resource>,
-    ) -> Result<Vec<Resource>, Error> {
-        self.accumulate_entries(dir, &k.path, &k.resources, base)
+        let base = Acc {
+            resources: configs,
+            ..Acc::default()
+        };
+        let configs = self.accumulate_entries(dir, kfile, &paths, base)?;
+        Ok(configs.resources.into_iter().map(|r| r.node).collect())
     }
 
     /// kustomize's accumulateResources: files, then directories built as
@@ -189,9 +193,9 @@ impl<'o> Accumulator<'o> {
         dir: &Path,
         kfile: &Path,
         entries: &[String],
-        base: Vec<Resource>,
-    ) -> Result<Vec<Resource>, Error> {
-        let mut out: Vec<Resource> = base;
+        base: Acc,
+    ) -> Result<Acc, Error> {
+        let mut out = base;
         for entry in entries {
             if is_remote(entry) {
                 return Err(Error::NotSupported {
@@ -200,18 +204,19 @@ impl<'o> Accumulator<'o> {
                 });
             }
             let path = dir.join(entry);
-            let added = if path.is_file() {
+            if path.is_file() {
                 self.check_restriction(dir, &path, kfile)?;
-                self.file(&path)?
+                let added = self.file(&path)?;
+                append(&mut out.resources, added, kfile)?;
             } else if path.is_dir() {
-                let (resources, sub) = self.target(&path)?;
+                let (sub_acc, sub) = self.target(&path)?;
                 if sub.kind == Kind::Component {
                     return Err(Error::invalid(
                         &sub.path,
                         format!("expected kind 'Kustomization' for resource '{entry}' but got 'Component'"),
                     ));
                 }
-                resources
+                out.absorb(sub_acc, kfile)?;
             } else {
                 return Err(Error::invalid(
                     kfile,
@@ -220,8 +225,7 @@ impl<'o> Accumulator<'o> {
                         path.display()
                     ),
                 ));
-            };
-            append(&mut out, added, kfile)?;
+            }
         }
         Ok(out)
     }
@@ -291,6 +295,45 @@ impl<'o> Accumulator<'o> {
             ));
         }
         Ok(())
+    }
+}
+
+/// What a target accumulates (kustomize's ResAccumulator): resources, the
+/// transformer config merged from every level below, and vars.
+#[derive(Default)]
+pub struct Acc {
+    /// The resources.
+    pub resources: Vec<Resource>,
+    /// The merged config; `None` while it is kustomize's defaults.
+    pub config: Option<Box<TransformerConfig>>,
+    /// The vars, unique by name.
+    pub vars: Vec<Var>,
+}
+
+impl Acc {
+    /// The transformer config in force.
+    pub fn config(&self) -> &TransformerConfig {
+        self.config
+            .as_deref()
+            .unwrap_or_else(|| TransformerConfig::defaults())
+    }
+
+    /// ResAccumulator.MergeConfig.
+    fn merge_config(&mut self, other: &TransformerConfig) -> Result<(), String> {
+        let config = self
+            .config
+            .get_or_insert_with(|| Box::new(TransformerConfig::defaults().clone()));
+        config.merge(other)
+    }
+
+    /// ResAccumulator.MergeAccumulator: resources appended, config and vars merged.
+    fn absorb(&mut self, other: Acc, kfile: &Path) -> Result<(), Error> {
+        append(&mut self.resources, other.resources, kfile)?;
+        let fail = |e: String| Error::invalid(kfile, e);
+        if let Some(c) = &other.config {
+            self.merge_config(c).map_err(fail)?;
+        }
+        vars::merge_set(&mut self.vars, &other.vars).map_err(fail)
     }
 }
 
