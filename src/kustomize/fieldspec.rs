@@ -163,6 +163,54 @@ impl TransformerConfig {
     }
 }
 
+impl TransformerConfig {
+    /// kustomize's Merge as a new config, sorted as its `sortFields` leaves
+    /// it (by kind order, then `group_version_kind`). Merging sorted lists
+    /// again drops a kind-less spec that follows a kinded one on the same
+    /// path, which is how custom `configurations:` end up replacing defaults.
+    pub fn merged(&self, other: &TransformerConfig) -> Result<TransformerConfig, String> {
+        let mut out = self.clone();
+        out.merge(other)?;
+        out.sort();
+        Ok(out)
+    }
+
+    /// kustomize's defaults as `makeTransformerConfigFromBytes` leaves them: sorted.
+    pub fn sorted_defaults() -> &'static TransformerConfig {
+        static SORTED: OnceLock<TransformerConfig> = OnceLock::new();
+        SORTED.get_or_init(|| {
+            let mut c = TransformerConfig::defaults().clone();
+            c.sort();
+            c
+        })
+    }
+
+    /// sortFields (a stable sort; Go's is stable for the short lists that matter).
+    pub fn sort(&mut self) {
+        let key = |g: &Gvk| {
+            (
+                super::order::type_order(&g.kind),
+                super::order::gvk_sort_string(g),
+            )
+        };
+        for list in [
+            &mut self.name_prefix,
+            &mut self.name_suffix,
+            &mut self.namespace,
+            &mut self.common_labels,
+            &mut self.labels,
+            &mut self.template_labels,
+            &mut self.common_annotations,
+            &mut self.var_reference,
+            &mut self.images,
+            &mut self.replicas,
+        ] {
+            list.sort_by_cached_key(|s| key(&s.gvk));
+        }
+        self.name_reference.sort_by_cached_key(|n| key(&n.target));
+    }
+}
+
 /// FsSlice.MergeAll: specs already present (same path, kind selected) are
 /// skipped, unless their create flags disagree.
 fn merge_specs(into: &mut Vec<FieldSpec>, from: &[FieldSpec]) -> Result<(), String> {

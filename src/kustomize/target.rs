@@ -80,11 +80,24 @@ impl<'o> Accumulator<'o> {
     ) -> Result<Acc, Error> {
         let mut acc = self.accumulate_entries(dir, &k.path, &k.resources, base)?;
         let fail = |e: String| Error::invalid(&k.path, e);
-        // MakeTransformerConfig: `configurations:` files merged over the defaults.
-        for name in &k.configurations {
-            let (file, text) = self.load_file(dir, name, &k.path)?;
-            let custom = TransformerConfig::parse(&text).map_err(|e| Error::invalid(&file, e))?;
-            acc.merge_config(&custom).map_err(fail)?;
+        // MakeTransformerConfig: `configurations:` files merged (each sorted)
+        // over the sorted defaults, then into the accumulated config.
+        if !k.configurations.is_empty() {
+            let mut custom = TransformerConfig::default();
+            for name in &k.configurations {
+                let (file, text) = self.load_file(dir, name, &k.path)?;
+                let mut one =
+                    TransformerConfig::parse(&text).map_err(|e| Error::invalid(&file, e))?;
+                one.sort();
+                custom = custom.merged(&one).map_err(|e| Error::invalid(&file, e))?;
+            }
+            let tc = TransformerConfig::sorted_defaults()
+                .merged(&custom)
+                .map_err(fail)?;
+            acc.merge_config(&tc).map_err(fail)?;
+        } else if acc.config.is_some() {
+            acc.merge_config(TransformerConfig::sorted_defaults())
+                .map_err(fail)?;
         }
         let mut resources = std::mem::take(&mut acc.resources);
         super::generator::run(k, &mut resources, &mut |name: &str| {
@@ -320,10 +333,12 @@ impl Acc {
 
     /// ResAccumulator.MergeConfig.
     fn merge_config(&mut self, other: &TransformerConfig) -> Result<(), String> {
-        let config = self
-            .config
-            .get_or_insert_with(|| Box::new(TransformerConfig::defaults().clone()));
-        config.merge(other)
+        let merged = match &self.config {
+            Some(mine) => mine.merged(other)?,
+            None => TransformerConfig::default().merged(other)?,
+        };
+        self.config = Some(Box::new(merged));
+        Ok(())
     }
 
     /// ResAccumulator.MergeAccumulator: resources appended, config and vars merged.
