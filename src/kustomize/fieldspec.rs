@@ -55,6 +55,8 @@ pub struct TransformerConfig {
     pub replicas: Vec<FieldSpec>,
     /// Name references.
     pub name_reference: Vec<NameBackRef>,
+    /// Where vars (`$(NAME)`) are expanded.
+    pub var_reference: Vec<FieldSpec>,
 }
 
 impl TransformerConfig {
@@ -97,8 +99,7 @@ impl TransformerConfig {
                     }
                     continue;
                 }
-                // varReference is used by vars, which come later.
-                "varReference" => continue,
+                "varReference" => &mut c.var_reference,
                 other => return Err(format!("unknown transformer config field {other:?}")),
             };
             for spec in FieldSpec::list_from(v)? {
@@ -109,6 +110,121 @@ impl TransformerConfig {
         }
         Ok(c)
     }
+}
+
+impl TransformerConfig {
+    /// kustomize's TransformerConfig.Merge: every list gains the specs it
+    /// lacks; name references merge per referenced kind.
+    pub fn merge(&mut self, other: &TransformerConfig) -> Result<(), String> {
+        let lists = [
+            (&mut self.name_prefix, &other.name_prefix, "NamePrefix"),
+            (&mut self.name_suffix, &other.name_suffix, "NameSuffix"),
+            (&mut self.namespace, &other.namespace, "NameSpace"),
+            (
+                &mut self.common_annotations,
+                &other.common_annotations,
+                "CommonAnnotations",
+            ),
+            (
+                &mut self.common_labels,
+                &other.common_labels,
+                "CommonLabels",
+            ),
+            (&mut self.labels, &other.labels, "Labels"),
+            (
+                &mut self.template_labels,
+                &other.template_labels,
+                "TemplateLabels",
+            ),
+            (
+                &mut self.var_reference,
+                &other.var_reference,
+                "VarReference",
+            ),
+            (&mut self.images, &other.images, "Images"),
+            (&mut self.replicas, &other.replicas, "Replicas"),
+        ];
+        for (mine, theirs, name) in lists {
+            merge_specs(mine, theirs)
+                .map_err(|e| format!("failed to merge {name} fieldSpec: {e}"))?;
+        }
+        for nbr in &other.name_reference {
+            match self
+                .name_reference
+                .iter_mut()
+                .find(|n| n.target == nbr.target)
+            {
+                Some(n) => merge_specs(&mut n.referrers, &nbr.referrers)
+                    .map_err(|e| format!("failed to merge NameReference fieldSpec: {e}"))?,
+                None => self.name_reference.push(nbr.clone()),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TransformerConfig {
+    /// kustomize's Merge as a new config, sorted as its `sortFields` leaves
+    /// it (by kind order, then `group_version_kind`). Merging sorted lists
+    /// again drops a kind-less spec that follows a kinded one on the same
+    /// path, which is how custom `configurations:` end up replacing defaults.
+    pub fn merged(&self, other: &TransformerConfig) -> Result<TransformerConfig, String> {
+        let mut out = self.clone();
+        out.merge(other)?;
+        out.sort();
+        Ok(out)
+    }
+
+    /// kustomize's defaults as `makeTransformerConfigFromBytes` leaves them: sorted.
+    pub fn sorted_defaults() -> &'static TransformerConfig {
+        static SORTED: OnceLock<TransformerConfig> = OnceLock::new();
+        SORTED.get_or_init(|| {
+            let mut c = TransformerConfig::defaults().clone();
+            c.sort();
+            c
+        })
+    }
+
+    /// sortFields (a stable sort; Go's is stable for the short lists that matter).
+    pub fn sort(&mut self) {
+        let key = |g: &Gvk| {
+            (
+                super::order::type_order(&g.kind),
+                super::order::gvk_sort_string(g),
+            )
+        };
+        for list in [
+            &mut self.name_prefix,
+            &mut self.name_suffix,
+            &mut self.namespace,
+            &mut self.common_labels,
+            &mut self.labels,
+            &mut self.template_labels,
+            &mut self.common_annotations,
+            &mut self.var_reference,
+            &mut self.images,
+            &mut self.replicas,
+        ] {
+            list.sort_by_cached_key(|s| key(&s.gvk));
+        }
+        self.name_reference.sort_by_cached_key(|n| key(&n.target));
+    }
+}
+
+/// FsSlice.MergeAll: specs already present (same path, kind selected) are
+/// skipped, unless their create flags disagree.
+fn merge_specs(into: &mut Vec<FieldSpec>, from: &[FieldSpec]) -> Result<(), String> {
+    for x in from {
+        match into
+            .iter()
+            .find(|s| s.gvk.is_selected_by(&x.gvk) && s.path == x.path)
+        {
+            Some(s) if s.create != x.create => return Err("conflicting fieldspecs".into()),
+            Some(_) => {}
+            None => into.push(x.clone()),
+        }
+    }
+    Ok(())
 }
 
 impl FieldSpec {
@@ -231,7 +347,11 @@ fn walk(
             let Some(field) = node.get_mut(name) else {
                 return Ok(());
             };
-            if field.is_null() && kind == Create::Map {
+            // handleMap: a null field becomes what the path says it is
+            // (a list for `x[]`, even without create).
+            if field.is_null() && is_seq {
+                *field = Node::seq();
+            } else if field.is_null() && kind == Create::Map {
                 *field = Node::map();
             }
             walk(field, rest, allow_create, create, set)

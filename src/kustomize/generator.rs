@@ -4,7 +4,7 @@
 //! with their behavior (`resWrangler.appendReplaceOrMerge`), and the name
 //! hash suffix added at the end of a build (HashTransformer, `api/hasher`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
@@ -33,13 +33,31 @@ pub fn run(
     resources: &mut Vec<Resource>,
     read: &mut ByteReader,
 ) -> Result<(), Error> {
-    for args in &k.generators {
+    run_args(
+        &k.path,
+        &k.generators,
+        k.generator_options.as_ref(),
+        resources,
+        read,
+    )
+}
+
+/// Runs generators given by their arguments (from a kustomization, with
+/// its `generatorOptions`, or from generator plugin configs, without).
+pub fn run_args(
+    kpath: &Path,
+    generators: &[GeneratorArgs],
+    global: Option<&GeneratorOptions>,
+    resources: &mut Vec<Resource>,
+    read: &mut ByteReader,
+) -> Result<(), Error> {
+    for args in generators {
         let at = |m: String| Error::Invalid {
-            path: k.path.clone(),
+            path: kpath.to_path_buf(),
             line: args.line,
             message: m,
         };
-        let opts = merge_options(args.options.as_ref(), k.generator_options.as_ref());
+        let opts = merge_options(args.options.as_ref(), global);
         let res = make(args, &opts, read)?;
         let behavior = match args.behavior.as_str() {
             "merge" => Behavior::Merge,

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::fieldspec::FieldSpec;
 use super::Error;
 use crate::yaml::{self, Node, Resolver, Tag, Value};
 
@@ -20,121 +19,10 @@ pub enum Kind {
     Component,
 }
 
-/// One entry of `labels:`.
-#[derive(Clone, Debug, Default)]
-pub struct LabelSet {
-    /// The labels.
-    pub pairs: Vec<(String, String)>,
-    /// Also set them in selectors (and templates).
-    pub include_selectors: bool,
-    /// Also set them in pod templates.
-    pub include_templates: bool,
-    /// Extra field specs.
-    pub fields: Vec<FieldSpec>,
-}
-
-/// One entry of `images:`.
-#[derive(Clone, Debug, Default)]
-pub struct Image {
-    /// The image name to match (a regular expression, as kustomize uses it).
-    pub name: String,
-    /// Replacement name.
-    pub new_name: String,
-    /// Appended to the tag.
-    pub tag_suffix: String,
-    /// Replacement tag.
-    pub new_tag: String,
-    /// Replacement digest.
-    pub digest: String,
-}
-
-/// One entry of `replicas:`.
-#[derive(Clone, Debug)]
-pub struct Replica {
-    /// The workload name.
-    pub name: String,
-    /// The count.
-    pub count: i64,
-}
-
-/// A patch target (kustomize's `types.Selector`).
-#[derive(Clone, Debug, Default)]
-pub struct Selector {
-    /// Group, version and kind (regular expressions).
-    pub gvk: super::Gvk,
-    /// Name (a regular expression).
-    pub name: String,
-    /// Namespace (a regular expression).
-    pub namespace: String,
-    /// A label selector.
-    pub label_selector: String,
-    /// An annotation selector.
-    pub annotation_selector: String,
-}
-
-/// One entry of `patches:` or `patchesJson6902:` (kustomize's `types.Patch`).
-#[derive(Clone, Debug, Default)]
-pub struct Patch {
-    /// A file holding the patch.
-    pub path: String,
-    /// The patch itself.
-    pub patch: String,
-    /// Which resources it applies to.
-    pub target: Option<Selector>,
-    /// `options.allowNameChange`.
-    pub allow_name_change: bool,
-    /// `options.allowKindChange`.
-    pub allow_kind_change: bool,
-    /// Line of the entry, for messages.
-    pub line: u32,
-}
-
-/// `generatorOptions`, or the `options` of one generator.
-#[derive(Clone, Debug, Default)]
-pub struct GeneratorOptions {
-    /// Labels for generated resources.
-    pub labels: Option<Vec<(String, String)>>,
-    /// Annotations for generated resources.
-    pub annotations: Option<Vec<(String, String)>>,
-    /// No content-hash suffix on names.
-    pub disable_name_suffix_hash: bool,
-    /// `immutable: true` on generated resources.
-    pub immutable: bool,
-}
-
-/// Which generator an entry belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GeneratorKind {
-    /// `configMapGenerator`.
-    ConfigMap,
-    /// `secretGenerator`.
-    Secret,
-}
-
-/// One entry of `configMapGenerator` or `secretGenerator`.
-#[derive(Clone, Debug)]
-pub struct GeneratorArgs {
-    /// ConfigMap or Secret.
-    pub kind: GeneratorKind,
-    /// `name`.
-    pub name: String,
-    /// `namespace`.
-    pub namespace: String,
-    /// `behavior`: create (default), merge or replace.
-    pub behavior: String,
-    /// `literals`: `key=value`.
-    pub literals: Vec<String>,
-    /// `files`: `path` or `key=path`.
-    pub files: Vec<String>,
-    /// `envs`, then the deprecated `env`.
-    pub envs: Vec<String>,
-    /// `options`.
-    pub options: Option<GeneratorOptions>,
-    /// `type` (Secrets only).
-    pub secret_type: String,
-    /// Line of the entry, for messages.
-    pub line: u32,
-}
+pub use super::decode::{
+    Decoder, GeneratorArgs, GeneratorKind, GeneratorOptions, Image, LabelSet, Patch, Replica,
+    Selector,
+};
 
 /// A decoded kustomization.
 #[derive(Clone, Debug)]
@@ -173,6 +61,16 @@ pub struct Kustomization {
     pub generators: Vec<GeneratorArgs>,
     /// `generatorOptions`.
     pub generator_options: Option<GeneratorOptions>,
+    /// `vars`.
+    pub vars: Vec<super::vars::Var>,
+    /// `configurations`: transformer config files.
+    pub configurations: Vec<String>,
+    /// `replacements`, decoded when the target loads its files.
+    pub replacements: Vec<Node>,
+    /// `transformers`: plugin config files, directories or inline YAML.
+    pub transformers: Vec<String>,
+    /// `generators`: plugin config files, directories or inline YAML.
+    pub generators_plugins: Vec<String>,
     /// Deprecation warnings kustomize prints on stderr.
     pub warnings: Vec<String>,
 }
@@ -197,8 +95,8 @@ const FIELDS: &[(&str, bool)] = &[
     ("patchesStrategicMerge", true),
     ("patchesJson6902", true),
     ("patches", true),
-    ("replacements", false),
-    ("vars", false),
+    ("replacements", true),
+    ("vars", true),
     ("sortOptions", false),
     ("components", true),
     ("crds", false),
@@ -208,9 +106,9 @@ const FIELDS: &[(&str, bool)] = &[
     ("helmCharts", false),
     ("helmChartInflationGenerator", false),
     ("generatorOptions", true),
-    ("configurations", false),
-    ("generators", false),
-    ("transformers", false),
+    ("configurations", true),
+    ("generators", true),
+    ("transformers", true),
     ("validators", false),
     ("buildMetadata", false),
 ];
@@ -269,13 +167,23 @@ impl Kustomization {
             components: Vec::new(),
             generators: Vec::new(),
             generator_options: None,
+            vars: Vec::new(),
+            configurations: Vec::new(),
+            replacements: Vec::new(),
+            transformers: Vec::new(),
+            generators_plugins: Vec::new(),
             warnings: Vec::new(),
+        };
+        let d = Decoder {
+            path,
+            strict: true,
+            what: "Kustomization",
         };
         let entries = match &root.value {
             Value::Map(m) => m.as_slice(),
             _ if root.is_null() => &[],
             _ => {
-                return Err(k.err(&root, "invalid Kustomization: expected a mapping"));
+                return Err(d.err(&root, "invalid Kustomization: expected a mapping"));
             }
         };
         let mut bases = Vec::new();
@@ -298,7 +206,7 @@ impl Kustomization {
             let Some(&(field, supported)) =
                 FIELDS.iter().find(|(f, _)| f.eq_ignore_ascii_case(name))
             else {
-                return Err(k.err(
+                return Err(d.err(
                     key,
                     format!("invalid Kustomization: json: unknown field \"{name}\""),
                 ));
@@ -311,32 +219,37 @@ impl Kustomization {
             }
             match field {
                 "kind" => {
-                    k.kind = match k.string(value)?.as_str() {
+                    k.kind = match d.string(value)?.as_str() {
                         "" | "Kustomization" => Kind::Kustomization,
                         "Component" => Kind::Component,
-                        other => return Err(k.err(value, format!("kind {other} is not supported"))),
+                        other => return Err(d.err(value, format!("kind {other} is not supported"))),
                     }
                 }
-                "apiVersion" => api_version = Some((k.string(value)?, value.pos.line)),
-                "resources" => k.resources = k.strings(value)?,
-                "bases" => bases = k.strings(value)?,
-                "components" => k.components = k.strings(value)?,
-                "namespace" => k.namespace = k.string(value)?,
-                "namePrefix" => k.name_prefix = k.string(value)?,
-                "nameSuffix" => k.name_suffix = k.string(value)?,
-                "commonLabels" => k.common_labels = k.string_map(value)?,
-                "commonAnnotations" => k.common_annotations = k.string_map(value)?,
-                "labels" => k.labels = k.list(value, Kustomization::label_set)?,
-                "images" => k.images = k.list(value, Kustomization::image)?,
-                "imageTags" => image_tags = k.list(value, Kustomization::image)?,
-                "replicas" => k.replicas = k.list(value, Kustomization::replica)?,
-                "patchesStrategicMerge" => k.patches_strategic_merge = k.strings(value)?,
-                "patches" => k.patches = k.list(value, Kustomization::patch)?,
-                "patchesJson6902" => k.patches_json6902 = k.list(value, Kustomization::patch)?,
-                "configMapGenerator" => config_maps = k.list(value, Kustomization::config_map)?,
-                "secretGenerator" => secrets = k.list(value, Kustomization::secret)?,
+                "apiVersion" => api_version = Some((d.string(value)?, value.pos.line)),
+                "resources" => k.resources = d.strings(value)?,
+                "bases" => bases = d.strings(value)?,
+                "components" => k.components = d.strings(value)?,
+                "namespace" => k.namespace = d.string(value)?,
+                "namePrefix" => k.name_prefix = d.string(value)?,
+                "nameSuffix" => k.name_suffix = d.string(value)?,
+                "commonLabels" => k.common_labels = d.string_map(value)?,
+                "commonAnnotations" => k.common_annotations = d.string_map(value)?,
+                "labels" => k.labels = d.list(value, Decoder::label_set)?,
+                "images" => k.images = d.list(value, Decoder::image)?,
+                "imageTags" => image_tags = d.list(value, Decoder::image)?,
+                "replicas" => k.replicas = d.list(value, Decoder::replica)?,
+                "patchesStrategicMerge" => k.patches_strategic_merge = d.strings(value)?,
+                "patches" => k.patches = d.list(value, Decoder::patch)?,
+                "patchesJson6902" => k.patches_json6902 = d.list(value, Decoder::patch)?,
+                "configMapGenerator" => config_maps = d.list(value, Decoder::config_map)?,
+                "secretGenerator" => secrets = d.list(value, Decoder::secret)?,
+                "replacements" => k.replacements = d.list(value, |_, n| Ok(n.clone()))?,
+                "vars" => k.vars = d.list(value, super::vars::decode)?,
+                "configurations" => k.configurations = d.strings(value)?,
+                "transformers" => k.transformers = d.strings(value)?,
+                "generators" => k.generators_plugins = d.strings(value)?,
                 "generatorOptions" if !value.is_null() => {
-                    k.generator_options = Some(k.generator_options(value)?);
+                    k.generator_options = Some(d.generator_options(value)?);
                 }
                 _ => {}
             }
@@ -401,340 +314,6 @@ impl Kustomization {
             "# Warning: '{old}' is deprecated. Please use '{new}' instead. {run}"
         ));
     }
-
-    fn err(&self, at: &Node, message: impl Into<String>) -> Error {
-        Error::Invalid {
-            path: self.path.clone(),
-            line: at.pos.line,
-            message: message.into(),
-        }
-    }
-
-    /// A Go `string` field decoded from JSON: strings only, null leaves it empty.
-    fn string(&self, n: &Node) -> Result<String, Error> {
-        match &n.value {
-            Value::Scalar(s) => match s.tag {
-                Tag::Null => Ok(String::new()),
-                Tag::Str | Tag::Timestamp | Tag::Other(_) => Ok(s.text.clone()),
-                _ => Err(self.err(
-                    n,
-                    format!(
-                        "invalid Kustomization: json: cannot unmarshal {} into a string field",
-                        json_kind(n)
-                    ),
-                )),
-            },
-            _ => Err(self.err(
-                n,
-                format!(
-                    "invalid Kustomization: json: cannot unmarshal {} into a string field",
-                    json_kind(n)
-                ),
-            )),
-        }
-    }
-
-    fn strings(&self, n: &Node) -> Result<Vec<String>, Error> {
-        self.list(n, Kustomization::string)
-    }
-
-    fn list<T>(
-        &self,
-        n: &Node,
-        item: fn(&Kustomization, &Node) -> Result<T, Error>,
-    ) -> Result<Vec<T>, Error> {
-        match &n.value {
-            Value::Seq(items) => items.iter().map(|i| item(self, i)).collect(),
-            _ if n.is_null() => Ok(Vec::new()),
-            _ => Err(self.err(
-                n,
-                format!(
-                    "invalid Kustomization: json: cannot unmarshal {} into a list field",
-                    json_kind(n)
-                ),
-            )),
-        }
-    }
-
-    fn string_map(&self, n: &Node) -> Result<Vec<(String, String)>, Error> {
-        match &n.value {
-            Value::Map(entries) => entries
-                .iter()
-                .map(|(k, v)| {
-                    Ok((
-                        k.key_text().unwrap_or_default().to_string(),
-                        self.string(v)?,
-                    ))
-                })
-                .collect(),
-            _ if n.is_null() => Ok(Vec::new()),
-            _ => Err(self.err(
-                n,
-                format!(
-                    "invalid Kustomization: json: cannot unmarshal {} into a map field",
-                    json_kind(n)
-                ),
-            )),
-        }
-    }
-
-    /// Visits the fields of an object, rejecting unknown ones as Go's strict decoder does.
-    fn object(
-        &self,
-        n: &Node,
-        known: &[&str],
-        mut f: impl FnMut(&str, &Node) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        let entries = match &n.value {
-            Value::Map(m) => m,
-            _ if n.is_null() => return Ok(()),
-            _ => {
-                return Err(self.err(
-                    n,
-                    format!(
-                        "invalid Kustomization: json: cannot unmarshal {} into an object",
-                        json_kind(n)
-                    ),
-                ))
-            }
-        };
-        for (k, v) in entries {
-            let name = k.key_text().unwrap_or_default();
-            match known.iter().find(|f| f.eq_ignore_ascii_case(name)) {
-                Some(field) => f(field, v)?,
-                None => {
-                    return Err(self.err(
-                        k,
-                        format!("invalid Kustomization: json: unknown field \"{name}\""),
-                    ))
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn bool(&self, n: &Node) -> Result<bool, Error> {
-        match n.as_scalar() {
-            Some(s) if s.tag == Tag::Bool => Ok(yaml::to_string(n).is_ok_and(|t| t == "true\n")),
-            Some(s) if s.tag == Tag::Null => Ok(false),
-            _ => Err(self.err(
-                n,
-                format!(
-                    "invalid Kustomization: json: cannot unmarshal {} into a bool field",
-                    json_kind(n)
-                ),
-            )),
-        }
-    }
-
-    fn label_set(&self, n: &Node) -> Result<LabelSet, Error> {
-        let mut l = LabelSet::default();
-        self.object(
-            n,
-            &["pairs", "includeSelectors", "includeTemplates", "fields"],
-            |f, v| {
-                match f {
-                    "pairs" => l.pairs = self.string_map(v)?,
-                    "includeSelectors" => l.include_selectors = self.bool(v)?,
-                    "includeTemplates" => l.include_templates = self.bool(v)?,
-                    _ => {
-                        l.fields = FieldSpec::list_from(v)
-                            .map_err(|m| self.err(v, format!("invalid Kustomization: {m}")))?
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        Ok(l)
-    }
-
-    fn image(&self, n: &Node) -> Result<Image, Error> {
-        let mut i = Image::default();
-        self.object(
-            n,
-            &["name", "newName", "tagSuffix", "newTag", "digest"],
-            |f, v| {
-                let s = self.string(v)?;
-                match f {
-                    "name" => i.name = s,
-                    "newName" => i.new_name = s,
-                    "tagSuffix" => i.tag_suffix = s,
-                    "newTag" => i.new_tag = s,
-                    _ => i.digest = s,
-                }
-                Ok(())
-            },
-        )?;
-        Ok(i)
-    }
-
-    fn patch(&self, n: &Node) -> Result<Patch, Error> {
-        let mut p = Patch {
-            line: n.pos.line,
-            ..Default::default()
-        };
-        self.object(n, &["path", "patch", "target", "options"], |f, v| {
-            match f {
-                "path" => p.path = self.string(v)?,
-                "patch" => p.patch = self.string(v)?,
-                "target" => {
-                    if !v.is_null() {
-                        p.target = Some(self.selector(v)?);
-                    }
-                }
-                _ => self.object(v, &["allowNameChange", "allowKindChange"], |o, b| {
-                    match o {
-                        "allowNameChange" => p.allow_name_change = self.bool(b)?,
-                        _ => p.allow_kind_change = self.bool(b)?,
-                    }
-                    Ok(())
-                })?,
-            }
-            Ok(())
-        })?;
-        Ok(p)
-    }
-
-    fn selector(&self, n: &Node) -> Result<Selector, Error> {
-        let mut s = Selector::default();
-        let fields = [
-            "group",
-            "version",
-            "kind",
-            "name",
-            "namespace",
-            "labelSelector",
-            "annotationSelector",
-        ];
-        self.object(n, &fields, |f, v| {
-            let text = self.string(v)?;
-            match f {
-                "group" => s.gvk.group = text,
-                "version" => s.gvk.version = text,
-                "kind" => s.gvk.kind = text,
-                "name" => s.name = text,
-                "namespace" => s.namespace = text,
-                "labelSelector" => s.label_selector = text,
-                _ => s.annotation_selector = text,
-            }
-            Ok(())
-        })?;
-        Ok(s)
-    }
-
-    fn config_map(&self, n: &Node) -> Result<GeneratorArgs, Error> {
-        self.generator(n, GeneratorKind::ConfigMap)
-    }
-
-    fn secret(&self, n: &Node) -> Result<GeneratorArgs, Error> {
-        self.generator(n, GeneratorKind::Secret)
-    }
-
-    fn generator(&self, n: &Node, kind: GeneratorKind) -> Result<GeneratorArgs, Error> {
-        let mut g = GeneratorArgs {
-            kind,
-            name: String::new(),
-            namespace: String::new(),
-            behavior: String::new(),
-            literals: Vec::new(),
-            files: Vec::new(),
-            envs: Vec::new(),
-            options: None,
-            secret_type: String::new(),
-            line: n.pos.line,
-        };
-        let mut env = String::new();
-        let common = [
-            "name",
-            "namespace",
-            "behavior",
-            "literals",
-            "files",
-            "envs",
-            "env",
-            "options",
-            "type",
-        ];
-        let known = if kind == GeneratorKind::Secret {
-            &common[..]
-        } else {
-            &common[..8]
-        };
-        self.object(n, known, |f, v| {
-            match f {
-                "name" => g.name = self.string(v)?,
-                "namespace" => g.namespace = self.string(v)?,
-                "behavior" => g.behavior = self.string(v)?,
-                "literals" => g.literals = self.strings(v)?,
-                "files" => g.files = self.strings(v)?,
-                "envs" => g.envs = self.strings(v)?,
-                "env" => env = self.string(v)?,
-                "type" => g.secret_type = self.string(v)?,
-                _ => {
-                    if !v.is_null() {
-                        g.options = Some(self.generator_options(v)?);
-                    }
-                }
-            }
-            Ok(())
-        })?;
-        // FixKustomization: `env` is appended to `envs`.
-        if !env.is_empty() {
-            g.envs.push(env);
-        }
-        Ok(g)
-    }
-
-    fn generator_options(&self, n: &Node) -> Result<GeneratorOptions, Error> {
-        let mut o = GeneratorOptions::default();
-        let known = [
-            "labels",
-            "annotations",
-            "disableNameSuffixHash",
-            "immutable",
-        ];
-        self.object(n, &known, |f, v| {
-            match f {
-                "labels" => o.labels = (!v.is_null()).then(|| self.string_map(v)).transpose()?,
-                "annotations" => {
-                    o.annotations = (!v.is_null()).then(|| self.string_map(v)).transpose()?
-                }
-                "disableNameSuffixHash" => o.disable_name_suffix_hash = self.bool(v)?,
-                _ => o.immutable = self.bool(v)?,
-            }
-            Ok(())
-        })?;
-        Ok(o)
-    }
-
-    fn replica(&self, n: &Node) -> Result<Replica, Error> {
-        let mut r = Replica {
-            name: String::new(),
-            count: 0,
-        };
-        self.object(n, &["name", "count"], |f, v| {
-            if f == "name" {
-                r.name = self.string(v)?;
-                return Ok(());
-            }
-            let text = v.as_scalar().filter(|s| s.tag == Tag::Int).map(|s| s.text.as_str());
-            r.count = match text.and_then(|t| yaml::parse_int(&t.replace('_', ""))) {
-                Some(yaml::Int::Signed(c)) => c,
-                _ if v.is_null() => 0,
-                _ => {
-                    return Err(self.err(
-                        v,
-                        format!(
-                            "invalid Kustomization: json: cannot unmarshal {} into Go struct field Replica.replicas.count of type int64",
-                            json_kind(v)
-                        ),
-                    ))
-                }
-            };
-            Ok(())
-        })?;
-        Ok(r)
-    }
 }
 
 fn is_empty(n: &Node) -> bool {
@@ -742,20 +321,6 @@ fn is_empty(n: &Node) -> bool {
         Value::Scalar(s) => s.tag == Tag::Null || s.text.is_empty(),
         Value::Seq(v) => v.is_empty(),
         Value::Map(m) => m.is_empty(),
-    }
-}
-
-/// How Go's JSON decoder names the JSON type it found.
-fn json_kind(n: &Node) -> &'static str {
-    match &n.value {
-        Value::Scalar(s) => match s.tag {
-            Tag::Bool => "bool",
-            Tag::Int | Tag::Float => "number",
-            Tag::Null => "null",
-            _ => "string",
-        },
-        Value::Seq(_) => "array",
-        Value::Map(_) => "object",
     }
 }
 
@@ -825,8 +390,12 @@ mod tests {
         // YAML 1.1: `yes` is a boolean, which a string field rejects.
         assert!(parse("namespace: yes\n").is_err());
         assert!(parse("images:\n- name: a\n  newTag: 1.10\n").is_err());
-        let e = parse("vars:\n- name: x\n").unwrap_err().to_string();
-        assert!(e.ends_with("not supported yet: vars"), "{e}");
-        assert!(parse("vars: []\n").is_ok());
+        let e = parse("crds:\n- x.json\n").unwrap_err().to_string();
+        assert!(e.ends_with("not supported yet: crds"), "{e}");
+        assert!(parse("crds: []\n").is_ok());
+        let k = parse("vars:\n- name: X\n  objref: {kind: Service, name: s, apiVersion: v1}\n")
+            .unwrap();
+        assert_eq!(k.vars[0].field_path, "metadata.name");
+        assert_eq!(k.vars[0].gvk.version, "v1");
     }
 }

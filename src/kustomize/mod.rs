@@ -5,6 +5,7 @@
 //!
 //! It never shells out to kustomize and never reads the network.
 
+mod decode;
 mod error;
 mod fieldspec;
 mod generator;
@@ -13,11 +14,14 @@ mod kustomization;
 mod nameref;
 mod order;
 mod patch;
+mod plugin;
+mod replacement;
 mod resource;
 mod selector;
 mod smp;
 mod target;
 mod transform;
+mod vars;
 
 use std::path::{Path, PathBuf};
 
@@ -76,14 +80,14 @@ pub const KUSTOMIZE_VERSION: &str = "v5.7.1";
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
     let mut acc = target::Accumulator::new(opts);
-    let (mut resources, k) = acc.target(dir)?;
+    let (mut top, k) = acc.target(dir)?;
+    let mut resources = std::mem::take(&mut top.resources);
     // makeCustomizedResMap: hash suffixes once, at the top, before name references.
     generator::add_hashes(&mut resources);
-    nameref::fix(
-        &mut resources,
-        &TransformerConfig::defaults().name_reference,
-        &k.path,
-    )?;
+    nameref::fix(&mut resources, &top.config().name_reference, &k.path)?;
+    // ResolveVars, once name references are fixed.
+    vars::resolve(&top.vars, &top.config().var_reference, &mut resources)
+        .map_err(|e| Error::invalid(&k.path, e))?;
     // IgnoreLocal: local-config resources are dropped from the output.
     resources.retain(|r| {
         r.node

@@ -35,7 +35,7 @@ const ORDER_LAST: [&str; 2] = [
     "ValidatingWebhookConfiguration",
 ];
 
-fn type_order(kind: &str) -> i32 {
+pub fn type_order(kind: &str) -> i32 {
     if let Some(i) = ORDER_FIRST.iter().position(|k| *k == kind) {
         return i as i32 - ORDER_FIRST.len() as i32;
     }
@@ -46,7 +46,7 @@ fn type_order(kind: &str) -> i32 {
 }
 
 /// legacyGVKSortString: `group_version_kind`, blanks marked.
-fn gvk_sort_string(g: &Gvk) -> String {
+pub fn gvk_sort_string(g: &Gvk) -> String {
     g.marked_parts().join("_")
 }
 

@@ -4,10 +4,10 @@
 //! (PatchJson6902Transformer). Patches are loaded when the kustomization is
 //! configured and applied in kustomize's transformer order.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::jsonpatch::{self, Op};
-use super::kustomization::{Kustomization, Selector};
+use super::kustomization::{Kustomization, Patch, Selector};
 use super::resource::{read_file, ResId, Resource};
 use super::selector::Compiled;
 use super::{smp, Error};
@@ -50,11 +50,30 @@ pub type Reader<'a> = dyn FnMut(&str) -> Result<(PathBuf, String), Error> + 'a;
 impl Patches {
     /// Loads the patches of `k`; `read` loads files relative to it.
     pub fn load(k: &Kustomization, read: &mut Reader) -> Result<Patches, Error> {
-        let invalid = |m: String| Error::invalid(&k.path, m);
+        Patches::from_parts(
+            &k.path,
+            &k.patches_strategic_merge,
+            &k.patches,
+            &k.patches_json6902,
+            read,
+        )
+    }
+
+    /// Loads patches given as the entries of `patchesStrategicMerge`,
+    /// `patches` and `patchesJson6902` of the file at `kpath` (a
+    /// kustomization or a patch transformer's config).
+    pub fn from_parts(
+        kpath: &Path,
+        smp: &[String],
+        patch_entries: &[Patch],
+        json_entries: &[Patch],
+        read: &mut Reader,
+    ) -> Result<Patches, Error> {
+        let invalid = |m: String| Error::invalid(kpath, m);
         let mut strategic_merge = Vec::new();
-        for entry in &k.patches_strategic_merge {
+        for entry in smp {
             // loadFromPaths: the entry is inline YAML if it parses as resources.
-            match read_file(&k.path, entry) {
+            match read_file(kpath, entry) {
                 Ok(nodes) => strategic_merge.extend(nodes),
                 Err(_) => {
                     let (file, text) = read(entry)?;
@@ -62,18 +81,15 @@ impl Patches {
                 }
             }
         }
-        if !k.patches_strategic_merge.is_empty() && strategic_merge.is_empty() {
-            return Err(invalid(format!(
-                "patch appears to be empty; files={:?}",
-                k.patches_strategic_merge
-            )));
+        if !smp.is_empty() && strategic_merge.is_empty() {
+            return Err(invalid(format!("patch appears to be empty; files={smp:?}")));
         }
         let mut patches = Vec::new();
-        for p in &k.patches {
-            patches.push(Plugin::load(k, p, read)?);
+        for p in patch_entries {
+            patches.push(Plugin::load(kpath, p, read)?);
         }
         let mut json6902 = Vec::new();
-        for p in &k.patches_json6902 {
+        for p in json_entries {
             let target = p.target.clone().unwrap_or_default();
             if target.name.is_empty() {
                 return Err(invalid("must specify the target name".into()));
@@ -99,7 +115,7 @@ impl Patches {
             json6902.push(JsonPlugin { ops, target });
         }
         Ok(Patches {
-            path: k.path.clone(),
+            path: kpath.to_path_buf(),
             strategic_merge,
             patches,
             json6902,
@@ -217,13 +233,9 @@ impl Patches {
 }
 
 impl Plugin {
-    fn load(
-        k: &Kustomization,
-        p: &super::kustomization::Patch,
-        read: &mut Reader,
-    ) -> Result<Plugin, Error> {
+    fn load(kpath: &Path, p: &Patch, read: &mut Reader) -> Result<Plugin, Error> {
         let at = |m: String| Error::Invalid {
-            path: k.path.clone(),
+            path: kpath.to_path_buf(),
             line: p.line,
             message: m,
         };
@@ -234,7 +246,7 @@ impl Plugin {
                 return Err(at("patch and path can't be set at the same time".into()))
             }
             (false, true) => (
-                k.path.clone(),
+                kpath.to_path_buf(),
                 patch.to_string(),
                 format!("[patch: {patch:?}]"),
             ),
@@ -379,7 +391,6 @@ fn fixed<'a>(
 mod tests {
     use super::*;
     use crate::yaml::{parse_one, to_string, Resolver};
-    use std::path::Path;
 
     fn resources() -> Vec<Resource> {
         ["apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {app: web}\nspec:\n  replicas: 1\n",

@@ -157,6 +157,8 @@ pub struct Resource {
     pub prefixes: Vec<String>,
     /// Name suffixes added, outermost last.
     pub suffixes: Vec<String>,
+    /// Names of the vars that point at this resource (AppendRefVarName).
+    pub ref_vars: Vec<String>,
     /// A generated resource whose name gets a content hash at the end of
     /// the build (kustomize's `needs-hash` build annotation).
     pub needs_hash: bool,
@@ -170,6 +172,7 @@ impl Resource {
             prev_ids: Vec::new(),
             prefixes: Vec::new(),
             suffixes: Vec::new(),
+            ref_vars: Vec::new(),
             needs_hash: false,
         }
     }

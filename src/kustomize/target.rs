@@ -7,6 +7,8 @@ use super::fieldspec::TransformerConfig;
 use super::kustomization::{self, Kind, Kustomization};
 use super::patch::Patches;
 use super::resource::{read_file, Resource};
+use super::vars::{self, Var};
+use super::{plugin, replacement};
 use super::{Error, LoadRestrictor, Options};
 
 /// Accumulated state while building.
@@ -35,18 +37,14 @@ impl<'o> Accumulator<'o> {
     /// Builds the kustomization in `dir` without the final name-reference
     /// pass (kustomize's AccumulateTarget). Returns its resources and the
     /// kustomization itself.
-    pub fn target(&mut self, dir: &Path) -> Result<(Vec<Resource>, Kustomization), Error> {
-        self.target_onto(dir, Vec::new())
+    pub fn target(&mut self, dir: &Path) -> Result<(Acc, Kustomization), Error> {
+        self.target_onto(dir, Acc::default())
     }
 
     /// Builds the kustomization in `dir` on top of `base` (empty for a
     /// kustomization; the resources so far for a component, which kustomize
     /// accumulates into its parent's resources and transforms them all).
-    fn target_onto(
-        &mut self,
-        dir: &Path,
-        base: Vec<Resource>,
-    ) -> Result<(Vec<Resource>, Kustomization), Error> {
+    fn target_onto(&mut self, dir: &Path, base: Acc) -> Result<(Acc, Kustomization), Error> {
         let dir = canonical(dir)?;
         if self.stack.contains(&dir) {
             return Err(Error::invalid(
@@ -78,12 +76,35 @@ impl<'o> Accumulator<'o> {
         &mut self,
         dir: &Path,
         k: &Kustomization,
-        base: Vec<Resource>,
-    ) -> Result<Vec<Resource>, Error> {
-        let mut resources = self.accumulate(dir, k, base)?;
+        base: Acc,
+    ) -> Result<Acc, Error> {
+        let mut acc = self.accumulate_entries(dir, &k.path, &k.resources, base)?;
+        let fail = |e: String| Error::invalid(&k.path, e);
+        // MakeTransformerConfig: `configurations:` files merged (each sorted)
+        // over the sorted defaults, then into the accumulated config.
+        if !k.configurations.is_empty() {
+            let mut custom = TransformerConfig::default();
+            for name in &k.configurations {
+                let (file, text) = self.load_file(dir, name, &k.path)?;
+                let mut one =
+                    TransformerConfig::parse(&text).map_err(|e| Error::invalid(&file, e))?;
+                one.sort();
+                custom = custom.merged(&one).map_err(|e| Error::invalid(&file, e))?;
+            }
+            let tc = TransformerConfig::sorted_defaults()
+                .merged(&custom)
+                .map_err(fail)?;
+            acc.merge_config(&tc).map_err(fail)?;
+        } else if acc.config.is_some() {
+            acc.merge_config(TransformerConfig::sorted_defaults())
+                .map_err(fail)?;
+        }
+        let mut resources = std::mem::take(&mut acc.resources);
         super::generator::run(k, &mut resources, &mut |name: &str| {
             self.load_bytes(dir, name, &k.path)
         })?;
+        self.external_generators(dir, k, &mut resources)?;
+        acc.resources = resources;
         for entry in &k.components {
             let path = dir.join(entry);
             if !path.is_dir() {
@@ -95,7 +116,7 @@ impl<'o> Accumulator<'o> {
                     ),
                 ));
             }
-            let (out, sub) = self.target_onto(&path, resources)?;
+            let (out, sub) = self.target_onto(&path, acc)?;
             if sub.kind != Kind::Component {
                 return Err(Error::invalid(
                     &sub.path,
@@ -106,50 +127,118 @@ impl<'o> Accumulator<'o> {
                     ),
                 ));
             }
-            resources = out;
+            acc = out;
         }
+        let mut resources = std::mem::take(&mut acc.resources);
         let patches = Patches::load(k, &mut |name: &str| self.load_file(dir, name, &k.path))?;
-        super::transform::run(k, TransformerConfig::defaults(), &patches, &mut resources)?;
-        Ok(resources)
+        super::transform::run(k, acc.config(), &patches, &mut resources)?;
+        // ReplacementTransformer is the last of the builtin transformers.
+        if !k.replacements.is_empty() {
+            let list =
+                replacement::from_kustomization(&k.path, &k.replacements, &mut |name: &str| {
+                    self.load_file(dir, name, &k.path)
+                })?;
+            replacement::apply(&list, &mut resources).map_err(|e| Error::invalid(&k.path, e))?;
+        }
+        // configureExternalTransformers: after every builtin one, in order.
+        for config in self.plugin_configs(dir, &k.path, &k.transformers)? {
+            let t = plugin::Transformer::load(&config, &k.path, &mut |name: &str| {
+                self.load_file(dir, name, &k.path)
+            })?;
+            t.apply(&k.path, &mut resources)?;
+        }
+        vars::merge(&mut acc.vars, &k.vars, &mut resources).map_err(fail)?;
+        acc.resources = resources;
+        Ok(acc)
     }
 
-    fn accumulate(
+    /// kustomize's runGenerators for `generators:`: each config generates
+    /// and is absorbed in turn, after the builtin generators.
+    fn external_generators(
         &mut self,
         dir: &Path,
         k: &Kustomization,
-        base: Vec<Resource>,
-    ) -> Result<Vec<Resource>, Error> {
-        let mut out: Vec<Resource> = base;
-        for entry in &k.resources {
+        resources: &mut Vec<Resource>,
+    ) -> Result<(), Error> {
+        let mut args = Vec::new();
+        for config in self.plugin_configs(dir, &k.path, &k.generators_plugins)? {
+            args.push(plugin::load_generator(&config, &k.path)?);
+        }
+        super::generator::run_args(&k.path, &args, None, resources, &mut |name: &str| {
+            self.load_bytes(dir, name, &k.path)
+        })
+    }
+
+    /// The config resources named by `transformers:` or `generators:`:
+    /// inline YAML first, then files and kustomization directories
+    /// accumulated like resources (configureExternalTransformers).
+    fn plugin_configs(
+        &mut self,
+        dir: &Path,
+        kfile: &Path,
+        entries: &[String],
+    ) -> Result<Vec<crate::yaml::Node>, Error> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut inline = Vec::new();
+        let mut paths = Vec::new();
+        for entry in entries {
+            match read_file(kfile, entry) {
+                Ok(nodes) => inline.extend(nodes.into_iter().map(Resource::new)),
+                Err(_) => paths.push(entry.clone()),
+            }
+        }
+        let mut configs = Vec::new();
+        append(&mut configs, inline, kfile)?;
+        let base = Acc {
+            resources: configs,
+            ..Acc::default()
+        };
+        let configs = self.accumulate_entries(dir, kfile, &paths, base)?;
+        Ok(configs.resources.into_iter().map(|r| r.node).collect())
+    }
+
+    /// kustomize's accumulateResources: files, then directories built as
+    /// kustomizations, appended to `base`.
+    fn accumulate_entries(
+        &mut self,
+        dir: &Path,
+        kfile: &Path,
+        entries: &[String],
+        base: Acc,
+    ) -> Result<Acc, Error> {
+        let mut out = base;
+        for entry in entries {
             if is_remote(entry) {
                 return Err(Error::NotSupported {
-                    path: k.path.clone(),
+                    path: kfile.to_path_buf(),
                     field: format!("remote resource {entry:?} (hydrate works offline; vendor it)"),
                 });
             }
             let path = dir.join(entry);
-            let added = if path.is_file() {
-                self.check_restriction(dir, &path, &k.path)?;
-                self.file(&path)?
+            if path.is_file() {
+                self.check_restriction(dir, &path, kfile)?;
+                let added = self.file(&path)?;
+                append(&mut out.resources, added, kfile)?;
             } else if path.is_dir() {
-                let (resources, sub) = self.target(&path)?;
+                let (sub_acc, sub) = self.target(&path)?;
                 if sub.kind == Kind::Component {
                     return Err(Error::invalid(
                         &sub.path,
                         format!("expected kind 'Kustomization' for resource '{entry}' but got 'Component'"),
                     ));
                 }
-                resources
+                out.absorb(sub_acc, kfile)?;
             } else {
                 return Err(Error::invalid(
-                    &k.path,
+                    kfile,
                     format!(
                         "accumulating resources: '{}': no such file or directory",
                         path.display()
                     ),
                 ));
-            };
-            append(&mut out, added, &k.path)?;
+            }
         }
         Ok(out)
     }
@@ -219,6 +308,47 @@ impl<'o> Accumulator<'o> {
             ));
         }
         Ok(())
+    }
+}
+
+/// What a target accumulates (kustomize's ResAccumulator): resources, the
+/// transformer config merged from every level below, and vars.
+#[derive(Default)]
+pub struct Acc {
+    /// The resources.
+    pub resources: Vec<Resource>,
+    /// The merged config; `None` while it is kustomize's defaults.
+    pub config: Option<Box<TransformerConfig>>,
+    /// The vars, unique by name.
+    pub vars: Vec<Var>,
+}
+
+impl Acc {
+    /// The transformer config in force.
+    pub fn config(&self) -> &TransformerConfig {
+        self.config
+            .as_deref()
+            .unwrap_or_else(|| TransformerConfig::defaults())
+    }
+
+    /// ResAccumulator.MergeConfig.
+    fn merge_config(&mut self, other: &TransformerConfig) -> Result<(), String> {
+        let merged = match &self.config {
+            Some(mine) => mine.merged(other)?,
+            None => TransformerConfig::default().merged(other)?,
+        };
+        self.config = Some(Box::new(merged));
+        Ok(())
+    }
+
+    /// ResAccumulator.MergeAccumulator: resources appended, config and vars merged.
+    fn absorb(&mut self, other: Acc, kfile: &Path) -> Result<(), Error> {
+        append(&mut self.resources, other.resources, kfile)?;
+        let fail = |e: String| Error::invalid(kfile, e);
+        if let Some(c) = &other.config {
+            self.merge_config(c).map_err(fail)?;
+        }
+        vars::merge_set(&mut self.vars, &other.vars).map_err(fail)
     }
 }
 

@@ -24,7 +24,8 @@ pub fn run(
     patches.apply_strategic_merge(resources)?;
     patches.apply_patches(resources)?;
     if !k.namespace.is_empty() {
-        namespace(&k.namespace, &config.namespace, resources).map_err(fail)?;
+        let opts = NamespaceOptions::default();
+        namespace(&k.namespace, &config.namespace, &opts, resources).map_err(fail)?;
     }
     if !k.name_prefix.is_empty() {
         prefix_suffix(&k.name_prefix, "", &config.name_prefix, resources).map_err(fail)?;
@@ -65,7 +66,7 @@ pub fn run(
 }
 
 /// kustomize's FsSlice.MergeAll: append specs not already present.
-fn merge(into: &mut Vec<FieldSpec>, from: &[FieldSpec]) {
+pub fn merge(into: &mut Vec<FieldSpec>, from: &[FieldSpec]) {
     for s in from {
         if !into.contains(s) {
             into.push(s.clone());
@@ -73,12 +74,52 @@ fn merge(into: &mut Vec<FieldSpec>, from: &[FieldSpec]) {
     }
 }
 
-fn namespace(ns: &str, specs: &[FieldSpec], resources: &mut [Resource]) -> Result<(), String> {
+/// Which RoleBinding subjects follow the namespace (kustomize's
+/// `setRoleBindingSubjects`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SubjectMode {
+    /// `defaultOnly` (and unset): subjects named `default`.
+    #[default]
+    DefaultOnly,
+    /// `allServiceAccounts`: every ServiceAccount subject.
+    AllServiceAccounts,
+    /// `none`.
+    None,
+}
+
+/// The NamespaceTransformer's switches.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NamespaceOptions {
+    /// Only set namespaces that are unset or empty.
+    pub unset_only: bool,
+    /// Which RoleBinding subjects to update.
+    pub subjects: SubjectMode,
+}
+
+/// NamespaceTransformer.
+pub fn namespace(
+    ns: &str,
+    specs: &[FieldSpec],
+    opts: &NamespaceOptions,
+    resources: &mut [Resource],
+) -> Result<(), String> {
     for r in resources.iter_mut() {
+        if r.node.as_map().is_none_or(Vec::is_empty) {
+            continue;
+        }
         r.store_previous_id();
         let gvk = r.gvk();
+        // SetEntryIfEmpty under unsetOnly: a non-empty value stays.
         let set = &mut |n: &mut Node| {
-            *n = Node::string(ns);
+            if n.as_scalar().is_none() {
+                return Err(format!(
+                    "namespace field specs must target scalar nodes: wrong node kind: expected ScalarNode but got {}",
+                    n.kind_name()
+                ));
+            }
+            if !(opts.unset_only && n.as_scalar().is_some_and(|s| !s.text.is_empty())) {
+                *n = Node::string(ns);
+            }
             Ok(())
         };
         // metaNamespaceHack: metadata.namespace of every namespaced resource.
@@ -91,7 +132,7 @@ fn namespace(ns: &str, specs: &[FieldSpec], resources: &mut [Resource]) -> Resul
             apply(&mut r.node, &meta, Create::Str, set)?;
         }
         if gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding" {
-            role_binding_subjects(&mut r.node, ns);
+            role_binding_subjects(&mut r.node, opts.subjects, set)?;
         }
         for spec in specs {
             // removeUnneededMetaFieldSpecs: metadata/namespace is done above;
@@ -108,17 +149,32 @@ fn namespace(ns: &str, specs: &[FieldSpec], resources: &mut [Resource]) -> Resul
     check_unique(resources)
 }
 
-/// Subjects named `default` follow the namespace (kustomize's default
-/// `setRoleBindingSubjects: defaultOnly`).
-fn role_binding_subjects(node: &mut Node, ns: &str) {
+/// kustomize's roleBindingHack: subjects named `default` (or every
+/// ServiceAccount subject) follow the namespace.
+fn role_binding_subjects(
+    node: &mut Node,
+    mode: SubjectMode,
+    set: &mut dyn FnMut(&mut Node) -> Result<(), String>,
+) -> Result<(), String> {
     let Some(subjects) = node.get_mut("subjects").and_then(Node::as_seq_mut) else {
-        return;
+        return Ok(());
     };
     for s in subjects {
-        if s.get_str("name") == Some("default") {
-            s.set("namespace", Node::string(ns));
+        let wanted = match mode {
+            SubjectMode::DefaultOnly => s.get_str("name") == Some("default"),
+            SubjectMode::AllServiceAccounts => s.get_str("kind") == Some("ServiceAccount"),
+            SubjectMode::None => false,
+        };
+        if wanted {
+            if s.get("namespace").is_none() {
+                s.set("namespace", Node::scalar("", crate::yaml::Tag::Str));
+            }
+            if let Some(n) = s.get_mut("namespace") {
+                set(n)?;
+            }
         }
     }
+    Ok(())
 }
 
 fn check_unique(resources: &[Resource]) -> Result<(), String> {
@@ -135,7 +191,8 @@ fn check_unique(resources: &[Resource]) -> Result<(), String> {
     Ok(())
 }
 
-fn prefix_suffix(
+/// PrefixTransformer and SuffixTransformer.
+pub fn prefix_suffix(
     prefix: &str,
     suffix: &str,
     specs: &[FieldSpec],
@@ -161,7 +218,9 @@ fn prefix_suffix(
                 if !suffix.is_empty() {
                     r.suffixes.push(suffix.to_string());
                 }
-                r.store_previous_id();
+                if !prefix.is_empty() || !suffix.is_empty() {
+                    r.store_previous_id();
+                }
             }
             apply(&mut r.node, spec, Create::Nothing, &mut |n: &mut Node| {
                 let old = n.as_str().unwrap_or_default();
@@ -173,7 +232,8 @@ fn prefix_suffix(
     Ok(())
 }
 
-fn map_entries(
+/// LabelTransformer and AnnotationsTransformer.
+pub fn map_entries(
     pairs: &[(String, String)],
     specs: &[FieldSpec],
     resources: &mut [Resource],
@@ -194,7 +254,8 @@ fn map_entries(
     Ok(())
 }
 
-fn replicas(
+/// ReplicaCountTransformer.
+pub fn replicas(
     name: &str,
     count: i64,
     specs: &[FieldSpec],
@@ -223,7 +284,12 @@ fn replicas(
     Ok(())
 }
 
-fn images(image: &Image, specs: &[FieldSpec], resources: &mut [Resource]) -> Result<(), String> {
+/// ImageTagTransformer.
+pub fn images(
+    image: &Image,
+    specs: &[FieldSpec],
+    resources: &mut [Resource],
+) -> Result<(), String> {
     // IsImageMatched uses the configured name as a regular expression.
     let pattern = format!(
         "^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",

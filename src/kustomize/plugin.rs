@@ -1,0 +1,402 @@
+//! Builtin plugins configured by resources listed under `transformers:` and
+//! `generators:` (`apiVersion: builtin`, `kind: PrefixSuffixTransformer`,
+//! …). Each config is decoded as kustomize's plugin `Config` does
+//! (`yaml.Unmarshal`: unknown fields ignored) and runs through the same
+//! code as the matching kustomization field. Exec, Go and KRM function
+//! plugins are refused: hydrate runs no external code.
+
+use std::path::Path;
+
+use super::decode::{Decoder, GeneratorArgs, GeneratorKind, Image, Patch, Replica};
+use super::fieldspec::FieldSpec;
+use super::patch::{Patches, Reader};
+use super::resource::Resource;
+use super::transform::{self, NamespaceOptions, SubjectMode};
+use super::Error;
+use crate::yaml::{Node, Value};
+
+/// A configured builtin transformer.
+pub enum Transformer {
+    /// PrefixSuffixTransformer, PrefixTransformer, SuffixTransformer.
+    PrefixSuffix {
+        /// Prepended to names.
+        prefix: String,
+        /// Appended to names.
+        suffix: String,
+        /// Where names are.
+        specs: Vec<FieldSpec>,
+    },
+    /// LabelTransformer.
+    Labels {
+        /// The labels.
+        pairs: Vec<(String, String)>,
+        /// Where they go.
+        specs: Vec<FieldSpec>,
+    },
+    /// AnnotationsTransformer.
+    Annotations {
+        /// The annotations.
+        pairs: Vec<(String, String)>,
+        /// Where they go.
+        specs: Vec<FieldSpec>,
+    },
+    /// NamespaceTransformer.
+    Namespace {
+        /// The namespace (`metadata.namespace` of the config).
+        namespace: String,
+        /// Where namespaces are.
+        specs: Vec<FieldSpec>,
+        /// unsetOnly and setRoleBindingSubjects.
+        opts: NamespaceOptions,
+    },
+    /// ImageTagTransformer.
+    ImageTag {
+        /// The image rule.
+        image: Image,
+        /// Where images are.
+        specs: Vec<FieldSpec>,
+    },
+    /// ReplicaCountTransformer.
+    ReplicaCount {
+        /// Name and count.
+        replica: Replica,
+        /// Where replica counts are.
+        specs: Vec<FieldSpec>,
+    },
+    /// PatchTransformer, PatchStrategicMergeTransformer, PatchJson6902Transformer.
+    Patches(Box<Patches>),
+    /// HashTransformer.
+    Hash,
+    /// ReplacementTransformer.
+    Replacements(Vec<super::replacement::Replacement>),
+}
+
+/// Reads the kind of a builtin plugin config, refusing anything else.
+fn builtin_kind<'n>(config: &'n Node, file: &Path) -> Result<&'n str, Error> {
+    let api = config.get_str("apiVersion").unwrap_or_default();
+    let kind = config.get_str("kind").unwrap_or_default();
+    // isBuiltinPlugin: empty group and version `builtin`.
+    if api != "builtin" {
+        return Err(Error::NotSupported {
+            path: file.to_path_buf(),
+            field: format!(
+                "plugin {api}/{kind} (only builtin plugins run; exec, Go and KRM function plugins are not supported)"
+            ),
+        });
+    }
+    Ok(kind)
+}
+
+fn decoder<'a>(file: &'a Path, kind: &'a str) -> Decoder<'a> {
+    Decoder {
+        path: file,
+        strict: false,
+        what: kind,
+    }
+}
+
+fn field_specs(d: &Decoder, config: &Node) -> Result<Option<Vec<FieldSpec>>, Error> {
+    match config.get("fieldSpecs") {
+        None => Ok(None),
+        Some(n) if n.is_null() => Ok(None),
+        Some(n) => FieldSpec::list_from(n)
+            .map(Some)
+            .map_err(|m| d.err(n, format!("invalid {}: {m}", d.what))),
+    }
+}
+
+fn string_field(d: &Decoder, config: &Node, key: &str) -> Result<String, Error> {
+    config.get(key).map_or(Ok(String::new()), |n| d.string(n))
+}
+
+impl Transformer {
+    /// Configures the builtin transformer `config` names; `file` is where
+    /// it came from and `read` loads files relative to the kustomization.
+    pub fn load(config: &Node, file: &Path, read: &mut Reader) -> Result<Transformer, Error> {
+        let kind = builtin_kind(config, file)?;
+        let d = decoder(file, kind);
+        let specs = field_specs(&d, config)?;
+        let get = |key: &str| string_field(&d, config, key);
+        let map = |key: &str| config.get(key).map_or(Ok(Vec::new()), |n| d.string_map(n));
+        Ok(match kind {
+            "PrefixSuffixTransformer" | "PrefixTransformer" | "SuffixTransformer" => {
+                let Some(specs) = specs else {
+                    return Err(d.err(config, "fieldSpecs is not expected to be nil"));
+                };
+                let prefix = if kind == "SuffixTransformer" {
+                    String::new()
+                } else {
+                    get("prefix")?
+                };
+                let suffix = if kind == "PrefixTransformer" {
+                    String::new()
+                } else {
+                    get("suffix")?
+                };
+                Transformer::PrefixSuffix {
+                    prefix,
+                    suffix,
+                    specs,
+                }
+            }
+            "LabelTransformer" => Transformer::Labels {
+                pairs: map("labels")?,
+                specs: specs.unwrap_or_default(),
+            },
+            "AnnotationsTransformer" => Transformer::Annotations {
+                pairs: map("annotations")?,
+                specs: specs.unwrap_or_default(),
+            },
+            "NamespaceTransformer" => Transformer::Namespace {
+                namespace: config
+                    .get("metadata")
+                    .and_then(|m| m.get("namespace"))
+                    .map_or(Ok(String::new()), |n| d.string(n))?,
+                specs: specs.unwrap_or_default(),
+                opts: namespace_options(&d, config)?,
+            },
+            "ImageTagTransformer" => Transformer::ImageTag {
+                image: config
+                    .get("imageTag")
+                    .map_or(Ok(Image::default()), |n| d.image(n))?,
+                specs: specs.unwrap_or_default(),
+            },
+            "ReplicaCountTransformer" => Transformer::ReplicaCount {
+                replica: match config.get("replica") {
+                    Some(n) => d.replica(n)?,
+                    None => Replica {
+                        name: String::new(),
+                        count: 0,
+                    },
+                },
+                specs: specs.unwrap_or_default(),
+            },
+            "PatchTransformer" => {
+                let p = d.patch(config)?;
+                Transformer::Patches(Box::new(Patches::from_parts(file, &[], &[p], &[], read)?))
+            }
+            "PatchStrategicMergeTransformer" => {
+                let mut entries = config
+                    .get("paths")
+                    .map_or(Ok(Vec::new()), |n| d.strings(n))?;
+                let inline = get("patches")?;
+                if entries.is_empty() && inline.is_empty() {
+                    return Err(d.err(config, "empty file path and empty patch content"));
+                }
+                if !inline.is_empty() {
+                    entries.push(inline);
+                }
+                Transformer::Patches(Box::new(Patches::from_parts(
+                    file,
+                    &entries,
+                    &[],
+                    &[],
+                    read,
+                )?))
+            }
+            "PatchJson6902Transformer" => {
+                let p = Patch {
+                    path: get("path")?,
+                    patch: get("jsonOp")?,
+                    target: match config.get("target") {
+                        Some(t) if !t.is_null() => Some(d.selector(t)?),
+                        _ => None,
+                    },
+                    line: config.pos.line,
+                    ..Default::default()
+                };
+                Transformer::Patches(Box::new(Patches::from_parts(file, &[], &[], &[p], read)?))
+            }
+            "HashTransformer" => Transformer::Hash,
+            "ReplacementTransformer" => {
+                Transformer::Replacements(super::replacement::from_plugin_config(&d, config, read)?)
+            }
+            "ConfigMapGenerator" | "SecretGenerator" | "IAMPolicyGenerator" => {
+                return Err(d.err(config, format!("plugin {kind} not a transformer")))
+            }
+            other => {
+                return Err(Error::NotSupported {
+                    path: file.to_path_buf(),
+                    field: format!("builtin plugin {other}"),
+                })
+            }
+        })
+    }
+
+    /// Runs the transformer; resources it empties are dropped afterwards
+    /// (multiTransformer's DropEmpties).
+    pub fn apply(&self, file: &Path, resources: &mut Vec<Resource>) -> Result<(), Error> {
+        let fail = |e: String| Error::invalid(file, e);
+        match self {
+            Transformer::PrefixSuffix {
+                prefix,
+                suffix,
+                specs,
+            } => {
+                // PrefixSuffixTransformer is the prefix plugin, then the suffix plugin.
+                transform::prefix_suffix(prefix, "", specs, resources).map_err(fail)?;
+                transform::prefix_suffix("", suffix, specs, resources).map_err(fail)?;
+            }
+            Transformer::Labels { pairs, specs } | Transformer::Annotations { pairs, specs } => {
+                transform::map_entries(pairs, specs, resources).map_err(fail)?
+            }
+            Transformer::Namespace {
+                namespace,
+                specs,
+                opts,
+            } => {
+                if !namespace.is_empty() {
+                    transform::namespace(namespace, specs, opts, resources).map_err(fail)?;
+                }
+            }
+            Transformer::ImageTag { image, specs } => {
+                transform::images(image, specs, resources).map_err(fail)?
+            }
+            Transformer::ReplicaCount { replica, specs } => {
+                transform::replicas(&replica.name, replica.count, specs, resources).map_err(fail)?
+            }
+            Transformer::Patches(p) => {
+                p.apply_strategic_merge(resources)?;
+                p.apply_patches(resources)?;
+                p.apply_json6902(resources)?;
+            }
+            Transformer::Hash => super::generator::add_hashes(resources),
+            Transformer::Replacements(list) => {
+                super::replacement::apply(list, resources).map_err(fail)?
+            }
+        }
+        resources.retain(|r| !matches!(&r.node.value, Value::Map(m) if m.is_empty()));
+        Ok(())
+    }
+}
+
+fn namespace_options(d: &Decoder, config: &Node) -> Result<NamespaceOptions, Error> {
+    let unset_only = match config.get("unsetOnly") {
+        Some(n) => d.bool(n)?,
+        None => false,
+    };
+    let subjects = match string_field(d, config, "setRoleBindingSubjects")?.as_str() {
+        "" | "defaultOnly" => SubjectMode::DefaultOnly,
+        "allServiceAccounts" => SubjectMode::AllServiceAccounts,
+        "none" => SubjectMode::None,
+        other => {
+            return Err(d.err(
+                config,
+                format!(
+                    "invalid value \"{other}\" for setRoleBindingSubjects: must be one of \"defaultOnly\", \"none\" or \"allServiceAccounts\""
+                ),
+            ))
+        }
+    };
+    Ok(NamespaceOptions {
+        unset_only,
+        subjects,
+    })
+}
+
+/// Configures a builtin generator: ConfigMapGenerator or SecretGenerator,
+/// whose arguments sit at the top of the config, `metadata.name` and
+/// `metadata.namespace` filling in when `name`/`namespace` are unset.
+pub fn load_generator(config: &Node, file: &Path) -> Result<GeneratorArgs, Error> {
+    let kind = builtin_kind(config, file)?;
+    let d = decoder(file, kind);
+    let gkind = match kind {
+        "ConfigMapGenerator" => GeneratorKind::ConfigMap,
+        "SecretGenerator" => GeneratorKind::Secret,
+        k if k.ends_with("Transformer") => {
+            return Err(d.err(config, format!("plugin {kind} not a generator")))
+        }
+        other => {
+            return Err(Error::NotSupported {
+                path: file.to_path_buf(),
+                field: format!("builtin plugin {other}"),
+            })
+        }
+    };
+    let mut args = d.generator(config, gkind)?;
+    let meta = |key: &str| {
+        config
+            .get("metadata")
+            .and_then(|m| m.get(key))
+            .map_or(Ok(String::new()), |n| d.string(n))
+    };
+    if args.name.is_empty() {
+        args.name = meta("name")?;
+    }
+    if args.namespace.is_empty() {
+        args.namespace = meta("namespace")?;
+    }
+    Ok(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{parse_one, to_string, Resolver};
+    use std::path::PathBuf;
+
+    fn node(src: &str) -> Node {
+        parse_one(src, Resolver::V3).unwrap()
+    }
+
+    fn no_files(name: &str) -> Result<(PathBuf, String), Error> {
+        Err(Error::invalid(name, "no such file"))
+    }
+
+    fn run(config: &str, resources: &[&str]) -> Result<Vec<String>, Error> {
+        let file = Path::new("t.yaml");
+        let t = Transformer::load(&node(config), file, &mut no_files)?;
+        let mut rs: Vec<Resource> = resources.iter().map(|s| Resource::new(node(s))).collect();
+        t.apply(file, &mut rs)?;
+        Ok(rs.iter().map(|r| to_string(&r.node).unwrap()).collect())
+    }
+
+    const DEPLOY: &str =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: keep\n";
+
+    #[test]
+    fn prefix_suffix_and_namespace_plugins() {
+        let out = run(
+            "apiVersion: builtin\nkind: PrefixSuffixTransformer\nmetadata: {name: x}\nprefix: a-\nsuffix: -b\nfieldSpecs:\n- path: metadata/name\n",
+            &[DEPLOY],
+        )
+        .unwrap();
+        assert!(out[0].contains("name: a-web-b"), "{}", out[0]);
+        let out = run(
+            "apiVersion: builtin\nkind: NamespaceTransformer\nmetadata: {name: x, namespace: new}\nunsetOnly: true\n",
+            &[DEPLOY, "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"],
+        )
+        .unwrap();
+        assert!(out[0].contains("namespace: keep") && out[1].contains("namespace: new"));
+        let e = run(
+            "apiVersion: builtin\nkind: PrefixTransformer\nmetadata: {name: x}\nprefix: a-\n",
+            &[],
+        );
+        assert!(e.is_err());
+    }
+
+    #[test]
+    fn foreign_plugins_are_refused() {
+        let e = run(
+            "apiVersion: someteam.example.com/v1\nkind: SedTransformer\nmetadata: {name: x}\n",
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("not supported yet: plugin someteam.example.com/v1/SedTransformer"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn generator_names_fall_back_to_metadata() {
+        let g = load_generator(
+            &node("apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: m, namespace: n}\nliterals: [a=b]\n"),
+            Path::new("g.yaml"),
+        )
+        .unwrap();
+        assert_eq!((g.name.as_str(), g.namespace.as_str()), ("m", "n"));
+        assert_eq!(g.literals, ["a=b"]);
+    }
+}
