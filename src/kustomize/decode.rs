@@ -125,6 +125,15 @@ pub struct GeneratorArgs {
     pub line: u32,
 }
 
+/// `sortOptions` (kustomize's `types.SortOptions`).
+#[derive(Clone, Debug, Default)]
+pub struct SortOptions {
+    /// `legacy` or `fifo`.
+    pub order: String,
+    /// `legacySortOptions`: (orderFirst, orderLast), when set.
+    pub legacy: Option<(Vec<String>, Vec<String>)>,
+}
+
 /// Decodes nodes of one file into kustomize's Go types.
 #[derive(Clone, Copy)]
 pub struct Decoder<'a> {
@@ -446,6 +455,28 @@ impl<'a> Decoder<'a> {
                 }
                 "disableNameSuffixHash" => o.disable_name_suffix_hash = self.bool(v)?,
                 _ => o.immutable = self.bool(v)?,
+            }
+            Ok(())
+        })?;
+        Ok(o)
+    }
+
+    /// `sortOptions`.
+    pub fn sort_options(&self, n: &Node) -> Result<SortOptions, Error> {
+        let mut o = SortOptions::default();
+        self.object(n, &["order", "legacySortOptions"], |f, v| {
+            if f == "order" {
+                o.order = self.string(v)?;
+            } else if !v.is_null() {
+                let (mut first, mut last) = (Vec::new(), Vec::new());
+                self.object(v, &["orderFirst", "orderLast"], |g, x| {
+                    match g {
+                        "orderFirst" => first = self.strings(x)?,
+                        _ => last = self.strings(x)?,
+                    }
+                    Ok(())
+                })?;
+                o.legacy = Some((first, last));
             }
             Ok(())
         })?;

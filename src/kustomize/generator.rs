@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::kustomization::{GeneratorArgs, GeneratorKind, GeneratorOptions, Kustomization};
+use super::kustomization::{GeneratorArgs, GeneratorKind, GeneratorOptions};
+use super::origin::Origin;
 use super::resource::Resource;
 use super::Error;
 use crate::yaml::{Node, Scalar, Style, Tag, Value};
@@ -27,38 +28,25 @@ pub enum Behavior {
     Replace,
 }
 
-/// Runs every generator of `k` and absorbs the results into `resources`.
-pub fn run(
-    k: &Kustomization,
-    resources: &mut Vec<Resource>,
-    read: &mut ByteReader,
-) -> Result<(), Error> {
-    run_args(
-        &k.path,
-        &k.generators,
-        k.generator_options.as_ref(),
-        resources,
-        read,
-    )
-}
-
 /// Runs generators given by their arguments (from a kustomization, with
 /// its `generatorOptions`, or from generator plugin configs, without).
 pub fn run_args(
     kpath: &Path,
     generators: &[GeneratorArgs],
+    origins: &[Option<Origin>],
     global: Option<&GeneratorOptions>,
     resources: &mut Vec<Resource>,
     read: &mut ByteReader,
 ) -> Result<(), Error> {
-    for args in generators {
+    for (i, args) in generators.iter().enumerate() {
         let at = |m: String| Error::Invalid {
             path: kpath.to_path_buf(),
             line: args.line,
             message: m,
         };
         let opts = merge_options(args.options.as_ref(), global);
-        let res = make(args, &opts, read)?;
+        let mut res = make(args, &opts, read)?;
+        res.origin = origins.get(i).cloned().flatten();
         let behavior = match args.behavior.as_str() {
             "merge" => Behavior::Merge,
             "replace" => Behavior::Replace,
@@ -384,6 +372,10 @@ fn absorb(
             let old = &resources[i];
             copy_merge_metadata(&mut res, old);
             if behavior == Behavior::Merge {
+                // The merged resource keeps the origin annotation it had.
+                if old.origin.is_some() {
+                    res.origin = old.origin.clone();
+                }
                 for field in ["data", "binaryData"] {
                     merge_map(&mut res.node, &old.node, &[field]);
                 }

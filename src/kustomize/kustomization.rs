@@ -21,7 +21,7 @@ pub enum Kind {
 
 pub use super::decode::{
     Decoder, GeneratorArgs, GeneratorKind, GeneratorOptions, Image, LabelSet, Patch, Replica,
-    Selector,
+    Selector, SortOptions,
 };
 
 /// A decoded kustomization.
@@ -61,6 +61,10 @@ pub struct Kustomization {
     pub generators: Vec<GeneratorArgs>,
     /// `generatorOptions`.
     pub generator_options: Option<GeneratorOptions>,
+    /// `buildMetadata`: originAnnotations, transformerAnnotations, managedByLabel.
+    pub build_metadata: Vec<String>,
+    /// `sortOptions`: order (legacy or fifo) and, for legacy, orderFirst/orderLast.
+    pub sort_options: Option<SortOptions>,
     /// `vars`.
     pub vars: Vec<super::vars::Var>,
     /// `configurations`: transformer config files.
@@ -97,7 +101,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("patches", true),
     ("replacements", true),
     ("vars", true),
-    ("sortOptions", false),
+    ("sortOptions", true),
     ("components", true),
     ("crds", false),
     ("configMapGenerator", true),
@@ -110,7 +114,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("generators", true),
     ("transformers", true),
     ("validators", false),
-    ("buildMetadata", false),
+    ("buildMetadata", true),
 ];
 
 const EDIT_FIX: &str = "Run 'kustomize edit fix' to update your Kustomization automatically.";
@@ -167,6 +171,8 @@ impl Kustomization {
             components: Vec::new(),
             generators: Vec::new(),
             generator_options: None,
+            build_metadata: Vec::new(),
+            sort_options: None,
             vars: Vec::new(),
             configurations: Vec::new(),
             replacements: Vec::new(),
@@ -244,6 +250,10 @@ impl Kustomization {
                 "configMapGenerator" => config_maps = d.list(value, Decoder::config_map)?,
                 "secretGenerator" => secrets = d.list(value, Decoder::secret)?,
                 "replacements" => k.replacements = d.list(value, |_, n| Ok(n.clone()))?,
+                "sortOptions" if !value.is_null() => {
+                    k.sort_options = Some(d.sort_options(value)?);
+                }
+                "buildMetadata" => k.build_metadata = d.strings(value)?,
                 "vars" => k.vars = d.list(value, super::vars::decode)?,
                 "configurations" => k.configurations = d.strings(value)?,
                 "transformers" => k.transformers = d.strings(value)?,

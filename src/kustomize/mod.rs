@@ -13,6 +13,7 @@ mod jsonpatch;
 mod kustomization;
 mod nameref;
 mod order;
+mod origin;
 mod patch;
 mod plugin;
 mod replacement;
@@ -81,6 +82,7 @@ pub const KUSTOMIZE_VERSION: &str = "v5.7.1";
 pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
     let mut acc = target::Accumulator::new(opts);
     let (mut top, k) = acc.target(dir)?;
+    let meta = |m: &str| k.build_metadata.iter().any(|x| x == m);
     let mut resources = std::mem::take(&mut top.resources);
     // makeCustomizedResMap: hash suffixes once, at the top, before name references.
     generator::add_hashes(&mut resources);
@@ -99,7 +101,7 @@ pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
             .and_then(Node::as_str)
             .is_none_or(|v| v == "false")
     });
-    if opts.managed_by_label {
+    if opts.managed_by_label || meta("managedByLabel") {
         for r in &mut resources {
             if let Some(labels) = r
                 .node
@@ -113,11 +115,39 @@ pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
             }
         }
     }
-    if opts.reorder == Reorder::Legacy {
-        order::legacy(&mut resources);
+    // applySortOrder: the kustomization's sortOptions win over --reorder.
+    match &k.sort_options {
+        Some(s) => match (s.order.as_str(), &s.legacy) {
+            ("legacy", Some((first, last))) => order::legacy_with(&mut resources, first, last),
+            ("legacy", None) => order::legacy(&mut resources),
+            ("fifo", None) => {}
+            ("fifo", Some(_)) => {
+                return Err(Error::invalid(
+                    &k.path,
+                    "the field 'sortOptions.legacySortOptions' is set but the selected sort order is 'fifo', not 'legacy'",
+                ))
+            }
+            _ => {
+                return Err(Error::invalid(
+                    &k.path,
+                    "the field 'sortOptions.order' must be one of [fifo, legacy]",
+                ))
+            }
+        },
+        None if opts.reorder == Reorder::Legacy => order::legacy(&mut resources),
+        None => {}
     }
     for r in &mut resources {
         normalize_annotations(&mut r.node);
+        if let Some(o) = r.origin.as_ref().filter(|_| meta("originAnnotations")) {
+            if let Some(a) = r
+                .node
+                .map_entry("metadata")
+                .and_then(|m| m.map_entry("annotations"))
+            {
+                a.set(origin::ANNOTATION, Node::string(o.to_yaml()));
+            }
+        }
     }
     Ok(Build {
         resources,

@@ -36,10 +36,15 @@ const ORDER_LAST: [&str; 2] = [
 ];
 
 pub fn type_order(kind: &str) -> i32 {
-    if let Some(i) = ORDER_FIRST.iter().position(|k| *k == kind) {
-        return i as i32 - ORDER_FIRST.len() as i32;
+    type_order_in(kind, &ORDER_FIRST, &ORDER_LAST)
+}
+
+/// newLegacyIDSorter's typeOrders: `orderFirst` negative, `orderLast` positive.
+fn type_order_in<S: AsRef<str>>(kind: &str, first: &[S], last: &[S]) -> i32 {
+    if let Some(i) = first.iter().position(|k| k.as_ref() == kind) {
+        return i as i32 - first.len() as i32;
     }
-    if let Some(i) = ORDER_LAST.iter().position(|k| *k == kind) {
+    if let Some(i) = last.iter().position(|k| k.as_ref() == kind) {
         return 1 + i as i32;
     }
     0
@@ -52,6 +57,11 @@ pub fn gvk_sort_string(g: &Gvk) -> String {
 
 /// Sorts resources in kustomize's legacy order.
 pub fn legacy(resources: &mut Vec<Resource>) {
+    legacy_with(resources, &ORDER_FIRST, &ORDER_LAST);
+}
+
+/// Sorts resources in the legacy order with `sortOptions.legacySortOptions`.
+pub fn legacy_with<S: AsRef<str>>(resources: &mut Vec<Resource>, first: &[S], last: &[S]) {
     let mut keyed: Vec<(Gvk, String, usize)> = resources
         .iter()
         .enumerate()
@@ -63,7 +73,10 @@ pub fn legacy(resources: &mut Vec<Resource>) {
         .collect();
     keyed.sort_by(|a, b| {
         if a.0 != b.0 {
-            let (ia, ib) = (type_order(&a.0.kind), type_order(&b.0.kind));
+            let (ia, ib) = (
+                type_order_in(&a.0.kind, first, last),
+                type_order_in(&b.0.kind, first, last),
+            );
             if ia != ib {
                 return ia.cmp(&ib);
             }
@@ -85,4 +98,32 @@ pub fn legacy(resources: &mut Vec<Resource>) {
         .into_iter()
         .filter_map(|(_, _, i)| slots[i].take())
         .collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{parse_one, Resolver};
+
+    fn res(kind: &str, name: &str) -> Resource {
+        let src = format!("apiVersion: v1\nkind: {kind}\nmetadata:\n  name: {name}\n");
+        Resource::new(parse_one(&src, Resolver::V3).unwrap())
+    }
+
+    fn kinds(rs: &[Resource]) -> Vec<String> {
+        rs.iter().map(|r| r.gvk().kind).collect()
+    }
+
+    #[test]
+    fn legacy_order_and_custom_lists() {
+        let mut rs = vec![
+            res("Deployment", "d"),
+            res("Service", "s"),
+            res("Namespace", "n"),
+        ];
+        legacy(&mut rs);
+        assert_eq!(kinds(&rs), ["Namespace", "Service", "Deployment"]);
+        legacy_with(&mut rs, &["Deployment"], &["Namespace"]);
+        assert_eq!(kinds(&rs), ["Deployment", "Service", "Namespace"]);
+    }
 }

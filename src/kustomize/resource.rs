@@ -159,6 +159,8 @@ pub struct Resource {
     pub suffixes: Vec<String>,
     /// Names of the vars that point at this resource (AppendRefVarName).
     pub ref_vars: Vec<String>,
+    /// Where it came from, when the build tracks origins.
+    pub origin: Option<super::origin::Origin>,
     /// A generated resource whose name gets a content hash at the end of
     /// the build (kustomize's `needs-hash` build annotation).
     pub needs_hash: bool,
@@ -173,6 +175,7 @@ impl Resource {
             prefixes: Vec::new(),
             suffixes: Vec::new(),
             ref_vars: Vec::new(),
+            origin: None,
             needs_hash: false,
         }
     }

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::fieldspec::TransformerConfig;
-use super::kustomization::{self, Kind, Kustomization};
+use super::kustomization::{self, GeneratorKind, Kind, Kustomization};
+use super::origin::{self, Origin};
 use super::patch::Patches;
 use super::resource::{read_file, Resource};
 use super::vars::{self, Var};
@@ -21,6 +22,9 @@ pub struct Accumulator<'o> {
     pub files_read: Vec<PathBuf>,
     /// Directories being built, to detect cycles.
     stack: Vec<PathBuf>,
+    /// The current directory relative to the top one, while origins are
+    /// tracked (the top kustomization has `buildMetadata`).
+    origin: Option<String>,
 }
 
 impl<'o> Accumulator<'o> {
@@ -31,6 +35,7 @@ impl<'o> Accumulator<'o> {
             warnings: Vec::new(),
             files_read: Vec::new(),
             stack: Vec::new(),
+            origin: None,
         }
     }
 
@@ -64,6 +69,10 @@ impl<'o> Accumulator<'o> {
         self.files_read.push(file.clone());
         let k = Kustomization::load(&file)?;
         self.warnings.extend(k.warnings.iter().cloned());
+        // makeCustomizedResMap: any buildMetadata at the top turns origins on.
+        if self.stack.is_empty() && !k.build_metadata.is_empty() {
+            self.origin = Some(String::new());
+        }
         self.stack.push(dir.clone());
         let result = self.accumulate_target(&dir, &k, base);
         self.stack.pop();
@@ -100,9 +109,27 @@ impl<'o> Accumulator<'o> {
                 .map_err(fail)?;
         }
         let mut resources = std::mem::take(&mut acc.resources);
-        super::generator::run(k, &mut resources, &mut |name: &str| {
-            self.load_bytes(dir, name, &k.path)
-        })?;
+        // configureBuiltinGenerators: generated resources come from the kustomization.
+        let origins: Vec<Option<Origin>> = k
+            .generators
+            .iter()
+            .map(|g| {
+                let kind = match g.kind {
+                    GeneratorKind::ConfigMap => "ConfigMapGenerator",
+                    GeneratorKind::Secret => "SecretGenerator",
+                };
+                self.configured_in(&k.path)
+                    .map(|c| Origin::generator(c, ["builtin", kind, "", ""]))
+            })
+            .collect();
+        super::generator::run_args(
+            &k.path,
+            &k.generators,
+            &origins,
+            k.generator_options.as_ref(),
+            &mut resources,
+            &mut |name: &str| self.load_bytes(dir, name, &k.path),
+        )?;
         self.external_generators(dir, k, &mut resources)?;
         acc.resources = resources;
         for entry in &k.components {
@@ -116,7 +143,10 @@ impl<'o> Accumulator<'o> {
                     ),
                 ));
             }
-            let (out, sub) = self.target_onto(&path, acc)?;
+            let saved = self.enter(entry);
+            let result = self.target_onto(&path, acc);
+            self.origin = saved;
+            let (out, sub) = result?;
             if sub.kind != Kind::Component {
                 return Err(Error::invalid(
                     &sub.path,
@@ -142,7 +172,7 @@ impl<'o> Accumulator<'o> {
         }
         // configureExternalTransformers: after every builtin one, in order.
         for config in self.plugin_configs(dir, &k.path, &k.transformers)? {
-            let t = plugin::Transformer::load(&config, &k.path, &mut |name: &str| {
+            let t = plugin::Transformer::load(&config.node, &k.path, &mut |name: &str| {
                 self.load_file(dir, name, &k.path)
             })?;
             t.apply(&k.path, &mut resources)?;
@@ -161,12 +191,31 @@ impl<'o> Accumulator<'o> {
         resources: &mut Vec<Resource>,
     ) -> Result<(), Error> {
         let mut args = Vec::new();
+        let mut origins = Vec::new();
         for config in self.plugin_configs(dir, &k.path, &k.generators_plugins)? {
-            args.push(plugin::load_generator(&config, &k.path)?);
+            args.push(plugin::load_generator(&config.node, &k.path)?);
+            // OriginFromCustomPlugin: configured in the config's own origin.
+            origins.push(config.origin.as_ref().map(|o| {
+                let get = |key: &str| config.node.get_str(key).unwrap_or_default();
+                Origin::generator(
+                    o.path.clone(),
+                    [
+                        get("apiVersion"),
+                        get("kind"),
+                        config.name(),
+                        config.namespace(),
+                    ],
+                )
+            }));
         }
-        super::generator::run_args(&k.path, &args, None, resources, &mut |name: &str| {
-            self.load_bytes(dir, name, &k.path)
-        })
+        super::generator::run_args(
+            &k.path,
+            &args,
+            &origins,
+            None,
+            resources,
+            &mut |name: &str| self.load_bytes(dir, name, &k.path),
+        )
     }
 
     /// The config resources named by `transformers:` or `generators:`:
@@ -177,15 +226,20 @@ impl<'o> Accumulator<'o> {
         dir: &Path,
         kfile: &Path,
         entries: &[String],
-    ) -> Result<Vec<crate::yaml::Node>, Error> {
+    ) -> Result<Vec<Resource>, Error> {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
         let mut inline = Vec::new();
         let mut paths = Vec::new();
+        let inline_origin = self.configured_in(kfile).map(Origin::file);
         for entry in entries {
             match read_file(kfile, entry) {
-                Ok(nodes) => inline.extend(nodes.into_iter().map(Resource::new)),
+                Ok(nodes) => inline.extend(nodes.into_iter().map(|n| {
+                    let mut r = Resource::new(n);
+                    r.origin = inline_origin.clone();
+                    r
+                })),
                 Err(_) => paths.push(entry.clone()),
             }
         }
@@ -196,7 +250,27 @@ impl<'o> Accumulator<'o> {
             ..Acc::default()
         };
         let configs = self.accumulate_entries(dir, kfile, &paths, base)?;
-        Ok(configs.resources.into_iter().map(|r| r.node).collect())
+        Ok(configs.resources)
+    }
+
+    /// Origin.Append(entry) while recursing into `entry`; returns the
+    /// origin to restore.
+    fn enter(&mut self, entry: &str) -> Option<String> {
+        let saved = self.origin.clone();
+        if let Some(cur) = &mut self.origin {
+            *cur = origin::join(cur, entry);
+        }
+        saved
+    }
+
+    /// The origin of what the kustomization `kfile` configures (its
+    /// `configuredIn`), when origins are tracked.
+    fn configured_in(&self, kfile: &Path) -> Option<String> {
+        let name = kfile
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        self.origin.as_ref().map(|cur| origin::join(cur, name))
     }
 
     /// kustomize's accumulateResources: files, then directories built as
@@ -219,10 +293,19 @@ impl<'o> Accumulator<'o> {
             let path = dir.join(entry);
             if path.is_file() {
                 self.check_restriction(dir, &path, kfile)?;
-                let added = self.file(&path)?;
+                let mut added = self.file(&path)?;
+                if let Some(cur) = &self.origin {
+                    let o = Origin::file(origin::join(cur, entry));
+                    for r in &mut added {
+                        r.origin = Some(o.clone());
+                    }
+                }
                 append(&mut out.resources, added, kfile)?;
             } else if path.is_dir() {
-                let (sub_acc, sub) = self.target(&path)?;
+                let saved = self.enter(entry);
+                let result = self.target(&path);
+                self.origin = saved;
+                let (sub_acc, sub) = result?;
                 if sub.kind == Kind::Component {
                     return Err(Error::invalid(
                         &sub.path,
