@@ -257,8 +257,8 @@ impl Transformer {
             }
             Transformer::Patches(p) => {
                 p.apply_strategic_merge(resources)?;
-                p.apply_patches(resources)?;
-                p.apply_json6902(resources)?;
+                p.apply_patches(resources, &mut |_, _| {})?;
+                p.apply_json6902(resources, &mut |_, _| {})?;
             }
             Transformer::Hash => super::generator::add_hashes(resources),
             Transformer::Replacements(list) => {
