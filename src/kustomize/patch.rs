@@ -322,7 +322,7 @@ fn ids_equal(a: &ResId, b: &ResId) -> bool {
 }
 
 /// resWrangler.Select: the indices of the resources `target` picks.
-fn select(resources: &[Resource], target: &Selector) -> Result<Vec<usize>, String> {
+pub fn select(resources: &[Resource], target: &Selector) -> Result<Vec<usize>, String> {
     let sel = Compiled::new(target)?;
     Ok(resources
         .iter()
