@@ -139,13 +139,23 @@ pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
     }
     for r in &mut resources {
         normalize_annotations(&mut r.node);
+        let mut extra = Vec::new();
         if let Some(o) = r.origin.as_ref().filter(|_| meta("originAnnotations")) {
+            extra.push((origin::ANNOTATION, o.to_yaml()));
+        }
+        if !r.transformations.is_empty() && meta("transformerAnnotations") {
+            extra.push((
+                origin::TRANSFORMATIONS,
+                origin::list_yaml(&r.transformations),
+            ));
+        }
+        for (key, value) in extra {
             if let Some(a) = r
                 .node
                 .map_entry("metadata")
                 .and_then(|m| m.map_entry("annotations"))
             {
-                a.set(origin::ANNOTATION, Node::string(o.to_yaml()));
+                a.set(key, Node::string(value));
             }
         }
     }

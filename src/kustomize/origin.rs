@@ -66,6 +66,34 @@ impl Origin {
     }
 }
 
+/// The annotation of `buildMetadata: [transformerAnnotations]`.
+pub const TRANSFORMATIONS: &str = "alpha.config.kubernetes.io/transformations";
+
+/// AddTransformerAnnotation: a resource without an origin takes the
+/// transformer's as its origin; the others record it as a transformation.
+pub fn record(resources: &mut [super::Resource], origin: &Origin) {
+    for r in resources {
+        if r.origin.is_none() {
+            r.origin = Some(origin.clone());
+        } else {
+            r.transformations.push(origin.clone());
+        }
+    }
+}
+
+/// kyaml.Marshal of a list of origins.
+pub fn list_yaml(origins: &[Origin]) -> String {
+    let mut out = String::new();
+    for o in origins {
+        for (i, line) in o.to_yaml().lines().enumerate() {
+            out.push_str(if i == 0 { "- " } else { "  " });
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// filepath.Join: joined with `/` and cleaned lexically.
 pub fn join(base: &str, path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
@@ -103,5 +131,28 @@ mod tests {
             "configuredIn: kustomization.yaml\nconfiguredBy:\n  apiVersion: builtin\n  kind: ConfigMapGenerator\n"
         );
         assert_eq!(Origin::file("a.yaml".into()).to_yaml(), "path: a.yaml\n");
+    }
+
+    #[test]
+    fn transformations_list_and_record() {
+        let t = Origin::generator(
+            "kustomization.yaml".into(),
+            ["builtin", "PrefixTransformer", "", ""],
+        );
+        assert_eq!(
+            list_yaml(std::slice::from_ref(&t)),
+            "- configuredIn: kustomization.yaml\n  configuredBy:\n    apiVersion: builtin\n    kind: PrefixTransformer\n"
+        );
+        let node =
+            crate::yaml::parse_one("kind: A\nmetadata: {name: a}\n", crate::yaml::Resolver::V3)
+                .unwrap();
+        let mut rs = vec![
+            super::super::Resource::new(node.clone()),
+            super::super::Resource::new(node),
+        ];
+        rs[0].origin = Some(Origin::file("a.yaml".into()));
+        record(&mut rs, &t);
+        assert_eq!(rs[0].transformations.len(), 1);
+        assert_eq!(rs[1].origin, Some(t));
     }
 }

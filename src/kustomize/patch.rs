@@ -44,6 +44,10 @@ pub struct Patches {
     json6902: Vec<JsonPlugin>,
 }
 
+/// Called after each transformer instance with its kind (for
+/// `buildMetadata: [transformerAnnotations]`).
+pub type After<'a> = dyn FnMut(&mut Vec<Resource>, &'static str) + 'a;
+
 /// Reads a file named in the kustomization (through the load restrictor).
 pub type Reader<'a> = dyn FnMut(&str) -> Result<(PathBuf, String), Error> + 'a;
 
@@ -133,9 +137,21 @@ impl Patches {
     }
 
     /// PatchTransformer, every `patches` entry in order.
-    pub fn apply_patches(&self, resources: &mut Vec<Resource>) -> Result<(), Error> {
-        let fail = |e: String| Error::invalid(&self.path, e);
+    pub fn apply_patches(
+        &self,
+        resources: &mut Vec<Resource>,
+        after: &mut After,
+    ) -> Result<(), Error> {
         for p in &self.patches {
+            self.apply_patch(p, resources)?;
+            after(resources, "PatchTransformer");
+        }
+        Ok(())
+    }
+
+    fn apply_patch(&self, p: &Plugin, resources: &mut Vec<Resource>) -> Result<(), Error> {
+        let fail = |e: String| Error::invalid(&self.path, e);
+        {
             match (&p.body, &p.target) {
                 (Body::Smp(list), Some(target)) if !list.is_empty() => {
                     if list.len() > 1 {
@@ -192,15 +208,25 @@ impl Patches {
     }
 
     /// PatchJson6902Transformer.
-    pub fn apply_json6902(&self, resources: &mut [Resource]) -> Result<(), Error> {
+    pub fn apply_json6902(
+        &self,
+        resources: &mut Vec<Resource>,
+        after: &mut After,
+    ) -> Result<(), Error> {
         let fail = |e: String| Error::invalid(&self.path, e);
         for p in &self.json6902 {
             let chosen = select(resources, &p.target).map_err(fail)?;
             for i in chosen {
                 jsonpatch::apply(&mut resources[i].node, &p.ops).map_err(fail)?;
             }
+            after(resources, "PatchJson6902Transformer");
         }
         Ok(())
+    }
+
+    /// Whether there are `patchesStrategicMerge` patches (one transformer).
+    pub fn has_strategic_merge(&self) -> bool {
+        !self.strategic_merge.is_empty()
     }
 
     /// GetById(patch.OrgId()): exactly one resource that has (or had) the patch's id.
@@ -296,7 +322,7 @@ fn ids_equal(a: &ResId, b: &ResId) -> bool {
 }
 
 /// resWrangler.Select: the indices of the resources `target` picks.
-fn select(resources: &[Resource], target: &Selector) -> Result<Vec<usize>, String> {
+pub fn select(resources: &[Resource], target: &Selector) -> Result<Vec<usize>, String> {
     let sel = Compiled::new(target)?;
     Ok(resources
         .iter()
@@ -406,8 +432,8 @@ mod tests {
         let p = Patches::load(&k, &mut read)?;
         let mut rs = resources();
         p.apply_strategic_merge(&mut rs)?;
-        p.apply_patches(&mut rs)?;
-        p.apply_json6902(&mut rs)?;
+        p.apply_patches(&mut rs, &mut |_, _| {})?;
+        p.apply_json6902(&mut rs, &mut |_, _| {})?;
         Ok(rs)
     }
 

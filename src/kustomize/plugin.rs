@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::decode::{Decoder, GeneratorArgs, GeneratorKind, Image, Patch, Replica};
+use super::decode::{Decoder, GeneratorArgs, GeneratorKind, Image, Patch, Replica, Selector};
 use super::fieldspec::FieldSpec;
 use super::patch::{Patches, Reader};
 use super::resource::Resource;
@@ -69,6 +69,13 @@ pub enum Transformer {
     Hash,
     /// ReplacementTransformer.
     Replacements(Vec<super::replacement::Replacement>),
+    /// ValueAddTransformer.
+    ValueAdd {
+        /// The value (default: the kustomization directory's name).
+        value: String,
+        /// (selector, slash-separated field path, file path position).
+        targets: Vec<(Option<Selector>, String, i64)>,
+    },
 }
 
 /// Reads the kind of a builtin plugin config, refusing anything else.
@@ -208,6 +215,7 @@ impl Transformer {
                 Transformer::Patches(Box::new(Patches::from_parts(file, &[], &[], &[p], read)?))
             }
             "HashTransformer" => Transformer::Hash,
+            "ValueAddTransformer" => value_add(&d, config, file, read)?,
             "ReplacementTransformer" => {
                 Transformer::Replacements(super::replacement::from_plugin_config(&d, config, read)?)
             }
@@ -257,10 +265,21 @@ impl Transformer {
             }
             Transformer::Patches(p) => {
                 p.apply_strategic_merge(resources)?;
-                p.apply_patches(resources)?;
-                p.apply_json6902(resources)?;
+                p.apply_patches(resources, &mut |_, _| {})?;
+                p.apply_json6902(resources, &mut |_, _| {})?;
             }
             Transformer::Hash => super::generator::add_hashes(resources),
+            Transformer::ValueAdd { value, targets } => {
+                for (selector, path, position) in targets {
+                    let chosen: Vec<usize> = match selector {
+                        Some(s) => super::patch::select(resources, s).map_err(fail)?,
+                        None => (0..resources.len()).collect(),
+                    };
+                    for i in chosen {
+                        add_value(&mut resources[i], value, path, *position).map_err(fail)?;
+                    }
+                }
+            }
             Transformer::Replacements(list) => {
                 super::replacement::apply(list, resources).map_err(fail)?
             }
@@ -268,6 +287,110 @@ impl Transformer {
         resources.retain(|r| !matches!(&r.node.value, Value::Map(m) if m.is_empty()));
         Ok(())
     }
+}
+
+/// ValueAddTransformer's Config: targets inline and from `targetFilePath`.
+fn value_add(
+    d: &Decoder,
+    config: &Node,
+    file: &Path,
+    read: &mut Reader,
+) -> Result<Transformer, Error> {
+    let mut value = string_field(d, config, "value")?.trim().to_string();
+    if value.is_empty() {
+        value = file
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+    }
+    let mut targets = Vec::new();
+    let mut add = |d: &Decoder, list: Option<&Node>| -> Result<(), Error> {
+        for t in list.and_then(Node::as_seq).into_iter().flatten() {
+            let selector = match t.get("selector") {
+                Some(s) if !s.is_null() => Some(d.selector(s)?),
+                _ => None,
+            };
+            let path = string_field(d, t, "fieldPath")?;
+            if path.is_empty() {
+                return Err(d.err(t, "fieldPath cannot be empty"));
+            }
+            let position = match t.get("filePathPosition").and_then(Node::as_scalar) {
+                Some(s) => match crate::yaml::parse_int(&s.text) {
+                    Some(crate::yaml::Int::Signed(i)) if i >= 0 => i,
+                    _ => return Err(d.err(t, "filePathPosition must be a non-negative int")),
+                },
+                None => 0,
+            };
+            targets.push((selector, path, position));
+        }
+        Ok(())
+    };
+    add(d, config.get("targets"))?;
+    let target_file = string_field(d, config, "targetFilePath")?;
+    if !target_file.is_empty() {
+        let (path, text) = read(&target_file)?;
+        let root = crate::yaml::parse_one(&text, crate::yaml::Resolver::V2)
+            .map_err(|e| Error::yaml(&path, e))?;
+        let fd = decoder(&path, d.what);
+        add(&fd, root.get("targets"))?;
+    }
+    if targets.is_empty() {
+        return Err(d.err(config, "must specify at least one target"));
+    }
+    Ok(Transformer::ValueAdd { value, targets })
+}
+
+/// valueadd.Filter (and the namespace filter for metadata/namespace).
+fn add_value(r: &mut Resource, value: &str, path: &str, position: i64) -> Result<(), String> {
+    if path == "metadata/namespace" {
+        let opts = NamespaceOptions::default();
+        return transform::namespace(value, &[], &opts, std::slice::from_mut(r));
+    }
+    let spec = FieldSpec {
+        path: path.to_string(),
+        ..Default::default()
+    };
+    let mut node = &mut r.node;
+    let parts = spec.path_parts();
+    for (i, part) in parts.iter().enumerate() {
+        if node.as_map().is_none() {
+            return Err(format!(
+                "wrong node kind: expected MappingNode but got {}",
+                node.kind_name()
+            ));
+        }
+        if node.get(part).is_none() {
+            let fresh = if i + 1 == parts.len() {
+                Node::string("")
+            } else {
+                Node::map()
+            };
+            node.set(part, fresh);
+        }
+        let Some(next) = node.get_mut(part) else {
+            return Ok(());
+        };
+        node = next;
+    }
+    let Some(old) = node.as_scalar().map(|s| s.text.clone()) else {
+        return Err(format!(
+            "wrong node kind: expected ScalarNode but got {}",
+            node.kind_name()
+        ));
+    };
+    // filesys.InsertPathPart: the value becomes path part `position - 1`.
+    let new = if position > 0 {
+        let mut parts: Vec<&str> = old.split('/').collect();
+        let at = usize::try_from(position - 1).unwrap_or(0).min(parts.len());
+        parts.insert(at, value);
+        parts.join("/")
+    } else {
+        value.to_string()
+    };
+    *node = Node::string(new);
+    Ok(())
 }
 
 fn namespace_options(d: &Decoder, config: &Node) -> Result<NamespaceOptions, Error> {
@@ -398,5 +521,16 @@ mod tests {
         .unwrap();
         assert_eq!((g.name.as_str(), g.namespace.as_str()), ("m", "n"));
         assert_eq!(g.literals, ["a=b"]);
+    }
+
+    #[test]
+    fn value_add_inserts_path_parts() {
+        let out = run(
+            "apiVersion: builtin\nkind: ValueAddTransformer\nmetadata: {name: x}\nvalue: area-51\ntargets:\n- fieldPath: spec/ref\n  filePathPosition: 2\n- fieldPath: metadata/namespace\n",
+            &["apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\nspec:\n  ref: projects/data\n"],
+        )
+        .unwrap();
+        assert!(out[0].contains("ref: projects/area-51/data"), "{}", out[0]);
+        assert!(out[0].contains("namespace: area-51"), "{}", out[0]);
     }
 }

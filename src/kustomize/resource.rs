@@ -161,6 +161,8 @@ pub struct Resource {
     pub ref_vars: Vec<String>,
     /// Where it came from, when the build tracks origins.
     pub origin: Option<super::origin::Origin>,
+    /// Transformers that ran over it, when the build tracks them.
+    pub transformations: Vec<super::origin::Origin>,
     /// A generated resource whose name gets a content hash at the end of
     /// the build (kustomize's `needs-hash` build annotation).
     pub needs_hash: bool,
@@ -176,6 +178,7 @@ impl Resource {
             suffixes: Vec::new(),
             ref_vars: Vec::new(),
             origin: None,
+            transformations: Vec::new(),
             needs_hash: false,
         }
     }

@@ -161,7 +161,13 @@ impl<'o> Accumulator<'o> {
         }
         let mut resources = std::mem::take(&mut acc.resources);
         let patches = Patches::load(k, &mut |name: &str| self.load_file(dir, name, &k.path))?;
-        super::transform::run(k, acc.config(), &patches, &mut resources)?;
+        let configured_in = self.configured_in(&k.path);
+        let mut after = |rs: &mut Vec<Resource>, kind: &'static str| {
+            if let Some(c) = &configured_in {
+                origin::record(rs, &Origin::generator(c.clone(), ["builtin", kind, "", ""]));
+            }
+        };
+        super::transform::run(k, acc.config(), &patches, &mut resources, &mut after)?;
         // ReplacementTransformer is the last of the builtin transformers.
         if !k.replacements.is_empty() {
             let list =
@@ -169,6 +175,7 @@ impl<'o> Accumulator<'o> {
                     self.load_file(dir, name, &k.path)
                 })?;
             replacement::apply(&list, &mut resources).map_err(|e| Error::invalid(&k.path, e))?;
+            after(&mut resources, "ReplacementTransformer");
         }
         // configureExternalTransformers: after every builtin one, in order.
         for config in self.plugin_configs(dir, &k.path, &k.transformers)? {
@@ -176,6 +183,16 @@ impl<'o> Accumulator<'o> {
                 self.load_file(dir, name, &k.path)
             })?;
             t.apply(&k.path, &mut resources)?;
+            if let Some(o) = &config.origin {
+                let get = |key: &str| config.node.get_str(key).unwrap_or_default();
+                let by = [
+                    get("apiVersion"),
+                    get("kind"),
+                    config.name(),
+                    config.namespace(),
+                ];
+                origin::record(&mut resources, &Origin::generator(o.path.clone(), by));
+            }
         }
         vars::merge(&mut acc.vars, &k.vars, &mut resources).map_err(fail)?;
         acc.resources = resources;

@@ -5,7 +5,7 @@
 
 use super::fieldspec::{apply, set_entry, Create, FieldSpec, TransformerConfig};
 use super::kustomization::{Image, Kustomization};
-use super::patch::Patches;
+use super::patch::{After, Patches};
 use super::resource::Resource;
 use super::Error;
 use crate::yaml::{Node, Tag};
@@ -19,19 +19,26 @@ pub fn run(
     config: &TransformerConfig,
     patches: &Patches,
     resources: &mut Vec<Resource>,
+    after: &mut After,
 ) -> Result<(), Error> {
     let fail = |e: String| Error::invalid(&k.path, e);
-    patches.apply_strategic_merge(resources)?;
-    patches.apply_patches(resources)?;
+    if patches.has_strategic_merge() {
+        patches.apply_strategic_merge(resources)?;
+        after(resources, "PatchStrategicMergeTransformer");
+    }
+    patches.apply_patches(resources, after)?;
     if !k.namespace.is_empty() {
         let opts = NamespaceOptions::default();
         namespace(&k.namespace, &config.namespace, &opts, resources).map_err(fail)?;
+        after(resources, "NamespaceTransformer");
     }
     if !k.name_prefix.is_empty() {
         prefix_suffix(&k.name_prefix, "", &config.name_prefix, resources).map_err(fail)?;
+        after(resources, "PrefixTransformer");
     }
     if !k.name_suffix.is_empty() {
         prefix_suffix("", &k.name_suffix, &config.name_suffix, resources).map_err(fail)?;
+        after(resources, "SuffixTransformer");
     }
     for set in &k.labels {
         let mut specs = set.fields.clone();
@@ -52,15 +59,25 @@ pub fn run(
             );
         }
         map_entries(&set.pairs, &specs, resources).map_err(fail)?;
+        after(resources, "LabelTransformer");
     }
-    map_entries(&k.common_labels, &config.common_labels, resources).map_err(fail)?;
-    map_entries(&k.common_annotations, &config.common_annotations, resources).map_err(fail)?;
-    patches.apply_json6902(resources)?;
+    // The commonLabels LabelTransformer exists whenever any labels are set.
+    if !k.labels.is_empty() || !k.common_labels.is_empty() {
+        map_entries(&k.common_labels, &config.common_labels, resources).map_err(fail)?;
+        after(resources, "LabelTransformer");
+    }
+    if !k.common_annotations.is_empty() {
+        map_entries(&k.common_annotations, &config.common_annotations, resources).map_err(fail)?;
+        after(resources, "AnnotationsTransformer");
+    }
+    patches.apply_json6902(resources, after)?;
     for r in &k.replicas {
         replicas(&r.name, r.count, &config.replicas, resources).map_err(fail)?;
+        after(resources, "ReplicaCountTransformer");
     }
     for image in &k.images {
         images(image, &config.images, resources).map_err(fail)?;
+        after(resources, "ImageTagTransformer");
     }
     Ok(())
 }
