@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use crate::support::{demo_copy, hydrate, list_files, repo};
+use crate::support::{demo_copy, hydrate, list_files, render_at, repo};
 
 /// Every `testdata/kustomize/<case>/` builds to its recorded `expected.yaml`
 /// (recorded with kustomize v5.7.1).
@@ -127,12 +127,7 @@ fn bad_usage_exits_2() {
 #[test]
 fn render_twice_changes_nothing() {
     let repo = demo_copy();
-    let out = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
-        .output()
-        .unwrap();
+    let out = render_at(repo.path()).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -150,12 +145,7 @@ fn render_twice_changes_nothing() {
                 .unwrap()
         })
         .collect();
-    let out = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
-        .output()
-        .unwrap();
+    let out = render_at(repo.path()).output().unwrap();
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.matches("unchanged").count(), 3, "{stdout}");
@@ -180,12 +170,7 @@ fn one_failing_app_writes_nothing() {
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: [\n",
     )
     .unwrap();
-    let out = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
-        .output()
-        .unwrap();
+    let out = render_at(repo.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -199,10 +184,7 @@ fn one_failing_app_writes_nothing() {
 #[test]
 fn render_filters_by_env_and_app() {
     let repo = demo_copy();
-    let out = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
+    let out = render_at(repo.path())
         .args(["--env", "staging", "--app", "web"])
         .output()
         .unwrap();
@@ -211,10 +193,7 @@ fn render_filters_by_env_and_app() {
         list_files(&repo.path().join("rendered")),
         ["staging/web/manifest.yaml"]
     );
-    let out = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
+    let out = render_at(repo.path())
         .args(["--env", "qa"])
         .output()
         .unwrap();
@@ -229,12 +208,7 @@ fn unknown_environment_key_names_file_and_line() {
         "name: dev\napps:\n  - name: web\n    kustomise: testdata/apps/web/overlays/dev\n",
     )
     .unwrap();
-    let out = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
-        .output()
-        .unwrap();
+    let out = render_at(repo.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -257,12 +231,7 @@ fn per_resource_layout_and_pruning_keep_foreign_files() {
         "demo env format changed"
     );
     fs::write(&env_file, &text).unwrap();
-    let out = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
-        .output()
-        .unwrap();
+    let out = render_at(repo.path()).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -296,12 +265,7 @@ fn per_resource_layout_and_pruning_keep_foreign_files() {
         .find("  - name: redis")
         .expect("redis app in production");
     fs::write(&env_file, &text[..start]).unwrap();
-    let out = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
-        .output()
-        .unwrap();
+    let out = render_at(repo.path()).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -321,10 +285,7 @@ fn shards_cover_the_plan_and_json_output() {
     let repo = demo_copy();
     let mut all = Vec::new();
     for shard in ["1/3", "2/3", "3/3"] {
-        let out = hydrate()
-            .arg("render")
-            .arg("--root")
-            .arg(repo.path())
+        let out = render_at(repo.path())
             .args(["--shard", shard, "--output", "json"])
             .output()
             .unwrap();
@@ -347,10 +308,7 @@ fn shards_cover_the_plan_and_json_output() {
     all.sort();
     assert_eq!(all.len(), 12, "{all:?}");
     assert_eq!(list_files(&repo.path().join("rendered")), all);
-    let bad = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
+    let bad = render_at(repo.path())
         .args(["--shard", "4/3"])
         .output()
         .unwrap();

@@ -3,17 +3,12 @@
 //! (kustomize v5.7.1) when accepted; `conformance::demo_matches_kubectl`
 //! re-checks that wherever the oracle is installed.
 
-use crate::support::{demo_copy, hydrate, list_files};
+use crate::support::{demo_copy, list_files, render_at};
 
 #[test]
 fn demo_render_snapshots() {
     let repo = demo_copy();
-    let out = hydrate()
-        .arg("render")
-        .arg("--root")
-        .arg(repo.path())
-        .output()
-        .unwrap();
+    let out = render_at(repo.path()).output().unwrap();
     assert!(
         out.status.success(),
         "{}",

@@ -25,6 +25,13 @@ pub fn hydrate() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("hydrate").expect("the hydrate binary is built by cargo test")
 }
 
+/// `hydrate render --root ROOT`, ready for more arguments.
+pub fn render_at(root: &Path) -> assert_cmd::Command {
+    let mut cmd = hydrate();
+    cmd.arg("render").arg("--root").arg(root);
+    cmd
+}
+
 /// Copies a directory tree.
 pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
