@@ -5,34 +5,73 @@ use std::fs;
 use crate::support::{demo_copy, hydrate, list_files, render_at, repo};
 
 /// Every `testdata/kustomize/<case>/` builds to its recorded `expected.yaml`
-/// (recorded with kustomize v5.7.1).
+/// (recorded with kustomize v5.7.1), and every `testdata/helmcharts/<case>/`
+/// does with `--enable-helm` (recorded with helm v3.17.3 as the helm command).
 #[test]
 fn kustomize_build_matches_recorded_goldens() {
-    let root = repo().join("testdata/kustomize");
     let mut n = 0;
-    for case in fs::read_dir(&root).unwrap() {
-        let case = case.unwrap().path();
-        let expected = fs::read(case.join("expected.yaml")).unwrap();
-        let out = hydrate()
-            .args(["kustomize", "build"])
-            .arg(case.join("input"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}: {}",
-            case.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&expected),
-            "{}",
-            case.display()
-        );
-        n += 1;
+    for (set, flags) in [
+        ("kustomize", &[][..]),
+        ("helmcharts", &["--enable-helm"][..]),
+    ] {
+        for case in fs::read_dir(repo().join("testdata").join(set)).unwrap() {
+            let case = case.unwrap().path();
+            let expected = fs::read(case.join("expected.yaml")).unwrap();
+            let out = hydrate()
+                .args(["kustomize", "build"])
+                .args(flags)
+                .arg(case.join("input"))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                case.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&expected),
+                "{}",
+                case.display()
+            );
+            n += 1;
+        }
     }
-    assert!(n >= 2);
+    assert!(n >= 10);
+}
+
+/// kustomize's own error without `--enable-helm`; an unvendored chart says
+/// how to vendor it; neither writes anything.
+#[test]
+fn helm_charts_need_the_flag_and_a_vendored_chart() {
+    let case = repo().join("testdata/helmcharts/inline-values/input");
+    let out = hydrate()
+        .args(["kustomize", "build"])
+        .arg(&case)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("kustomization.yaml") && err.contains("must specify --enable-helm"));
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("kustomization.yaml"),
+        "helmCharts:\n- name: podinfo\n  repo: https://stefanprodan.github.io/podinfo\n  version: 6.5.0\n",
+    )
+    .unwrap();
+    let target = dir.path().join("out.yaml");
+    let out = hydrate()
+        .args(["kustomize", "build", "--enable-helm", "-o"])
+        .arg(&target)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("kustomization.yaml:2"), "{err}");
+    assert!(err.contains("helm pull --untar --untardir"), "{err}");
+    assert!(!target.exists());
 }
 
 #[test]
@@ -100,18 +139,14 @@ fn missing_resource_and_unknown_field() {
 #[test]
 fn unsupported_field_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("kustomization.yaml"),
-        "helmCharts:\n- name: x\n",
-    )
-    .unwrap();
+    fs::write(dir.path().join("kustomization.yaml"), "crds:\n- crd.json\n").unwrap();
     let out = hydrate()
         .args(["kustomize", "build"])
         .arg(dir.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet: helmCharts"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet: crds"));
     assert!(out.stdout.is_empty());
 }
 

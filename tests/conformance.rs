@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::support::{hydrate, kubectl, repo, shared};
+use crate::support::{helm3, hydrate, kubectl, repo, shared};
 
 /// A few expected.yaml files of the kustomize corpus, built as plain
 /// resources, print back unchanged (the YAML core's round trip).
@@ -75,13 +75,19 @@ fn demo_matches_kubectl() {
 }
 
 fn compare_with_kubectl(kubectl: &Path, dir: &Path) {
+    compare_with_flags(kubectl, dir, &[], &[]);
+}
+
+fn compare_with_flags(kubectl: &Path, dir: &Path, theirs: &[&std::ffi::OsStr], ours: &[&str]) {
     let want = std::process::Command::new(kubectl)
         .arg("kustomize")
+        .args(theirs)
         .arg(dir)
         .output()
         .unwrap();
     let got = hydrate()
         .args(["kustomize", "build"])
+        .args(ours)
         .arg(dir)
         .output()
         .unwrap();
@@ -108,5 +114,24 @@ fn recorded_goldens_match_kubectl() {
     };
     for case in fs::read_dir(repo().join("testdata/kustomize")).unwrap() {
         compare_with_kubectl(&kubectl, &case.unwrap().path().join("input"));
+    }
+}
+
+/// The `helmCharts` goldens still match kustomize with helm v3.17.3 as its
+/// helm command.
+#[test]
+fn helm_chart_goldens_match_kubectl_with_helm3() {
+    let (Some(kubectl), Some(helm)) = (kubectl(), helm3()) else {
+        eprintln!("skipped: ~/.cache/oracles/kubectl or helm3 is not installed");
+        return;
+    };
+    let theirs = [
+        std::ffi::OsStr::new("--enable-helm"),
+        std::ffi::OsStr::new("--helm-command"),
+        helm.as_os_str(),
+    ];
+    for case in fs::read_dir(repo().join("testdata/helmcharts")).unwrap() {
+        let dir = case.unwrap().path().join("input");
+        compare_with_flags(&kubectl, &dir, &theirs, &["--enable-helm"]);
     }
 }

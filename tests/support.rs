@@ -20,6 +20,13 @@ pub fn kubectl() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
+/// The helm v3.17.3 oracle, when installed.
+pub fn helm3() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    let p = Path::new(&home).join(".cache/oracles/helm3");
+    p.is_file().then_some(p)
+}
+
 /// The hydrate binary under test.
 pub fn hydrate() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("hydrate").expect("the hydrate binary is built by cargo test")

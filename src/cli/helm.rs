@@ -3,11 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Subcommand;
 
-use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Value};
 use crate::helm::{self, KubeVersion, Options, SetKind};
 
 #[derive(Subcommand)]
@@ -78,13 +76,6 @@ pub struct TemplateArgs {
     debug: bool,
 }
 
-/// helm's `TemplateName`: the name template rendered with Sprig.
-fn name_from_template(text: &str) -> anyhow::Result<String> {
-    let mut set = TemplateSet::new("name-template", Arc::new(FuncMap::with_sprig()));
-    set.parse("name-template", text)?;
-    Ok(set.execute("name-template", Value::Nil, &ExecOptions::default())?)
-}
-
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let Command::Template(a) = cmd;
     let a = *a;
@@ -95,7 +86,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     };
     let release_name = match (name, &a.name_template) {
         (Some(n), _) => n,
-        (None, Some(t)) => name_from_template(t)?,
+        (None, Some(t)) => helm::name_from_template(t)?,
         (None, None) => "release-name".into(),
     };
     let mut sets = Vec::new();

@@ -25,9 +25,21 @@ pub struct BuildArgs {
     /// `LoadRestrictionsRootOnly` (default) or `LoadRestrictionsNone`.
     #[arg(long, value_enum, default_value = "LoadRestrictionsRootOnly")]
     load_restrictor: RestrictorArg,
-    /// Render `helmCharts` (not supported yet).
+    /// Render `helmCharts` (natively: no helm binary is run).
     #[arg(long)]
     enable_helm: bool,
+    /// Accepted for compatibility: hydrate renders charts itself.
+    #[arg(long, value_name = "PATH")]
+    helm_command: Option<String>,
+    /// `.Capabilities.KubeVersion` for every chart.
+    #[arg(long)]
+    helm_kube_version: Option<String>,
+    /// `.Capabilities.APIVersions` additions for every chart.
+    #[arg(long, value_delimiter = ',')]
+    helm_api_versions: Vec<String>,
+    /// Accepted for compatibility.
+    #[arg(long)]
+    helm_debug: bool,
     /// Add `app.kubernetes.io/managed-by: kustomize-v5.7.1` to every resource.
     #[arg(long)]
     enable_managedby_label: bool,
@@ -52,9 +64,7 @@ enum RestrictorArg {
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let Command::Build(args) = cmd;
-    if args.enable_helm {
-        anyhow::bail!("--enable-helm: helm chart inflation is not supported yet");
-    }
+    let _ = (&args.helm_command, args.helm_debug);
     let reorder = match args.reorder {
         ReorderArg::Legacy => Reorder::Legacy,
         ReorderArg::None => {
@@ -70,6 +80,11 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             RestrictorArg::None => LoadRestrictor::None,
         },
         managed_by_label: args.enable_managedby_label,
+        helm: kustomize::HelmSettings {
+            enabled: args.enable_helm,
+            kube_version: args.helm_kube_version,
+            api_versions: args.helm_api_versions,
+        },
     };
     let build = kustomize::build(&args.dir, &opts)?;
     for w in &build.warnings {

@@ -86,6 +86,9 @@ pub struct Options {
     pub release_name: String,
     /// Release namespace.
     pub namespace: String,
+    /// Values already parsed, layered before `values_files` (kustomize's
+    /// generated values file for `helmCharts`).
+    pub values_docs: Vec<crate::gotmpl::Value>,
     /// `-f` files, in order.
     pub values_files: Vec<PathBuf>,
     /// `--set*` flags, grouped and ordered as helm applies them.
@@ -113,6 +116,7 @@ impl Default for Options {
         Options {
             release_name: "release-name".into(),
             namespace: "default".into(),
+            values_docs: Vec::new(),
             values_files: Vec::new(),
             sets: Vec::new(),
             kube_version: KubeVersion {
@@ -178,6 +182,16 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
     )))
 }
 
+/// helm's `TemplateName`: `--name-template` rendered with Sprig.
+pub fn name_from_template(text: &str) -> Result<String, Error> {
+    use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Value};
+    let mut set = TemplateSet::new("name-template", std::sync::Arc::new(FuncMap::with_sprig()));
+    set.parse("name-template", text)
+        .map_err(|e| Error::Render(e.to_string()))?;
+    set.execute("name-template", Value::Nil, &ExecOptions::default())
+        .map_err(|e| Error::Render(e.to_string()))
+}
+
 /// `helm template NAME CHART [flags]`.
 pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     validate_release_name(&opts.release_name)?;
@@ -189,6 +203,9 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     }
     check_kube_version(&chart, &opts.kube_version)?;
     let mut user = crate::gotmpl::Value::map(Default::default());
+    for doc in &opts.values_docs {
+        user = values::merge_maps(&user, doc);
+    }
     for f in &opts.values_files {
         user = values::merge_maps(&user, &values::read_values_file(f)?);
     }

@@ -341,7 +341,7 @@ fn base64_lines(data: &[u8]) -> String {
 }
 
 /// appendReplaceOrMerge.
-fn absorb(
+pub(super) fn absorb(
     resources: &mut Vec<Resource>,
     mut res: Resource,
     behavior: Behavior,

@@ -75,6 +75,10 @@ pub struct Kustomization {
     pub transformers: Vec<String>,
     /// `generators`: plugin config files, directories or inline YAML.
     pub generators_plugins: Vec<String>,
+    /// `helmGlobals`.
+    pub helm_globals: Option<super::helmchart::Globals>,
+    /// `helmCharts`, then the deprecated `helmChartInflationGenerator`.
+    pub helm_charts: Vec<super::helmchart::Chart>,
     /// Deprecation warnings kustomize prints on stderr.
     pub warnings: Vec<String>,
 }
@@ -106,9 +110,9 @@ const FIELDS: &[(&str, bool)] = &[
     ("crds", false),
     ("configMapGenerator", true),
     ("secretGenerator", true),
-    ("helmGlobals", false),
-    ("helmCharts", false),
-    ("helmChartInflationGenerator", false),
+    ("helmGlobals", true),
+    ("helmCharts", true),
+    ("helmChartInflationGenerator", true),
     ("generatorOptions", true),
     ("configurations", true),
     ("generators", true),
@@ -178,6 +182,8 @@ impl Kustomization {
             replacements: Vec::new(),
             transformers: Vec::new(),
             generators_plugins: Vec::new(),
+            helm_globals: None,
+            helm_charts: Vec::new(),
             warnings: Vec::new(),
         };
         let d = Decoder {
@@ -196,6 +202,7 @@ impl Kustomization {
         let mut image_tags = Vec::new();
         let (mut config_maps, mut secrets) = (Vec::new(), Vec::new());
         let mut api_version: Option<(String, u32)> = None;
+        let mut legacy_charts = Vec::new();
         // kustomize's CheckEmpty: nothing but apiVersion/kind set (or null).
         let empty = entries.iter().all(|(key, value)| {
             value.is_null()
@@ -258,6 +265,13 @@ impl Kustomization {
                 "configurations" => k.configurations = d.strings(value)?,
                 "transformers" => k.transformers = d.strings(value)?,
                 "generators" => k.generators_plugins = d.strings(value)?,
+                "helmGlobals" if !value.is_null() => {
+                    k.helm_globals = Some(super::helmchart::decode_globals(&d, value)?);
+                }
+                "helmCharts" => k.helm_charts = d.list(value, super::helmchart::decode_chart)?,
+                "helmChartInflationGenerator" => {
+                    legacy_charts = d.list(value, super::helmchart::decode_legacy)?;
+                }
                 "generatorOptions" if !value.is_null() => {
                     k.generator_options = Some(d.generator_options(value)?);
                 }
@@ -298,6 +312,18 @@ impl Kustomization {
         k.images.extend(image_tags);
         k.generators.extend(config_maps);
         k.generators.extend(secrets);
+        // SplitHelmParameters: the last legacy chartHome wins, and only
+        // when helmGlobals is absent.
+        let legacy_home = legacy_charts
+            .iter()
+            .rev()
+            .map(|(_, g)| g)
+            .find(|g| !g.chart_home.is_empty());
+        if let (None, Some(g)) = (&k.helm_globals, legacy_home) {
+            k.helm_globals = Some(g.clone());
+        }
+        k.helm_charts
+            .extend(legacy_charts.into_iter().map(|(c, _)| c));
         Ok(k)
     }
 

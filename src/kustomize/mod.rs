@@ -9,6 +9,7 @@ mod decode;
 mod error;
 mod fieldspec;
 mod generator;
+mod helmchart;
 mod jsonpatch;
 mod kustomization;
 mod nameref;
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::Error;
 pub use fieldspec::{FieldSpec, TransformerConfig};
+pub use helmchart::Settings as HelmSettings;
 pub use kustomization::{Kustomization, FILE_NAMES};
 pub use resource::{Gvk, ResId, Resource};
 
@@ -62,6 +64,8 @@ pub struct Options {
     pub load_restrictor: LoadRestrictor,
     /// Add `app.kubernetes.io/managed-by: kustomize-v5.7.1` to every resource.
     pub managed_by_label: bool,
+    /// `helmCharts` inflation (`--enable-helm` and its companion flags).
+    pub helm: HelmSettings,
 }
 
 /// The result of a build.

@@ -130,6 +130,7 @@ impl<'o> Accumulator<'o> {
             &mut resources,
             &mut |name: &str| self.load_bytes(dir, name, &k.path),
         )?;
+        self.helm_charts(dir, k, &mut resources)?;
         self.external_generators(dir, k, &mut resources)?;
         acc.resources = resources;
         for entry in &k.components {
@@ -197,6 +198,46 @@ impl<'o> Accumulator<'o> {
         vars::merge(&mut acc.vars, &k.vars, &mut resources).map_err(fail)?;
         acc.resources = resources;
         Ok(acc)
+    }
+
+    /// HelmChartInflationGenerator, the last builtin generator: each chart
+    /// rendered and its resources absorbed in turn.
+    fn helm_charts(
+        &mut self,
+        dir: &Path,
+        k: &Kustomization,
+        resources: &mut Vec<Resource>,
+    ) -> Result<(), Error> {
+        let globals = k.helm_globals.clone().unwrap_or_default();
+        let origin = self
+            .configured_in(&k.path)
+            .map(|c| Origin::generator(c, ["builtin", "HelmChartInflationGenerator", "", ""]));
+        let settings = self.opts.helm.clone();
+        for chart in &k.helm_charts {
+            let inflated = super::helmchart::inflate(
+                dir,
+                &k.path,
+                &globals,
+                chart,
+                &settings,
+                &mut |name: &str| self.load_bytes(dir, name, &k.path),
+            )?;
+            self.warnings.extend(inflated.warnings);
+            self.files_read
+                .extend(super::helmchart::chart_files(&inflated.chart_dir));
+            let nodes = read_file(&inflated.chart_dir, &inflated.output)?;
+            for node in nodes {
+                let mut res = Resource::new(node);
+                res.origin.clone_from(&origin);
+                super::generator::absorb(resources, res, super::generator::Behavior::Create)
+                    .map_err(|e| Error::Invalid {
+                        path: k.path.clone(),
+                        line: chart.line,
+                        message: format!("merging from generator HelmChartInflationGenerator: {e}"),
+                    })?;
+            }
+        }
+        Ok(())
     }
 
     /// kustomize's runGenerators for `generators:`: each config generates
