@@ -338,13 +338,14 @@ impl Repo {
         expected: Option<Oid>,
         log: &str,
     ) -> Result<(), Error> {
-        let result = match expected {
-            Some(old) => self
-                .repo
-                .reference_matching(refname, new, true, old, log)
-                .map(|_| ()),
-            None => self.repo.reference(refname, new, false, log).map(|_| ()),
-        };
+        // libgit2 compares the old value under the ref's lock. A zero oid
+        // means "must not exist"; plain creation (`force = false`) checks
+        // existence before taking the lock, so two creators could both win.
+        let old = expected.unwrap_or_else(Oid::zero);
+        let result = self
+            .repo
+            .reference_matching(refname, new, true, old, log)
+            .map(|_| ());
         result.map_err(|e| match e.code() {
             ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked | ErrorCode::NotFound => {
                 Error::Conflict {
@@ -354,5 +355,48 @@ impl Repo {
             }
             _ => ctx(format!("update {refname}"))(e),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ref_updates_compare_and_swap_including_creation() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        Repository::init(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let repo = Repo::discover(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let who = Identity {
+            name: "t".into(),
+            email: "t@example.com".into(),
+            time: 1,
+        };
+        let mut files = BTreeMap::new();
+        files.insert("a".to_string(), Some(b"1".to_vec()));
+        let tree = repo
+            .build_tree(None, &files)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let c1 = repo
+            .commit(tree, None, "one", &who)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let c2 = repo
+            .commit(tree, Some(c1), "two", &who)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let r = "refs/heads/env/dev";
+        repo.update_ref(r, c1, None, "create")
+            .unwrap_or_else(|e| panic!("{e}"));
+        // A second creator, or a writer that read an older tip, loses.
+        assert!(matches!(
+            repo.update_ref(r, c2, None, "x"),
+            Err(Error::Conflict { .. })
+        ));
+        assert!(matches!(
+            repo.update_ref(r, c1, Some(c2), "x"),
+            Err(Error::Conflict { .. })
+        ));
+        repo.update_ref(r, c2, Some(c1), "advance")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(repo.ref_target(r).ok().flatten(), Some(c2));
     }
 }
