@@ -169,7 +169,7 @@ fn render_twice_changes_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
     let files = list_files(&repo.path().join("rendered"));
-    assert_eq!(files.len(), 12, "{files:?}");
+    assert_eq!(files.len(), 15, "{files:?}");
     assert!(files.contains(&"production/api/manifest.yaml".to_string()));
     let before: Vec<_> = files
         .iter()
@@ -341,7 +341,7 @@ fn shards_cover_the_plan_and_json_output() {
         }
     }
     all.sort();
-    assert_eq!(all.len(), 12, "{all:?}");
+    assert_eq!(all.len(), 15, "{all:?}");
     assert_eq!(list_files(&repo.path().join("rendered")), all);
     let bad = render_at(repo.path())
         .args(["--shard", "4/3"])

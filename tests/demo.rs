@@ -1,7 +1,9 @@
 //! Snapshots of the demo repository's rendered output, one per environment
 //! and app. Each was checked byte for byte against `kubectl kustomize`
-//! (kustomize v5.7.1) when accepted; `conformance::demo_matches_kubectl`
-//! re-checks that wherever the oracle is installed.
+//! (kustomize v5.7.1), or `helm template` (v3.17.3) for the chart app, when
+//! accepted; `conformance::demo_matches_kubectl` and
+//! `conformance::demo_chart_matches_helm3` re-check that wherever the
+//! oracles are installed.
 
 use crate::support::{demo_copy, list_files, render_at};
 

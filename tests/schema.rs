@@ -43,6 +43,9 @@ fn schema_rejects_what_hydrate_rejects() {
         "name: dev\noutput: {dir: a, branch: b}\n",
         "name: dev\napps:\n- name: web\n",
         "promotesTo: prod\n",
+        "name: dev\napps:\n- name: web\n  kustomize: a\n  helm: {chart: c}\n",
+        "name: dev\napps:\n- name: web\n  helm: {chart: c, skipCrds: maybe}\n",
+        "name: dev\napps:\n- name: web\n  helm: {valueFiles: [a.yaml]}\n",
     ] {
         let doc = parse_one(bad, Resolver::V3).unwrap();
         assert!(schemas.validate(&to_json(&doc), index).is_err(), "{bad}");

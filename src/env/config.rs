@@ -71,6 +71,37 @@ pub struct App {
 pub enum Source {
     /// `kustomize: DIR` (relative to the repository root).
     Kustomize(PathBuf),
+    /// `helm: {...}`: a chart rendered as `helm template` renders it.
+    Helm(Box<ChartApp>),
+}
+
+/// An app that is a Helm chart (the fields follow Argo CD's
+/// `source.helm`, with the chart path alongside).
+#[derive(Clone, Debug, Default)]
+pub struct ChartApp {
+    /// `chart`: a chart directory or `.tgz` (relative to the repository root).
+    pub chart: PathBuf,
+    /// `releaseName` (default: the app's name).
+    pub release_name: String,
+    /// `namespace`: `.Release.Namespace` (default `default`).
+    pub namespace: String,
+    /// `valueFiles`, applied in order (relative to the repository root).
+    pub value_files: Vec<PathBuf>,
+    /// `values`: inline values, applied after the files.
+    pub values: Option<Node>,
+    /// `set`: `key=value` pairs as `--set` takes them, applied last.
+    pub set: Vec<String>,
+    /// `skipCrds`: leave out the chart's `crds/` (included by default, as
+    /// Argo CD does).
+    pub skip_crds: bool,
+    /// `skipTests`: leave out test hooks.
+    pub skip_tests: bool,
+    /// `skipHooks`: leave out every hook.
+    pub skip_hooks: bool,
+    /// `kubeVersion`: `.Capabilities.KubeVersion`.
+    pub kube_version: Option<String>,
+    /// `apiVersions`: extra `.Capabilities.APIVersions`.
+    pub api_versions: Vec<String>,
 }
 
 impl Environment {
@@ -271,10 +302,14 @@ impl Decoder<'_> {
 
     fn app(&self, n: &Node) -> Result<App, Error> {
         let (mut name, mut source) = (None, None);
-        self.fields(n, &["name", "kustomize"], |k, v| {
+        self.fields(n, &["name", "kustomize", "helm"], |k, v| {
+            if source.is_some() && k != "name" {
+                return Err(self.err(v, "an app takes either `kustomize` or `helm`, not both"));
+            }
             match k {
                 "name" => name = Some(self.string(v)?),
-                _ => source = Some(Source::Kustomize(PathBuf::from(self.string(v)?))),
+                "kustomize" => source = Some(Source::Kustomize(PathBuf::from(self.string(v)?))),
+                _ => source = Some(Source::Helm(Box::new(self.chart_app(v)?))),
             }
             Ok(())
         })?;
@@ -282,9 +317,70 @@ impl Decoder<'_> {
         if !is_valid_name(&name) {
             return Err(self.err(n, format!("invalid app name `{name}`")));
         }
-        let source =
-            source.ok_or_else(|| self.err(n, format!("app `{name}` needs `kustomize`")))?;
+        let mut source = source
+            .ok_or_else(|| self.err(n, format!("app `{name}` needs `kustomize` or `helm`")))?;
+        if let Source::Helm(c) = &mut source {
+            if c.release_name.is_empty() {
+                c.release_name.clone_from(&name);
+            }
+        }
         Ok(App { name, source })
+    }
+
+    fn strings(&self, n: &Node) -> Result<Vec<String>, Error> {
+        self.seq(n)?.iter().map(|x| self.string(x)).collect()
+    }
+
+    fn bool(&self, n: &Node) -> Result<bool, Error> {
+        match n.as_scalar().map(|s| s.text.as_str()) {
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            _ => Err(self.err(n, "expected true or false")),
+        }
+    }
+
+    fn chart_app(&self, n: &Node) -> Result<ChartApp, Error> {
+        let mut c = ChartApp::default();
+        let known = [
+            "chart",
+            "releaseName",
+            "namespace",
+            "valueFiles",
+            "values",
+            "set",
+            "skipCrds",
+            "skipTests",
+            "skipHooks",
+            "kubeVersion",
+            "apiVersions",
+        ];
+        self.fields(n, &known, |k, v| {
+            match k {
+                "chart" => c.chart = PathBuf::from(self.string(v)?),
+                "releaseName" => c.release_name = self.string(v)?,
+                "namespace" => c.namespace = self.string(v)?,
+                "valueFiles" => {
+                    c.value_files = self.strings(v)?.into_iter().map(PathBuf::from).collect();
+                }
+                "values" => {
+                    if v.as_map().is_none() {
+                        return Err(self.err(v, "`values` must be a mapping"));
+                    }
+                    c.values = Some(v.clone());
+                }
+                "set" => c.set = self.strings(v)?,
+                "skipCrds" => c.skip_crds = self.bool(v)?,
+                "skipTests" => c.skip_tests = self.bool(v)?,
+                "skipHooks" => c.skip_hooks = self.bool(v)?,
+                "kubeVersion" => c.kube_version = Some(self.string(v)?),
+                _ => c.api_versions = self.strings(v)?,
+            }
+            Ok(())
+        })?;
+        if c.chart.as_os_str().is_empty() {
+            return Err(self.err(n, "a helm app needs `chart`"));
+        }
+        Ok(c)
     }
 }
 
@@ -321,6 +417,26 @@ mod tests {
         assert!(load("name: x\noutput: {dir: a, branch: b}\n").is_err());
         assert!(load("name: x\noutput: {layout: flat}\n").is_err());
         assert!(load("name: ../x\n").is_err());
+    }
+
+    #[test]
+    fn chart_apps() {
+        let e = load(
+            "name: dev\napps:\n- name: cache\n  helm:\n    chart: charts/cache\n    valueFiles: [v/dev.yaml]\n    values: {replicas: 2}\n    skipCrds: true\n",
+        )
+        .unwrap();
+        let Source::Helm(c) = &e.apps[0].source else {
+            panic!("not a chart app");
+        };
+        assert_eq!(c.release_name, "cache");
+        assert_eq!(c.value_files, [PathBuf::from("v/dev.yaml")]);
+        assert!(c.skip_crds && c.values.is_some());
+        let err = load("name: dev\napps:\n- name: x\n  helm: {chart: c, skipCrds: maybe}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("dev.yaml:4"), "{err}");
+        assert!(load("name: dev\napps:\n- name: x\n  helm: {}\n").is_err());
+        assert!(load("name: dev\napps:\n- name: x\n  kustomize: a\n  helm: {chart: c}\n").is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! (rayon), results sorted whatever the thread order. It writes nothing;
 //! `output/` does.
 
+mod chart;
 mod config;
 mod discover;
 
@@ -10,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-pub use config::{is_valid_name, App, Discover, Environment, Layout, Output, Source};
+pub use config::{is_valid_name, App, ChartApp, Discover, Environment, Layout, Output, Source};
 
 use crate::kustomize;
 
@@ -44,6 +45,18 @@ pub enum Error {
         app: String,
         /// The build error (names the file).
         source: kustomize::Error,
+    },
+    /// A chart app failed to render.
+    #[error("{env}/{app}: {}: {source}", chart.display())]
+    Chart {
+        /// Environment name.
+        env: String,
+        /// App name.
+        app: String,
+        /// The chart.
+        chart: PathBuf,
+        /// helm's error.
+        source: crate::helm::Error,
     },
     /// A rendered app cannot be printed.
     #[error("{env}/{app}: {message}")]
@@ -138,11 +151,17 @@ pub struct Rendered {
     pub files_read: Vec<PathBuf>,
     /// Warnings (deprecations).
     pub warnings: Vec<String>,
+    /// The manifest exactly as the renderer printed it, when that is not
+    /// the documents joined by `---` (`helm template`'s output).
+    pub printed: Option<String>,
 }
 
 impl Rendered {
-    /// The manifest stream, as `kustomize build` prints it.
+    /// The manifest stream, as `kustomize build` or `helm template` prints it.
     pub fn manifest(&self) -> String {
+        if let Some(p) = &self.printed {
+            return p.clone();
+        }
         let docs: Vec<&str> = self.documents.iter().map(|d| d.yaml.as_str()).collect();
         docs.join("---\n")
     }
@@ -196,6 +215,14 @@ pub fn plan(root: &Path, envs: &[Environment], sel: &Selection) -> Vec<Job> {
             }
             let source = match &a.source {
                 Source::Kustomize(dir) => Source::Kustomize(root.join(dir)),
+                Source::Helm(c) => {
+                    let mut c = c.clone();
+                    c.chart = root.join(&c.chart);
+                    for f in &mut c.value_files {
+                        *f = root.join(&*f);
+                    }
+                    Source::Helm(c)
+                }
             };
             jobs.push(Job {
                 env: e.name.clone(),
@@ -225,14 +252,42 @@ pub fn render_all(jobs: &[Job], progress: &(dyn Fn() + Sync)) -> Result<Vec<Rend
     Ok(ok.into_iter().filter_map(Result::ok).collect())
 }
 
+/// `hydrate render` always inflates `helmCharts`.
+fn build_options() -> kustomize::Options {
+    kustomize::Options {
+        helm: kustomize::HelmSettings {
+            enabled: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 fn render_one(job: &Job) -> Result<Rendered, Error> {
-    let Source::Kustomize(dir) = &job.source;
-    let build =
-        kustomize::build(dir, &kustomize::Options::default()).map_err(|source| Error::Render {
-            env: job.env.clone(),
-            app: job.app.clone(),
-            source,
-        })?;
+    let dir = match &job.source {
+        Source::Kustomize(dir) => dir,
+        Source::Helm(app) => {
+            let c = chart::render(app).map_err(|source| Error::Chart {
+                env: job.env.clone(),
+                app: job.app.clone(),
+                chart: app.chart.clone(),
+                source,
+            })?;
+            return Ok(Rendered {
+                env: job.env.clone(),
+                app: job.app.clone(),
+                documents: c.documents,
+                files_read: c.files_read,
+                warnings: c.warnings,
+                printed: Some(c.output),
+            });
+        }
+    };
+    let build = kustomize::build(dir, &build_options()).map_err(|source| Error::Render {
+        env: job.env.clone(),
+        app: job.app.clone(),
+        source,
+    })?;
     let texts = build.documents().map_err(|e| Error::Print {
         env: job.env.clone(),
         app: job.app.clone(),
@@ -255,6 +310,7 @@ fn render_one(job: &Job) -> Result<Rendered, Error> {
         documents,
         files_read: build.files_read,
         warnings: build.warnings,
+        printed: None,
     })
 }
 

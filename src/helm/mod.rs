@@ -17,7 +17,7 @@ mod values;
 use std::path::{Path, PathBuf};
 
 pub use chart::Chart;
-pub use values::SetKind;
+pub use values::{read_values_file, SetKind};
 
 /// Errors, with helm's wording where the conformance corpus shows it.
 #[derive(Debug, thiserror::Error)]
@@ -180,6 +180,31 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
         "chart requires kubeVersion: {constraint} which is incompatible with Kubernetes {}",
         kube.version
     )))
+}
+
+/// Every file under a chart directory (or the archive itself): what a
+/// render of it depends on.
+pub fn chart_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if dir.is_file() {
+        return vec![dir.to_path_buf()];
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(p),
+                Ok(_) => out.push(p),
+                Err(_) => {}
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// helm's `TemplateName`: `--name-template` rendered with Sprig.

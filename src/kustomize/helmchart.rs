@@ -370,27 +370,6 @@ pub fn inflate(
     })
 }
 
-/// Every file under a chart directory: what a render of it depends on.
-pub fn chart_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(p),
-                Ok(_) => out.push(p),
-                Err(_) => {}
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ValuesMerge {
     Override,

@@ -224,7 +224,7 @@ impl<'o> Accumulator<'o> {
             )?;
             self.warnings.extend(inflated.warnings);
             self.files_read
-                .extend(super::helmchart::chart_files(&inflated.chart_dir));
+                .extend(crate::helm::chart_files(&inflated.chart_dir));
             let nodes = read_file(&inflated.chart_dir, &inflated.output)?;
             for node in nodes {
                 let mut res = Resource::new(node);

@@ -69,7 +69,8 @@ pub fn app_files(r: &Rendered, layout: Layout) -> BTreeMap<String, Vec<u8>> {
             );
         }
         Layout::Resources => {
-            for d in &r.documents {
+            // helm can print documents that hold only comments: no resource.
+            for d in r.documents.iter().filter(|d| !d.kind.is_empty()) {
                 let mut name = format!("{}-{}", d.kind.to_ascii_lowercase(), sanitize(&d.name));
                 // Same kind and name in two namespaces: keep both apart.
                 if r.documents
