@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::Subcommand;
 
 use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Value};
-use crate::helm::{self, KubeVersion, Options, SetKind};
+use crate::helm::{self, HelmVersion, Options, SetKind};
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -76,13 +76,30 @@ pub struct TemplateArgs {
     /// Accepted for compatibility.
     #[arg(long)]
     debug: bool,
+    /// Write each template's output to files under this directory instead of stdout.
+    #[arg(long = "output-dir")]
+    output_dir: Option<String>,
+    /// With --output-dir, put manifests under DIR/RELEASE.
+    #[arg(long = "release-name")]
+    release_name: bool,
+    /// Which helm to reproduce: 3 (v3.17.3) or 4 (v4.1.4).
+    #[arg(long = "helm-version", default_value = "3", value_parser = parse_helm_version)]
+    helm_version: HelmVersion,
+}
+
+fn parse_helm_version(text: &str) -> Result<HelmVersion, String> {
+    HelmVersion::parse(text).map_err(|e| e.to_string())
 }
 
 /// helm's `TemplateName`: the name template rendered with Sprig.
-fn name_from_template(text: &str) -> anyhow::Result<String> {
+fn name_from_template(text: &str, version: HelmVersion) -> anyhow::Result<String> {
     let mut set = TemplateSet::new("name-template", Arc::new(FuncMap::with_sprig()));
     set.parse("name-template", text)?;
-    Ok(set.execute("name-template", Value::Nil, &ExecOptions::default())?)
+    let exec = ExecOptions {
+        range_over_int: version == HelmVersion::V4,
+        ..ExecOptions::default()
+    };
+    Ok(set.execute("name-template", Value::Nil, &exec)?)
 }
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
@@ -95,7 +112,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     };
     let release_name = match (name, &a.name_template) {
         (Some(n), _) => n,
-        (None, Some(t)) => name_from_template(t)?,
+        (None, Some(t)) => name_from_template(t, a.helm_version)?,
         (None, None) => "release-name".into(),
     };
     let mut sets = Vec::new();
@@ -116,18 +133,24 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         is_upgrade: a.is_upgrade,
         show_only: a.show_only,
         skip_schema_validation: a.skip_schema_validation,
+        helm_version: a.helm_version,
+        output_dir: a.output_dir,
+        use_release_name: a.release_name,
         ..Options::default()
     };
     if let Some(k) = &a.kube_version {
-        opts.kube_version = KubeVersion::parse(k)?;
+        opts.kube_version = Some(a.helm_version.parse_kube_version(k)?);
     }
     let _ = (a.skip_crds, a.debug);
     let rendered = helm::template(std::path::Path::new(&chart), &opts)?;
     for w in &rendered.warnings {
         eprintln!("{w}");
     }
-    std::io::stdout()
-        .lock()
-        .write_all(rendered.output.as_bytes())?;
+    let mut out = std::io::stdout().lock();
+    for f in &rendered.files {
+        f.write()?;
+        writeln!(out, "wrote {}", f.path)?;
+    }
+    out.write_all(rendered.output.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
