@@ -349,3 +349,51 @@ fn shards_cover_the_plan_and_json_output() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `helm template --output-dir`: files per template, `wrote` lines, and
+/// `--helm-version 4`'s default kube version.
+#[test]
+fn helm_template_output_dir_and_helm4() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let chart = tmp.path().join("c");
+    std::fs::create_dir_all(chart.join("templates")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "kind: ConfigMap\ndata:\n  kube: {{ .Capabilities.KubeVersion.Version }}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = hydrate()
+        .current_dir(tmp.path())
+        .args([
+            "helm",
+            "template",
+            "rel",
+            "c",
+            "--helm-version",
+            "4",
+            "--output-dir",
+            "out",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "wrote out/c/templates/cm.yaml\n\n"
+    );
+    let written = std::fs::read_to_string(tmp.path().join("out/c/templates/cm.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        written,
+        "---\n# Source: c/templates/cm.yaml\nkind: ConfigMap\ndata:\n  kube: v1.35.0\n"
+    );
+}

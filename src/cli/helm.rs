@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use crate::helm::{self, KubeVersion, Options, SetKind};
+use crate::helm::{self, HelmVersion, Options, SetKind};
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -74,6 +74,19 @@ pub struct TemplateArgs {
     /// Accepted for compatibility.
     #[arg(long)]
     debug: bool,
+    /// Write each template's output to files under this directory instead of stdout.
+    #[arg(long = "output-dir")]
+    output_dir: Option<String>,
+    /// With --output-dir, put manifests under DIR/RELEASE.
+    #[arg(long = "release-name")]
+    release_name: bool,
+    /// Which helm to reproduce: 3 (v3.17.3) or 4 (v4.1.4).
+    #[arg(long = "helm-version", default_value = "3", value_parser = parse_helm_version)]
+    helm_version: HelmVersion,
+}
+
+fn parse_helm_version(text: &str) -> Result<HelmVersion, String> {
+    HelmVersion::parse(text).map_err(|e| e.to_string())
 }
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
@@ -86,7 +99,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     };
     let release_name = match (name, &a.name_template) {
         (Some(n), _) => n,
-        (None, Some(t)) => helm::name_from_template(t)?,
+        (None, Some(t)) => helm::name_from_template(t, a.helm_version)?,
         (None, None) => "release-name".into(),
     };
     let mut sets = Vec::new();
@@ -107,18 +120,24 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         is_upgrade: a.is_upgrade,
         show_only: a.show_only,
         skip_schema_validation: a.skip_schema_validation,
+        helm_version: a.helm_version,
+        output_dir: a.output_dir,
+        use_release_name: a.release_name,
         ..Options::default()
     };
     if let Some(k) = &a.kube_version {
-        opts.kube_version = KubeVersion::parse(k)?;
+        opts.kube_version = Some(a.helm_version.parse_kube_version(k)?);
     }
     let _ = (a.skip_crds, a.debug);
     let rendered = helm::template(std::path::Path::new(&chart), &opts)?;
     for w in &rendered.warnings {
         eprintln!("{w}");
     }
-    std::io::stdout()
-        .lock()
-        .write_all(rendered.output.as_bytes())?;
+    let mut out = std::io::stdout().lock();
+    for f in &rendered.files {
+        f.write()?;
+        writeln!(out, "wrote {}", f.path)?;
+    }
+    out.write_all(rendered.output.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -52,7 +52,7 @@ pub fn render(app: &ChartApp) -> Result<Chart, helm::Error> {
         ..helm::Options::default()
     };
     if let Some(k) = &app.kube_version {
-        opts.kube_version = helm::KubeVersion::parse(k)?;
+        opts.kube_version = Some(helm::KubeVersion::parse(k)?);
     }
     let rendered = helm::template(&app.chart, &opts)?;
     let mut files_read = helm::chart_files(&app.chart);

@@ -115,8 +115,13 @@ impl Ignore {
     }
 }
 
+/// helm's `LoadDir` walk (`sympath.Walk`): symlinks are followed, but
+/// unlike helm only when they resolve inside the chart (`root_canon`), so a
+/// chart cannot pull in `/etc/passwd` through `.Files`. Irregular files
+/// and files over 5 MiB are refused, as helm does.
 fn walk(
     root: &Path,
+    root_canon: &Path,
     rel: &str,
     ignore: &Ignore,
     out: &mut Vec<(String, PathBuf)>,
@@ -149,9 +154,33 @@ fn walk(
         if ignore.ignored(&r, is_dir) {
             continue;
         }
-        if is_dir {
-            walk(root, &r, ignore, out, visited)?;
-        } else if meta.is_ok_and(|m| m.is_file()) {
+        let io = |e: std::io::Error| Error::Io(path.display().to_string(), e.to_string());
+        if e.file_type().map_err(io)?.is_symlink() {
+            let target = std::fs::canonicalize(&path).map_err(|err| {
+                io(std::io::Error::other(format!(
+                    "error evaluating symlink: {err}"
+                )))
+            })?;
+            if !target.starts_with(root_canon) {
+                return Err(Error::Chart(format!(
+                    "chart file {r} is a symlink to {} outside the chart directory",
+                    target.display()
+                )));
+            }
+        }
+        let meta = meta.map_err(io)?;
+        if meta.is_dir() {
+            walk(root, root_canon, &r, ignore, out, visited)?;
+        } else if !meta.is_file() {
+            return Err(Error::Chart(format!(
+                "cannot load irregular file {} as it has file mode type bits set",
+                path.display()
+            )));
+        } else if meta.len() > MAX_FILE_SIZE {
+            return Err(Error::Chart(format!(
+                "chart file {r:?} is larger than the maximum file size {MAX_FILE_SIZE}"
+            )));
+        } else {
             out.push((r, path));
         }
     }
@@ -173,7 +202,16 @@ pub fn load(dir: &Path) -> Result<Chart, Error> {
     }
     let ignore = Ignore::load(dir);
     let mut paths = Vec::new();
-    walk(dir, "", &ignore, &mut paths, &mut Default::default())?;
+    let root_canon = std::fs::canonicalize(dir)
+        .map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?;
+    walk(
+        dir,
+        &root_canon,
+        "",
+        &ignore,
+        &mut paths,
+        &mut Default::default(),
+    )?;
     let mut files = Vec::new();
     for (rel, path) in paths {
         let data = std::fs::read(&path)
@@ -183,36 +221,108 @@ pub fn load(dir: &Path) -> Result<Chart, Error> {
     from_files(files, dir)
 }
 
+/// helm's `MaxDecompressedChartSize`: all files of an archive together.
+const MAX_CHART_SIZE: u64 = 100 * 1024 * 1024;
+/// helm's `MaxDecompressedFileSize`: one file, in an archive or a directory.
+const MAX_FILE_SIZE: u64 = 5 * 1024 * 1024;
+
+/// Go's `path.Clean` for a relative, `/`-separated path.
+fn clean_rel(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|l| *l != "..") => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// helm's `LoadArchiveFiles` path checks: the entry name without its top
+/// directory, normalised, or why the archive is refused.
+fn archive_entry_name(raw: &str) -> Result<String, String> {
+    // Archives made on Windows may use `\`.
+    let delim = if raw.contains('\\') { '\\' } else { '/' };
+    let mut parts = raw.split(delim);
+    let first = parts.next().unwrap_or_default();
+    let n = parts.collect::<Vec<_>>().join("/");
+    if n.starts_with('/') {
+        return Err(format!("chart illegally contains absolute paths: {raw:?}"));
+    }
+    let n = clean_rel(&n);
+    if n == "." {
+        return Err(format!(
+            "chart illegally contains content outside the base directory: {raw:?}"
+        ));
+    }
+    if n.starts_with("..") {
+        return Err(format!(
+            "chart illegally references parent directory: {raw:?}"
+        ));
+    }
+    let b = n.as_bytes();
+    if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'/' {
+        return Err(format!("chart contains illegally named files: {raw:?}"));
+    }
+    if first == "Chart.yaml" {
+        return Err("chart yaml not in base directory".into());
+    }
+    Ok(n)
+}
+
 /// helm's `LoadArchive`: a gzipped tar whose entries sit under one
-/// top-level directory.
+/// top-level directory. Entries escaping that directory, files over 5 MiB
+/// and archives over 100 MiB decompressed are refused, as helm does.
+/// Links are skipped (helm reads them as empty files).
 fn load_archive(data: &[u8], origin: &Path) -> Result<Chart, Error> {
     use std::io::Read;
     let bad = |e: String| Error::Chart(format!("{}: {e}", origin.display()));
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(data));
     let mut files = Vec::new();
+    let mut remaining = MAX_CHART_SIZE;
     for entry in tar.entries().map_err(|e| bad(e.to_string()))? {
-        let mut entry = entry.map_err(|e| bad(e.to_string()))?;
+        let entry = entry.map_err(|e| bad(e.to_string()))?;
         if !entry.header().entry_type().is_file() {
             continue;
         }
-        let path = entry
+        let raw = entry
             .path()
             .map_err(|e| bad(e.to_string()))?
             .to_string_lossy()
-            .replace('\\', "/");
-        if path.split('/').any(|p| p == "..") {
+            .into_owned();
+        let rel = archive_entry_name(&raw).map_err(bad)?;
+        let size = entry.header().size().map_err(|e| bad(e.to_string()))?;
+        let too_big = || {
+            bad(format!(
+                "decompressed chart is larger than the maximum file size {MAX_CHART_SIZE}"
+            ))
+        };
+        if size > remaining {
+            return Err(too_big());
+        }
+        if size > MAX_FILE_SIZE {
             return Err(bad(format!(
-                "chart illegally references parent directory: {path}"
+                "decompressed chart file {raw:?} is larger than the maximum file size {MAX_FILE_SIZE}"
             )));
         }
-        let Some((_, rel)) = path.split_once('/') else {
-            continue;
-        };
+        // The header size may lie: never read past what is left.
         let mut buf = Vec::new();
-        entry
+        let read = entry
+            .take(remaining)
             .read_to_end(&mut buf)
-            .map_err(|e| bad(e.to_string()))?;
-        files.push((rel.to_string(), buf));
+            .map_err(|e| bad(format!("{raw}: {e}")))? as u64;
+        remaining -= read;
+        if read < size || remaining == 0 {
+            return Err(too_big());
+        }
+        files.push((rel, buf));
     }
     if files.is_empty() {
         return Err(bad("no files in chart archive".into()));
@@ -410,5 +520,104 @@ mod tests {
             .to_string()
             .contains("type must be application or library")));
         assert!(load_archive(b"not gzip", Path::new("x.tgz")).is_err());
+    }
+
+    fn targz(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut tar = tar::Builder::new(Vec::new());
+        for (path, body) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(body.len() as u64);
+            h.set_mode(0o644);
+            // set_path refuses `..`; write the raw name like a hostile tool would.
+            let name = h.as_old_mut().name.as_mut_slice();
+            name[..path.len()].copy_from_slice(path.as_bytes());
+            h.set_cksum();
+            tar.append(&h, *body).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let raw = tar.into_inner().unwrap_or_else(|e| panic!("{e}"));
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &raw).unwrap_or_else(|e| panic!("{e}"));
+        gz.finish().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn archive_error(entries: &[(&str, &[u8])]) -> String {
+        match load_archive(&targz(entries), Path::new("x.tgz")) {
+            Ok(_) => panic!("archive loaded"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn archives_cannot_escape_or_explode() {
+        let chart: &[u8] = b"apiVersion: v2\nname: x\nversion: 1.0.0\n";
+        let e = archive_error(&[("x/Chart.yaml", chart), ("x/../../etc/evil", b"x")]);
+        assert!(
+            e.contains("references parent directory") && e.contains("etc/evil"),
+            "{e}"
+        );
+        let e = archive_error(&[("x/Chart.yaml", chart), ("x//etc/passwd", b"x")]);
+        assert!(
+            e.contains("absolute paths") && e.contains("etc/passwd"),
+            "{e}"
+        );
+        let e = archive_error(&[("x/Chart.yaml", chart), ("x/c:/win", b"x")]);
+        assert!(e.contains("illegally named"), "{e}");
+        let e = archive_error(&[("Chart.yaml", chart)]);
+        assert!(e.contains("outside the base directory"), "{e}");
+        let big = vec![b'a'; MAX_FILE_SIZE as usize + 1];
+        let e = archive_error(&[("x/Chart.yaml", chart), ("x/big.txt", &big)]);
+        assert!(e.contains("x/big.txt") && e.contains("5242880"), "{e}");
+        // 21 files of 5 MiB: over the 100 MiB total.
+        let five = vec![b'a'; MAX_FILE_SIZE as usize];
+        let names: Vec<String> = (0..21).map(|i| format!("x/f{i}")).collect();
+        let mut entries: Vec<(&str, &[u8])> = vec![("x/Chart.yaml", chart)];
+        entries.extend(names.iter().map(|n| (n.as_str(), five.as_slice())));
+        let e = archive_error(&entries);
+        assert!(
+            e.contains("larger than the maximum file size 104857600"),
+            "{e}"
+        );
+        // `..` that stays inside is fine, as path.Clean makes it.
+        let ok = load_archive(
+            &targz(&[("x/Chart.yaml", chart), ("x/a/../b.txt", b"b")]),
+            Path::new("x.tgz"),
+        );
+        assert!(ok.is_ok_and(|c| c.files.contains_key("b.txt")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn directories_refuse_outside_symlinks_and_big_files() {
+        let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let secret = outside.path().join("secret");
+        std::fs::write(&secret, "s").unwrap_or_else(|e| panic!("{e}"));
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = tmp.path();
+        std::fs::write(
+            d.join("Chart.yaml"),
+            "apiVersion: v2\nname: x\nversion: 1.0.0\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(d.join("inside.txt"), "i").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(d.join("inside.txt"), d.join("ok-link"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(load(d).is_ok_and(|c| c.files.contains_key("ok-link")));
+        std::os::unix::fs::symlink(&secret, d.join("evil")).unwrap_or_else(|e| panic!("{e}"));
+        let e = load(d).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.contains("evil") && e.contains("outside the chart directory"),
+            "{e}"
+        );
+        std::fs::remove_file(d.join("evil")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("/dev/null", d.join("null")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(load(d).is_err());
+        std::fs::remove_file(d.join("null")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(d.join("big.txt"), vec![b'a'; MAX_FILE_SIZE as usize + 1])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let e = load(d).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.contains("big.txt") && e.contains("maximum file size"),
+            "{e}"
+        );
     }
 }

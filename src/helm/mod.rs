@@ -1,23 +1,28 @@
 //! Helm charts: loading a chart directory, layering values, rendering its
 //! templates through `gotmpl` with Helm's functions and objects, and
-//! assembling the output exactly as `helm template` (v3.17.3) prints it.
+//! assembling the output exactly as `helm template` prints it: v3.17.3 by
+//! default, v4.1.4 with [`HelmVersion::V4`] (see `version.rs`).
 //!
 //! It never shells out to helm and never talks to a cluster (`lookup` is
-//! always empty). Not yet supported: `--output-dir`, post-renderers,
-//! repository/OCI chart references, helm3's quirks with a dependency
-//! aliased twice.
+//! always empty). Not yet supported: post-renderers, repository/OCI chart
+//! references, helm4's `apiVersion: v3` charts (refused, as helm4's
+//! `template` refuses them).
 
 mod chart;
 mod objects;
 mod output;
+mod output_dir;
 mod render;
 mod schema;
 mod values;
+mod version;
 
 use std::path::{Path, PathBuf};
 
 pub use chart::Chart;
+pub use output_dir::OutputFile;
 pub use values::{read_values_file, SetKind};
+pub use version::{HelmVersion, KubeVersion};
 
 /// Errors, with helm's wording where the conformance corpus shows it.
 #[derive(Debug, thiserror::Error)]
@@ -39,46 +44,6 @@ pub enum Error {
     Usage(String),
 }
 
-/// `.Capabilities.KubeVersion`.
-#[derive(Clone, Debug)]
-pub struct KubeVersion {
-    /// `v1.32.0`.
-    pub version: String,
-    /// `1`.
-    pub major: String,
-    /// `32`.
-    pub minor: String,
-}
-
-impl KubeVersion {
-    /// helm's `chartutil.ParseKubeVersion`.
-    pub fn parse(text: &str) -> Result<KubeVersion, Error> {
-        let bad = || {
-            Error::Usage(format!(
-                "invalid kube version '{text}': Invalid Semantic Version"
-            ))
-        };
-        let t = text.strip_prefix('v').unwrap_or(text);
-        let core = t.split(['-', '+']).next().unwrap_or(t);
-        let mut parts = core.split('.');
-        let num = |p: Option<&str>| -> Result<u64, Error> {
-            match p {
-                None => Ok(0),
-                Some(s) => s.parse().map_err(|_| bad()),
-            }
-        };
-        let (major, minor, patch) = (num(parts.next())?, num(parts.next())?, num(parts.next())?);
-        if parts.next().is_some() || core.is_empty() {
-            return Err(bad());
-        }
-        Ok(KubeVersion {
-            version: format!("v{major}.{minor}.{patch}"),
-            major: major.to_string(),
-            minor: minor.to_string(),
-        })
-    }
-}
-
 /// What `helm template` was asked to do.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -93,8 +58,10 @@ pub struct Options {
     pub values_files: Vec<PathBuf>,
     /// `--set*` flags, grouped and ordered as helm applies them.
     pub sets: Vec<(SetKind, String)>,
-    /// `.Capabilities.KubeVersion`.
-    pub kube_version: KubeVersion,
+    /// Which helm's behaviour to reproduce.
+    pub helm_version: HelmVersion,
+    /// `--kube-version`; `None` is the helm version's default.
+    pub kube_version: Option<KubeVersion>,
     /// Extra `--api-versions`.
     pub api_versions: Vec<String>,
     /// `--include-crds`.
@@ -109,6 +76,10 @@ pub struct Options {
     pub show_only: Vec<String>,
     /// `--skip-schema-validation`.
     pub skip_schema_validation: bool,
+    /// `--output-dir`: plan file writes instead of printing documents.
+    pub output_dir: Option<String>,
+    /// `--release-name`: put manifests under `output_dir/RELEASE`.
+    pub use_release_name: bool,
 }
 
 impl Default for Options {
@@ -119,11 +90,8 @@ impl Default for Options {
             values_docs: Vec::new(),
             values_files: Vec::new(),
             sets: Vec::new(),
-            kube_version: KubeVersion {
-                version: "v1.32.0".into(),
-                major: "1".into(),
-                minor: "32".into(),
-            },
+            helm_version: HelmVersion::V3,
+            kube_version: None,
             api_versions: Vec::new(),
             include_crds: false,
             skip_tests: false,
@@ -131,15 +99,29 @@ impl Default for Options {
             is_upgrade: false,
             show_only: Vec::new(),
             skip_schema_validation: false,
+            output_dir: None,
+            use_release_name: false,
         }
+    }
+}
+
+impl Options {
+    /// `.Capabilities.KubeVersion`: the flag's, else helm's default.
+    pub fn kube_version(&self) -> KubeVersion {
+        self.kube_version
+            .clone()
+            .unwrap_or_else(|| self.helm_version.default_kube_version())
     }
 }
 
 /// The result of a render.
 #[derive(Debug)]
 pub struct Rendered {
-    /// What `helm template` prints on stdout.
+    /// What `helm template` prints on stdout (after the `wrote` lines
+    /// when writing to `--output-dir`).
     pub output: String,
+    /// `--output-dir` writes, in order; empty without it.
+    pub files: Vec<OutputFile>,
     /// Diagnostics (non-deterministic functions used, ...).
     pub warnings: Vec<String>,
 }
@@ -169,8 +151,8 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
     if constraint.is_empty() {
         return Ok(());
     }
-    let v =
-        crate::gotmpl::funcs::sprig_semver::Version::parse(&kube.version).map_err(Error::Usage)?;
+    let v = crate::gotmpl::funcs::sprig_semver::Version::parse(&kube.normalized)
+        .map_err(Error::Usage)?;
     // chartutil.IsCompatibleRange: an unparsable constraint is incompatible.
     let ok = crate::gotmpl::funcs::sprig_semver::constraint_check(&constraint, &v).unwrap_or(false);
     if ok {
@@ -178,7 +160,7 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
     }
     Err(Error::Render(format!(
         "chart requires kubeVersion: {constraint} which is incompatible with Kubernetes {}",
-        kube.version
+        kube.normalized
     )))
 }
 
@@ -208,25 +190,56 @@ pub fn chart_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// helm's `TemplateName`: `--name-template` rendered with Sprig.
-pub fn name_from_template(text: &str) -> Result<String, Error> {
+pub fn name_from_template(text: &str, version: HelmVersion) -> Result<String, Error> {
     use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Value};
     let mut set = TemplateSet::new("name-template", std::sync::Arc::new(FuncMap::with_sprig()));
     set.parse("name-template", text)
         .map_err(|e| Error::Render(e.to_string()))?;
-    set.execute("name-template", Value::Nil, &ExecOptions::default())
+    let exec = ExecOptions {
+        range_over_int: version == HelmVersion::V4,
+        ..ExecOptions::default()
+    };
+    set.execute("name-template", Value::Nil, &exec)
         .map_err(|e| Error::Render(e.to_string()))
+}
+
+/// helm4's loader and install checks: the top chart must be a v1/v2 chart
+/// (`loader.Load` dispatches by apiVersion and `Install.Run` only accepts
+/// v2 charts), and no chart may be named `.` or `..` (`Metadata.Validate`).
+fn check_helm4_chart(chart: &Chart) -> Result<(), Error> {
+    fn names(c: &Chart) -> Result<(), Error> {
+        if c.name == "." || c.name == ".." {
+            return Err(Error::Chart(format!(
+                "validation: chart.metadata.name {:?} is not allowed",
+                c.name
+            )));
+        }
+        c.dependencies.iter().try_for_each(names)
+    }
+    let api = chart.meta_str("apiVersion");
+    if !matches!(api.as_str(), "v1" | "v2" | "v3") {
+        return Err(Error::Chart("unsupported chart version".into()));
+    }
+    names(chart)?;
+    if api == "v3" {
+        return Err(Error::Chart("invalid chart apiVersion".into()));
+    }
+    Ok(())
 }
 
 /// `helm template NAME CHART [flags]`.
 pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     validate_release_name(&opts.release_name)?;
     let mut chart = chart::load(chart_dir)?;
+    if opts.helm_version == HelmVersion::V4 {
+        check_helm4_chart(&chart)?;
+    }
     // action.CheckIfInstallable
     let kind = chart.meta_str("type");
     if !(kind.is_empty() || kind == "application") {
         return Err(Error::Chart(format!("{kind} charts are not installable")));
     }
-    check_kube_version(&chart, &opts.kube_version)?;
+    check_kube_version(&chart, &opts.kube_version())?;
     let mut user = crate::gotmpl::Value::map(Default::default());
     for doc in &opts.values_docs {
         user = values::merge_maps(&user, doc);
@@ -253,8 +266,31 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
         schema::validate(&chart, &vals)?;
     }
     let (files, warnings) = render::render(&chart, &vals, opts)?;
-    let output = output::assemble(&chart, &files, opts)?;
-    Ok(Rendered { output, warnings })
+    let sorted = output::sort(&chart, &files, opts)?;
+    let Some(dir) = &opts.output_dir else {
+        let output = output::assemble(&sorted, opts)?;
+        return Ok(Rendered {
+            output,
+            files: Vec::new(),
+            warnings,
+        });
+    };
+    // helm writes the files and then fails `--show-only` (nothing is left on
+    // stdout to match); failing first keeps the directory untouched.
+    if let Some(p) = opts.show_only.first() {
+        return Err(Error::Render(format!(
+            "could not find template {p} in chart"
+        )));
+    }
+    let release = opts.use_release_name.then_some(opts.release_name.as_str());
+    let exists = |p: &str| Path::new(p).exists();
+    let files = output_dir::plan(&sorted, dir, release, &exists);
+    Ok(Rendered {
+        // template.go prints the (empty) manifest buffer: one newline.
+        output: "\n".into(),
+        files,
+        warnings,
+    })
 }
 
 #[cfg(test)]
@@ -263,9 +299,6 @@ mod tests {
 
     #[test]
     fn kube_versions_and_names() {
-        let k = KubeVersion::parse("1.20").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((k.version.as_str(), k.minor.as_str()), ("v1.20.0", "20"));
-        assert!(KubeVersion::parse("x.y").is_err());
         assert!(validate_release_name("my-rel").is_ok());
         assert!(validate_release_name("My_Rel").is_err());
         assert!(validate_release_name(&"a".repeat(54)).is_err());

@@ -19,46 +19,6 @@ static SEP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|\s*\n)---\s*").unwrap_or_else(|_| unreachable!("constant pattern"))
 });
 
-/// helm's `InstallOrder` (v3.17.3).
-const INSTALL_ORDER: &[&str] = &[
-    "PriorityClass",
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-];
-
 /// helm's `SplitManifests` in document order.
 pub fn split_manifests(text: &str) -> Vec<String> {
     SEP.split(text.trim())
@@ -74,11 +34,11 @@ struct Manifest {
     test_hook: bool,
 }
 
-/// `lessByKind`.
-fn kind_less(a: &str, b: &str) -> std::cmp::Ordering {
+/// `lessByKind` over helm's install order.
+fn kind_less(order: &[&str], a: &str, b: &str) -> std::cmp::Ordering {
     use std::cmp::Ordering;
-    let pa = INSTALL_ORDER.iter().position(|k| *k == a);
-    let pb = INSTALL_ORDER.iter().position(|k| *k == b);
+    let pa = order.iter().position(|k| *k == a);
+    let pb = order.iter().position(|k| *k == b);
     match (pa, pb) {
         (None, None) => a.cmp(b),
         (None, Some(_)) => Ordering::Greater,
@@ -134,14 +94,15 @@ const HOOK_EVENTS: &[&str] = &[
     "test-success",
 ];
 
-/// CRD files of the chart and its subcharts (`Chart.CRDObjects`).
-fn crds(c: &Chart, full: &str, out: &mut String) {
+/// CRD files of the chart and its subcharts (`Chart.CRDObjects`), as
+/// (path from the top chart, content).
+fn crds(c: &Chart, full: &str, out: &mut Vec<(String, String)>) {
     for (name, data) in &c.files {
         let ext_ok = [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e));
         if name.starts_with("crds/") && ext_ok {
-            out.push_str(&format!(
-                "---\n# Source: {full}/{name}\n{}\n",
-                String::from_utf8_lossy(data)
+            out.push((
+                format!("{full}/{name}"),
+                String::from_utf8_lossy(data).into_owned(),
             ));
         }
     }
@@ -150,12 +111,34 @@ fn crds(c: &Chart, full: &str, out: &mut String) {
     }
 }
 
-/// Assembles the final stdout.
-pub fn assemble(
+/// A document as `renderResources` hands it on: template path and content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    /// Path from the top chart (`chart/templates/x.yaml`).
+    pub path: String,
+    /// The document (trimmed; CRD files verbatim).
+    pub content: String,
+}
+
+/// Everything `helm template` prints, grouped as helm writes it: CRDs
+/// (with `--include-crds`), manifests in install order, then the hooks
+/// left after `--no-hooks`/`--skip-tests`.
+#[derive(Debug, Default)]
+pub struct Sorted {
+    /// `crds/` files.
+    pub crds: Vec<Document>,
+    /// Non-hook documents.
+    pub manifests: Vec<Document>,
+    /// Hook documents.
+    pub hooks: Vec<Document>,
+}
+
+/// `SortManifests` plus `renderResources`' CRD and hook selection.
+pub fn sort(
     chart: &Chart,
     files: &BTreeMap<String, String>,
     opts: &Options,
-) -> Result<String, Error> {
+) -> Result<Sorted, Error> {
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
     for (path, content) in files {
@@ -184,23 +167,44 @@ pub fn assemble(
             }
         }
     }
-    manifests.sort_by(|a, b| kind_less(&a.kind, &b.kind));
-    hooks.sort_by(|a, b| kind_less(&a.kind, &b.kind));
-    let mut b = String::new();
+    let order = opts.helm_version.install_order();
+    manifests.sort_by(|a, b| kind_less(order, &a.kind, &b.kind));
+    hooks.sort_by(|a, b| kind_less(order, &a.kind, &b.kind));
+    let doc = |m: Manifest| Document {
+        path: m.path,
+        content: m.content,
+    };
+    let mut crd_files = Vec::new();
     if opts.include_crds {
-        crds(chart, &chart.name, &mut b);
+        crds(chart, &chart.name, &mut crd_files);
     }
-    for m in &manifests {
-        b.push_str(&format!("---\n# Source: {}\n{}\n", m.path, m.content));
+    Ok(Sorted {
+        crds: crd_files
+            .into_iter()
+            .map(|(path, content)| Document { path, content })
+            .collect(),
+        manifests: manifests.into_iter().map(doc).collect(),
+        hooks: if opts.no_hooks {
+            Vec::new()
+        } else {
+            hooks
+                .into_iter()
+                .filter(|h| !(opts.skip_tests && h.test_hook))
+                .map(doc)
+                .collect()
+        },
+    })
+}
+
+/// The stdout of `helm template` (without `--output-dir`).
+pub fn assemble(sorted: &Sorted, opts: &Options) -> Result<String, Error> {
+    let mut b = String::new();
+    for d in sorted.crds.iter().chain(&sorted.manifests) {
+        b.push_str(&format!("---\n# Source: {}\n{}\n", d.path, d.content));
     }
     let mut out = format!("{}\n", b.trim());
-    if !opts.no_hooks {
-        for h in &hooks {
-            if opts.skip_tests && h.test_hook {
-                continue;
-            }
-            out.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.content));
-        }
+    for h in &sorted.hooks {
+        out.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.content));
     }
     if opts.show_only.is_empty() {
         return Ok(out);
@@ -263,8 +267,27 @@ mod tests {
 
     #[test]
     fn kind_order() {
-        let mut v = vec!["Zed", "Deployment", "Namespace", "Abc"];
-        v.sort_by(|a, b| kind_less(a, b));
-        assert_eq!(v, vec!["Namespace", "Deployment", "Abc", "Zed"]);
+        let mut v = vec![
+            "Zed",
+            "ValidatingWebhookConfiguration",
+            "Deployment",
+            "Namespace",
+            "Abc",
+        ];
+        let v3 = super::super::HelmVersion::V3.install_order();
+        v.sort_by(|a, b| kind_less(v3, a, b));
+        assert_eq!(
+            v,
+            vec![
+                "Namespace",
+                "Deployment",
+                "Abc",
+                "ValidatingWebhookConfiguration",
+                "Zed"
+            ]
+        );
+        let v4 = super::super::HelmVersion::V4.install_order();
+        v.sort_by(|a, b| kind_less(v4, a, b));
+        assert_eq!(v[2], "ValidatingWebhookConfiguration");
     }
 }

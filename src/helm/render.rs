@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::chart::Chart;
 use super::objects::{Files, Record, VersionSet};
-use super::{Error, Options};
+use super::{Error, HelmVersion, Options};
 use crate::gotmpl::funcs::helm::{WARN_END, WARN_START};
 use crate::gotmpl::{Elem, ExecOptions, ExecShared, FuncMap, TemplateSet, Value};
 
@@ -19,66 +19,6 @@ struct Renderable {
     vals: BTreeMap<String, Value>,
     base_path: String,
 }
-
-/// `chartutil.DefaultVersionSet` for helm v3.17.3 (client-go v0.32).
-const DEFAULT_API_VERSIONS: &[&str] = &[
-    "v1",
-    "admissionregistration.k8s.io/v1",
-    "admissionregistration.k8s.io/v1alpha1",
-    "admissionregistration.k8s.io/v1beta1",
-    "internal.apiserver.k8s.io/v1alpha1",
-    "apps/v1",
-    "apps/v1beta1",
-    "apps/v1beta2",
-    "authentication.k8s.io/v1",
-    "authentication.k8s.io/v1alpha1",
-    "authentication.k8s.io/v1beta1",
-    "authorization.k8s.io/v1",
-    "authorization.k8s.io/v1beta1",
-    "autoscaling/v1",
-    "autoscaling/v2",
-    "autoscaling/v2beta1",
-    "autoscaling/v2beta2",
-    "batch/v1",
-    "batch/v1beta1",
-    "certificates.k8s.io/v1",
-    "certificates.k8s.io/v1beta1",
-    "certificates.k8s.io/v1alpha1",
-    "coordination.k8s.io/v1alpha2",
-    "coordination.k8s.io/v1beta1",
-    "coordination.k8s.io/v1",
-    "discovery.k8s.io/v1",
-    "discovery.k8s.io/v1beta1",
-    "events.k8s.io/v1",
-    "events.k8s.io/v1beta1",
-    "extensions/v1beta1",
-    "flowcontrol.apiserver.k8s.io/v1",
-    "flowcontrol.apiserver.k8s.io/v1beta1",
-    "flowcontrol.apiserver.k8s.io/v1beta2",
-    "flowcontrol.apiserver.k8s.io/v1beta3",
-    "networking.k8s.io/v1",
-    "networking.k8s.io/v1alpha1",
-    "networking.k8s.io/v1beta1",
-    "node.k8s.io/v1",
-    "node.k8s.io/v1alpha1",
-    "node.k8s.io/v1beta1",
-    "policy/v1",
-    "policy/v1beta1",
-    "rbac.authorization.k8s.io/v1",
-    "rbac.authorization.k8s.io/v1beta1",
-    "rbac.authorization.k8s.io/v1alpha1",
-    "resource.k8s.io/v1alpha3",
-    "resource.k8s.io/v1beta1",
-    "scheduling.k8s.io/v1alpha1",
-    "scheduling.k8s.io/v1beta1",
-    "scheduling.k8s.io/v1",
-    "storage.k8s.io/v1beta1",
-    "storage.k8s.io/v1",
-    "storage.k8s.io/v1alpha1",
-    "storagemigration.k8s.io/v1alpha1",
-    "apiextensions.k8s.io/v1beta1",
-    "apiextensions.k8s.io/v1",
-];
 
 fn text_field(meta: &Value, key: &str) -> Value {
     match meta {
@@ -156,28 +96,135 @@ fn chart_object(c: &Chart, is_root: bool) -> Value {
     ))
 }
 
+/// helm4's `.Chart`: `structToMap(chart.Metadata)` plus `IsRoot`, a plain
+/// map keyed by Go field names, so a missing field is empty, not an error.
+fn chart_map(c: &Chart, is_root: bool) -> Value {
+    let m = &c.metadata;
+    let mut f = BTreeMap::new();
+    for (field, key) in [
+        ("Home", "home"),
+        ("Version", "version"),
+        ("Description", "description"),
+        ("Icon", "icon"),
+        ("APIVersion", "apiVersion"),
+        ("Condition", "condition"),
+        ("Tags", "tags"),
+        ("AppVersion", "appVersion"),
+        ("KubeVersion", "kubeVersion"),
+        ("Type", "type"),
+    ] {
+        f.insert(field.to_string(), text_field(m, key));
+    }
+    f.insert("Name".into(), Value::from(c.name.as_str()));
+    let items = |key: &str| match m {
+        Value::Map(mm) => match mm.get(key) {
+            Some(Value::List(l)) => l.items.clone(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    // structToMap turns every slice into []interface{}, nested structs into maps.
+    f.insert("Sources".into(), Value::list(items("sources")));
+    f.insert("Keywords".into(), Value::list(items("keywords")));
+    let maintainers = items("maintainers")
+        .iter()
+        .map(|mt| {
+            let mut e = BTreeMap::new();
+            for (field, key) in [("Name", "name"), ("Email", "email"), ("URL", "url")] {
+                e.insert(field.to_string(), text_field(mt, key));
+            }
+            Value::map(e)
+        })
+        .collect();
+    f.insert("Maintainers".into(), Value::list(maintainers));
+    let deps = items("dependencies")
+        .iter()
+        .map(|d| {
+            let mut e = BTreeMap::new();
+            for (field, key) in [
+                ("Name", "name"),
+                ("Version", "version"),
+                ("Repository", "repository"),
+                ("Condition", "condition"),
+                ("Alias", "alias"),
+            ] {
+                e.insert(field.to_string(), text_field(d, key));
+            }
+            let list = |key: &str| match d {
+                Value::Map(dm) => match dm.get(key) {
+                    Some(Value::List(l)) => l.items.clone(),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            };
+            e.insert("Tags".into(), Value::list(list("tags")));
+            e.insert("ImportValues".into(), Value::list(list("import-values")));
+            // ProcessDependencies marks the dependencies it kept as enabled.
+            let alias = text_field(d, "alias");
+            let name = match alias.as_str() {
+                Some(a) if !a.is_empty() => a.to_string(),
+                _ => text_field(d, "name")
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            };
+            let enabled = c.dependencies.iter().any(|sub| sub.name == name);
+            e.insert("Enabled".into(), Value::Bool(enabled));
+            Value::map(e)
+        })
+        .collect();
+    f.insert("Dependencies".into(), Value::list(deps));
+    let annotations = match m {
+        Value::Map(mm) => match mm.get("annotations") {
+            Some(Value::Map(a)) => {
+                Value::typed_map(Elem::String, a.entries().into_iter().collect())
+            }
+            _ => Value::Nil,
+        },
+        _ => Value::Nil,
+    };
+    f.insert("Annotations".into(), annotations);
+    let deprecated =
+        matches!(m, Value::Map(mm) if matches!(mm.get("deprecated"), Some(Value::Bool(true))));
+    f.insert("Deprecated".into(), Value::Bool(deprecated));
+    f.insert("IsRoot".into(), Value::Bool(is_root));
+    Value::map(f)
+}
+
 /// `.Capabilities`.
 fn capabilities(opts: &Options) -> Value {
-    let kv = &opts.kube_version;
+    let kv = opts.kube_version();
     let mut k = BTreeMap::new();
     k.insert("Version".into(), Value::from(kv.version.as_str()));
     k.insert("Major".into(), Value::from(kv.major.as_str()));
     k.insert("Minor".into(), Value::from(kv.minor.as_str()));
+    let json = Value::map(k.clone());
     k.insert("GitVersion".into(), Value::from(kv.version.as_str()));
-    let kube = Record::new("*chartutil.KubeVersion", k.clone())
-        .with_string(kv.version.clone())
-        .with_json(Value::map(k));
-    let mut apis: Vec<String> = DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect();
+    let kube = Record::new("*chartutil.KubeVersion", k)
+        .with_string(kv.normalized.clone())
+        .with_json(json);
+    let mut apis: Vec<String> = opts
+        .helm_version
+        .default_api_versions()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     apis.extend(opts.api_versions.iter().cloned());
+    let info = opts.helm_version.build_info();
     let mut h = BTreeMap::new();
-    h.insert("Version".into(), Value::from("v3.17.3"));
-    h.insert(
-        "GitCommit".into(),
-        Value::from("e4da49785aa6e6ee2b86efd5dd9e43400318262b"),
-    );
-    h.insert("GitTreeState".into(), Value::from("clean"));
-    h.insert("GoVersion".into(), Value::from("go1.23.7"));
-    let helm = Record::new("version.BuildInfo", h.clone()).with_json(Value::map(h));
+    let mut hj = BTreeMap::new();
+    let mut both = |field: &str, key: &str, v: &str| {
+        h.insert(field.to_string(), Value::from(v));
+        hj.insert(key.to_string(), Value::from(v));
+    };
+    both("Version", "version", info.version);
+    both("GitCommit", "git_commit", info.git_commit);
+    both("GitTreeState", "git_tree_state", "clean");
+    both("GoVersion", "go_version", info.go_version);
+    if let Some(kc) = info.kube_client_version {
+        both("KubeClientVersion", "kube_client_version", kc);
+    }
+    let helm = Record::new("version.BuildInfo", h).with_json(Value::map(hj));
     let mut c = BTreeMap::new();
     c.insert("KubeVersion".into(), Value::Object(Arc::new(kube)));
     c.insert(
@@ -185,14 +232,19 @@ fn capabilities(opts: &Options) -> Value {
         Value::Object(Arc::new(VersionSet(apis))),
     );
     c.insert("HelmVersion".into(), Value::Object(Arc::new(helm)));
-    Value::Object(Arc::new(Record::new("*chartutil.Capabilities", c)))
+    let json: BTreeMap<String, Value> = c.clone();
+    Value::Object(Arc::new(
+        Record::new("*chartutil.Capabilities", c).with_json(Value::map(json)),
+    ))
 }
 
 /// helm's `recAllTpls`: collects templates with their scope. `full_path`
 /// names this chart's templates; `children_base` is where its subcharts
-/// live, which differs for an aliased chart: helm3 copies the aliased
+/// live, which differs for an aliased chart in helm3: it copies the aliased
 /// chart shallowly, so its subcharts still hang off the original name.
+#[allow(clippy::too_many_arguments)]
 fn collect(
+    version: HelmVersion,
     c: &Chart,
     full_path: &str,
     children_base: &str,
@@ -203,7 +255,11 @@ fn collect(
 ) -> Value {
     let mut subcharts = BTreeMap::new();
     let mut next = common.clone();
-    next.insert("Chart".into(), chart_object(c, is_root));
+    let chart = match version {
+        HelmVersion::V3 => chart_object(c, is_root),
+        HelmVersion::V4 => chart_map(c, is_root),
+    };
+    next.insert("Chart".into(), chart);
     next.insert(
         "Files".into(),
         Value::Object(Arc::new(Files::new(c.files.clone()))),
@@ -218,8 +274,13 @@ fn collect(
             _ => Value::map(BTreeMap::new()),
         };
         let path = format!("{children_base}/charts/{}", sub.name);
-        let base = format!("{children_base}/charts/{}", sub.meta_str("name"));
-        let v = collect(sub, &path, &base, &sv, common, false, out);
+        // helm4 deep-copies an aliased chart (copyMetadata, SetDependencies),
+        // so its subcharts hang off the alias.
+        let base = match version {
+            HelmVersion::V3 => format!("{children_base}/charts/{}", sub.meta_str("name")),
+            HelmVersion::V4 => path.clone(),
+        };
+        let v = collect(version, sub, &path, &base, &sv, common, false, out);
         subcharts.insert(sub.name.clone(), v);
     }
     next.insert("Subcharts".into(), Value::map(subcharts));
@@ -294,6 +355,7 @@ pub fn render(
     common.insert("Capabilities".into(), capabilities(opts));
     let mut tpls = BTreeMap::new();
     collect(
+        opts.helm_version,
         chart,
         &chart.name,
         &chart.name,
@@ -305,14 +367,22 @@ pub fn render(
 
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
-    let mut set = TemplateSet::new("gotpl", Arc::new(FuncMap::with_helm()));
+    let funcs = match opts.helm_version {
+        HelmVersion::V3 => FuncMap::with_helm(),
+        HelmVersion::V4 => FuncMap::with_helm4(),
+    };
+    let mut set = TemplateSet::new("gotpl", Arc::new(funcs));
     for n in &names {
         if let Some(r) = tpls.get(n) {
             set.parse(n, &r.text)
                 .map_err(|e| Error::Render(parse_error(n, &e.to_string())))?;
         }
     }
-    let exec = ExecOptions::default();
+    // helm4 is built with Go 1.25, whose text/template ranges over ints.
+    let exec = ExecOptions {
+        range_over_int: opts.helm_version == HelmVersion::V4,
+        ..ExecOptions::default()
+    };
     let shared = ExecShared::default();
     let mut out = BTreeMap::new();
     for n in &names {
@@ -360,7 +430,16 @@ mod tests {
         let top = chart("top", "top", vec![foo]);
         let mut out = BTreeMap::new();
         let v = Value::map(BTreeMap::new());
-        collect(&top, "top", "top", &v, &BTreeMap::new(), true, &mut out);
+        collect(
+            HelmVersion::V3,
+            &top,
+            "top",
+            "top",
+            &v,
+            &BTreeMap::new(),
+            true,
+            &mut out,
+        );
         let names: Vec<&String> = out.keys().collect();
         assert_eq!(
             names,

@@ -348,13 +348,13 @@ pub fn inflate(
         message: format!("helm chart '{}': {e}", chart.name),
     };
     if !kube_version.is_empty() {
-        opts.kube_version = helm::KubeVersion::parse(kube_version).map_err(fail)?;
+        opts.kube_version = Some(helm::KubeVersion::parse(kube_version).map_err(fail)?);
     }
     // `helm template NAME` or `--generate-name`, which helm template ignores
     // in favour of its default "release-name" unless a name template is set.
     opts.release_name = match (chart.release_name.as_str(), chart.name_template.as_str()) {
         ("", "") => "release-name".into(),
-        ("", t) => helm::name_from_template(t).map_err(fail)?,
+        ("", t) => helm::name_from_template(t, helm::HelmVersion::V3).map_err(fail)?,
         (_, "") => chart.release_name.clone(),
         _ => {
             return Err(fail(helm::Error::Usage(

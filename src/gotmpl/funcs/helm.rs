@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::json::{self, error_map, json_kind, Style, COMPACT};
-use super::yamlconv::{parse_yaml, to_yaml, to_yaml_pretty};
+use super::yamlconv::{parse_yaml, to_yaml, to_yaml_pretty, try_to_yaml};
 use super::{ArgType, FuncMap, Signature};
 use crate::gotmpl::fmt::quote;
 use crate::gotmpl::value::Value;
@@ -129,6 +129,14 @@ fn register_templates(m: &mut FuncMap) {
     });
     m.insert("fail", Signature::fixed(&[Str]), |_, a| {
         Err(format!("{WARN_START}{}{WARN_END}", s(&a[0])))
+    });
+}
+
+/// helm4's additions (pkg/engine/funcs.go v4.1.4): `mustToYaml` reports
+/// marshal errors instead of printing an empty string.
+pub fn register_v4(m: &mut FuncMap) {
+    m.insert("mustToYaml", Signature::fixed(&[Any]), |_, a| {
+        try_to_yaml(&a[0]).map(Value::from)
     });
 }
 

@@ -184,6 +184,14 @@ impl FuncMap {
         m
     }
 
+    /// Helm v4.1.4's functions: v3's plus `mustToYaml` (and Helm's own
+    /// `mustToJson`, which behaves as Sprig's).
+    pub fn with_helm4() -> Self {
+        let mut m = FuncMap::with_helm();
+        helm::register_v4(&mut m);
+        m
+    }
+
     /// Adds or replaces a function (Go's `Funcs`: user functions shadow builtins).
     pub fn insert(
         &mut self,

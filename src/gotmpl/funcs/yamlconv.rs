@@ -171,11 +171,14 @@ pub fn to_node(v: &Value) -> Result<Node, String> {
 
 /// Helm's `toYaml`: the printed YAML without its final newline; "" on error.
 pub fn to_yaml(v: &Value) -> String {
-    to_node(v)
-        .ok()
-        .and_then(|n| yaml::to_string(&n).ok())
-        .map(|s| s.strip_suffix('\n').map(str::to_string).unwrap_or(s))
-        .unwrap_or_default()
+    try_to_yaml(v).unwrap_or_default()
+}
+
+/// helm4's `mustToYaml`: as [`to_yaml`], reporting the marshal error.
+pub fn try_to_yaml(v: &Value) -> Result<String, String> {
+    let n = to_node(v)?;
+    let s = yaml::to_string(&n).map_err(|e| e.to_string())?;
+    Ok(s.strip_suffix('\n').map(str::to_string).unwrap_or(s))
 }
 
 /// `sigs.k8s.io/yaml.Unmarshal` of the first document into `interface{}`.
