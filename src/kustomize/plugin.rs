@@ -417,15 +417,29 @@ fn namespace_options(d: &Decoder, config: &Node) -> Result<NamespaceOptions, Err
     })
 }
 
-/// Configures a builtin generator: ConfigMapGenerator or SecretGenerator,
-/// whose arguments sit at the top of the config, `metadata.name` and
+/// A configured builtin generator.
+pub enum Generator {
+    /// ConfigMapGenerator or SecretGenerator.
+    Args(GeneratorArgs),
+    /// HelmChartInflationGenerator: `helmGlobals` and `helmCharts` fields
+    /// inline in one config.
+    Helm(super::helmchart::Globals, Box<super::helmchart::Chart>),
+}
+
+/// Configures a builtin generator. ConfigMapGenerator and SecretGenerator
+/// have their arguments at the top of the config, `metadata.name` and
 /// `metadata.namespace` filling in when `name`/`namespace` are unset.
-pub fn load_generator(config: &Node, file: &Path) -> Result<GeneratorArgs, Error> {
+pub fn load_generator(config: &Node, file: &Path) -> Result<Generator, Error> {
     let kind = builtin_kind(config, file)?;
     let d = decoder(file, kind);
     let gkind = match kind {
         "ConfigMapGenerator" => GeneratorKind::ConfigMap,
         "SecretGenerator" => GeneratorKind::Secret,
+        "HelmChartInflationGenerator" => {
+            let globals = super::helmchart::decode_globals(&d, config)?;
+            let chart = super::helmchart::decode_chart(&d, config)?;
+            return Ok(Generator::Helm(globals, Box::new(chart)));
+        }
         k if k.ends_with("Transformer") => {
             return Err(d.err(config, format!("plugin {kind} not a generator")))
         }
@@ -449,7 +463,7 @@ pub fn load_generator(config: &Node, file: &Path) -> Result<GeneratorArgs, Error
     if args.namespace.is_empty() {
         args.namespace = meta("namespace")?;
     }
-    Ok(args)
+    Ok(Generator::Args(args))
 }
 
 #[cfg(test)]
@@ -514,13 +528,27 @@ mod tests {
 
     #[test]
     fn generator_names_fall_back_to_metadata() {
-        let g = load_generator(
+        let Generator::Args(g) = load_generator(
             &node("apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata: {name: m, namespace: n}\nliterals: [a=b]\n"),
             Path::new("g.yaml"),
         )
-        .unwrap();
+        .unwrap() else {
+            panic!("not a ConfigMapGenerator");
+        };
         assert_eq!((g.name.as_str(), g.namespace.as_str()), ("m", "n"));
         assert_eq!(g.literals, ["a=b"]);
+        let Generator::Helm(globals, chart) = load_generator(
+            &node("apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata: {name: h}\nchartHome: vendor\nname: demo\nvaluesInline: {a: 1}\nother: ignored\n"),
+            Path::new("g.yaml"),
+        )
+        .unwrap() else {
+            panic!("not a HelmChartInflationGenerator");
+        };
+        assert_eq!(
+            (globals.chart_home.as_str(), chart.name.as_str()),
+            ("vendor", "demo")
+        );
+        assert!(chart.values_inline.is_some());
     }
 
     #[test]

@@ -212,30 +212,41 @@ impl<'o> Accumulator<'o> {
         let origin = self
             .configured_in(&k.path)
             .map(|c| Origin::generator(c, ["builtin", "HelmChartInflationGenerator", "", ""]));
-        let settings = self.opts.helm.clone();
         for chart in &k.helm_charts {
-            let inflated = super::helmchart::inflate(
-                dir,
-                &k.path,
-                &globals,
-                chart,
-                &settings,
-                &mut |name: &str| self.load_bytes(dir, name, &k.path),
+            self.inflate(dir, &k.path, &globals, chart, origin.as_ref(), resources)?;
+        }
+        Ok(())
+    }
+
+    /// Renders one chart and absorbs its resources (with `origin` when
+    /// origins are tracked).
+    fn inflate(
+        &mut self,
+        dir: &Path,
+        kpath: &Path,
+        globals: &super::helmchart::Globals,
+        chart: &super::helmchart::Chart,
+        origin: Option<&Origin>,
+        resources: &mut Vec<Resource>,
+    ) -> Result<(), Error> {
+        let settings = self.opts.helm.clone();
+        let inflated =
+            super::helmchart::inflate(dir, kpath, globals, chart, &settings, &mut |name: &str| {
+                self.load_bytes(dir, name, kpath)
+            })?;
+        self.warnings.extend(inflated.warnings);
+        self.files_read
+            .extend(crate::helm::chart_files(&inflated.chart_dir));
+        for node in read_file(&inflated.chart_dir, &inflated.output)? {
+            let mut res = Resource::new(node);
+            res.origin = origin.cloned();
+            super::generator::absorb(resources, res, super::generator::Behavior::Create).map_err(
+                |e| Error::Invalid {
+                    path: kpath.to_path_buf(),
+                    line: chart.line,
+                    message: format!("merging from generator HelmChartInflationGenerator: {e}"),
+                },
             )?;
-            self.warnings.extend(inflated.warnings);
-            self.files_read
-                .extend(crate::helm::chart_files(&inflated.chart_dir));
-            let nodes = read_file(&inflated.chart_dir, &inflated.output)?;
-            for node in nodes {
-                let mut res = Resource::new(node);
-                res.origin.clone_from(&origin);
-                super::generator::absorb(resources, res, super::generator::Behavior::Create)
-                    .map_err(|e| Error::Invalid {
-                        path: k.path.clone(),
-                        line: chart.line,
-                        message: format!("merging from generator HelmChartInflationGenerator: {e}"),
-                    })?;
-            }
         }
         Ok(())
     }
@@ -248,12 +259,9 @@ impl<'o> Accumulator<'o> {
         k: &Kustomization,
         resources: &mut Vec<Resource>,
     ) -> Result<(), Error> {
-        let mut args = Vec::new();
-        let mut origins = Vec::new();
         for config in self.plugin_configs(dir, &k.path, &k.generators_plugins)? {
-            args.push(plugin::load_generator(&config.node, &k.path)?);
             // OriginFromCustomPlugin: configured in the config's own origin.
-            origins.push(config.origin.as_ref().map(|o| {
+            let origin = config.origin.as_ref().map(|o| {
                 let get = |key: &str| config.node.get_str(key).unwrap_or_default();
                 Origin::generator(
                     o.path.clone(),
@@ -264,16 +272,22 @@ impl<'o> Accumulator<'o> {
                         config.namespace(),
                     ],
                 )
-            }));
+            });
+            match plugin::load_generator(&config.node, &k.path)? {
+                plugin::Generator::Args(args) => super::generator::run_args(
+                    &k.path,
+                    &[args],
+                    &[origin],
+                    None,
+                    resources,
+                    &mut |name: &str| self.load_bytes(dir, name, &k.path),
+                )?,
+                plugin::Generator::Helm(globals, chart) => {
+                    self.inflate(dir, &k.path, &globals, &chart, origin.as_ref(), resources)?;
+                }
+            }
         }
-        super::generator::run_args(
-            &k.path,
-            &args,
-            &origins,
-            None,
-            resources,
-            &mut |name: &str| self.load_bytes(dir, name, &k.path),
-        )
+        Ok(())
     }
 
     /// The config resources named by `transformers:` or `generators:`:
