@@ -49,10 +49,11 @@ pub fn render(app: &ChartApp) -> Result<Chart, helm::Error> {
         include_crds: !app.skip_crds,
         skip_tests: app.skip_tests,
         no_hooks: app.skip_hooks,
+        helm_version: app.helm_version,
         ..helm::Options::default()
     };
     if let Some(k) = &app.kube_version {
-        opts.kube_version = Some(helm::KubeVersion::parse(k)?);
+        opts.kube_version = Some(app.helm_version.parse_kube_version(k)?);
     }
     let rendered = helm::template(&app.chart, &opts)?;
     let mut files_read = helm::chart_files(&app.chart);

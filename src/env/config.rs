@@ -102,6 +102,8 @@ pub struct ChartApp {
     pub kube_version: Option<String>,
     /// `apiVersions`: extra `.Capabilities.APIVersions`.
     pub api_versions: Vec<String>,
+    /// `helmVersion`: which helm's output to reproduce (3, the default, or 4).
+    pub helm_version: crate::helm::HelmVersion,
 }
 
 impl Environment {
@@ -353,6 +355,7 @@ impl Decoder<'_> {
             "skipHooks",
             "kubeVersion",
             "apiVersions",
+            "helmVersion",
         ];
         self.fields(n, &known, |k, v| {
             match k {
@@ -373,6 +376,10 @@ impl Decoder<'_> {
                 "skipTests" => c.skip_tests = self.bool(v)?,
                 "skipHooks" => c.skip_hooks = self.bool(v)?,
                 "kubeVersion" => c.kube_version = Some(self.string(v)?),
+                "helmVersion" => {
+                    c.helm_version = crate::helm::HelmVersion::parse(&self.string(v)?)
+                        .map_err(|e| self.err(v, e.to_string()))?;
+                }
                 _ => c.api_versions = self.strings(v)?,
             }
             Ok(())
@@ -431,6 +438,15 @@ mod tests {
         assert_eq!(c.release_name, "cache");
         assert_eq!(c.value_files, [PathBuf::from("v/dev.yaml")]);
         assert!(c.skip_crds && c.values.is_some());
+        assert_eq!(c.helm_version, crate::helm::HelmVersion::V3);
+        let e =
+            load("name: dev\napps:\n- name: x\n  helm: {chart: c, helmVersion: \"4\"}\n").unwrap();
+        assert!(
+            matches!(&e.apps[0].source, Source::Helm(c) if c.helm_version == crate::helm::HelmVersion::V4)
+        );
+        assert!(
+            load("name: dev\napps:\n- name: x\n  helm: {chart: c, helmVersion: \"2\"}\n").is_err()
+        );
         let err = load("name: dev\napps:\n- name: x\n  helm: {chart: c, skipCrds: maybe}\n")
             .unwrap_err()
             .to_string();
