@@ -13,46 +13,137 @@ use crate::gotmpl::{Elem, Object, Value};
 /// gobwas/glob with `/` as separator: `*` and `?` stay within a path
 /// segment, `**` crosses segments, `[...]` classes, `{a,b}` alternatives.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let mut re = String::from("^");
-    let mut chars = pattern.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '*' if chars.peek() == Some(&'*') => {
-                chars.next();
-                re.push_str(".*");
+    // Matched directly rather than through a regex: charts glob every file
+    // against every `.helmignore` line, and compiling a regex each time
+    // was most of a small chart's render time.
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    let Some(alternatives) = parse_glob(&chars, &mut i, false) else {
+        return false;
+    };
+    let name: Vec<char> = name.chars().collect();
+    alternatives.iter().any(|toks| glob_tokens(toks, &name))
+}
+
+#[derive(Clone, Debug)]
+enum Glob {
+    Lit(char),
+    /// `*`: any run without `/`.
+    Star,
+    /// `**`: any run.
+    Super,
+    /// `?`: one character but `/`.
+    One,
+    /// `[...]` / `[!...]`: inclusive ranges.
+    Class(bool, Vec<(char, char)>),
+}
+
+/// Parses up to the end (or, inside braces, up to `,`/`}`), expanding
+/// `{a,b}` alternatives into separate token lists. `None` when malformed.
+fn parse_glob(p: &[char], i: &mut usize, nested: bool) -> Option<Vec<Vec<Glob>>> {
+    let mut seqs: Vec<Vec<Glob>> = vec![Vec::new()];
+    while *i < p.len() {
+        let c = p[*i];
+        *i += 1;
+        let tok = match c {
+            ',' | '}' if nested => {
+                *i -= 1;
+                return Some(seqs);
             }
-            '*' => re.push_str("[^/]*"),
-            '?' => re.push_str("[^/]"),
+            '*' if p.get(*i) == Some(&'*') => {
+                *i += 1;
+                Glob::Super
+            }
+            '*' => Glob::Star,
+            '?' => Glob::One,
             '[' => {
-                re.push('[');
-                if chars.peek() == Some(&'!') {
-                    chars.next();
-                    re.push('^');
+                let neg = p.get(*i) == Some(&'!');
+                if neg {
+                    *i += 1;
                 }
-                for d in chars.by_ref() {
+                let mut items = Vec::new();
+                loop {
+                    let d = *p.get(*i)?;
+                    *i += 1;
                     if d == ']' {
                         break;
                     }
-                    if d == '\\' || d == '[' {
-                        re.push('\\');
+                    if p.get(*i) == Some(&'-') && p.get(*i + 1).is_some_and(|e| *e != ']') {
+                        items.push((d, p[*i + 1]));
+                        *i += 2;
+                    } else {
+                        items.push((d, d));
                     }
-                    re.push(d);
                 }
-                re.push(']');
-            }
-            '{' => re.push('('),
-            '}' => re.push(')'),
-            ',' => re.push('|'),
-            '\\' => {
-                if let Some(d) = chars.next() {
-                    re.push_str(&regex::escape(&d.to_string()));
+                if items.is_empty() {
+                    return None;
                 }
+                Glob::Class(neg, items)
             }
-            other => re.push_str(&regex::escape(&other.to_string())),
+            '{' => {
+                let mut alts = Vec::new();
+                loop {
+                    alts.extend(parse_glob(p, i, true)?);
+                    match p.get(*i) {
+                        Some(',') => *i += 1,
+                        Some('}') => {
+                            *i += 1;
+                            break;
+                        }
+                        _ => return None,
+                    }
+                }
+                seqs = seqs
+                    .iter()
+                    .flat_map(|s| {
+                        alts.iter().map(move |a| {
+                            let mut v = s.clone();
+                            v.extend(a.iter().cloned());
+                            v
+                        })
+                    })
+                    .collect();
+                continue;
+            }
+            '}' => return None,
+            '\\' => Glob::Lit(*p.get(*i).inspect(|_| *i += 1)?),
+            other => Glob::Lit(other),
+        };
+        for s in &mut seqs {
+            s.push(tok.clone());
         }
     }
-    re.push('$');
-    regex::Regex::new(&re).is_ok_and(|r| r.is_match(name))
+    if nested {
+        return None;
+    }
+    Some(seqs)
+}
+
+fn glob_tokens(toks: &[Glob], s: &[char]) -> bool {
+    let Some((first, rest)) = toks.split_first() else {
+        return s.is_empty();
+    };
+    match first {
+        Glob::Lit(c) => s.first() == Some(c) && glob_tokens(rest, &s[1..]),
+        Glob::One => s.first().is_some_and(|c| *c != '/') && glob_tokens(rest, &s[1..]),
+        Glob::Class(neg, items) => {
+            s.first()
+                .is_some_and(|c| items.iter().any(|(lo, hi)| (lo..=hi).contains(&c)) != *neg)
+                && glob_tokens(rest, &s[1..])
+        }
+        Glob::Star => {
+            for k in 0..=s.len() {
+                if glob_tokens(rest, &s[k..]) {
+                    return true;
+                }
+                if s.get(k) == Some(&'/') {
+                    break;
+                }
+            }
+            false
+        }
+        Glob::Super => (0..=s.len()).any(|k| glob_tokens(rest, &s[k..])),
+    }
 }
 
 /// Helm's `files` type: path → bytes.
@@ -259,6 +350,12 @@ mod tests {
         assert!(glob_match("*.{txt,md}", "a.md"));
         assert!(glob_match("templates/.?*", "templates/.x"));
         assert!(!glob_match("templates/.?*", "templates/x"));
+        assert!(glob_match("[a-c]?.yaml", "b1.yaml"));
+        assert!(!glob_match("[!a-c]?.yaml", "b1.yaml"));
+        assert!(glob_match("{x,y{1,2}}/*", "y2/f"));
+        assert!(!glob_match("{x,y", "x"));
+        assert!(glob_match("a\\*b", "a*b"));
+        assert!(!glob_match("a\\*b", "axb"));
     }
 
     #[test]

@@ -6,24 +6,41 @@
 //! `--show-only` filtering.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use super::chart::Chart;
 use super::{Error, Options};
 use crate::gotmpl::funcs::yamlconv::parse_yaml;
 use crate::gotmpl::Value;
 
-static SEP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:^|\s*\n)---\s*").unwrap_or_else(|_| unreachable!("constant pattern"))
-});
-
-/// helm's `SplitManifests` in document order.
+/// helm's `SplitManifests` in document order: what splitting on the regexp
+/// `(?:^|\s*\n)---\s*` gives. A `---` splits when it starts the text or
+/// follows a newline the previous separator did not eat (a separator eats
+/// the whitespace after it, so `---\n---` leaves a `---` document).
 pub fn split_manifests(text: &str) -> Vec<String> {
-    SEP.split(text.trim())
+    let t = text.trim();
+    let b = t.as_bytes();
+    let ws = |c: u8| matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ');
+    let mut pieces = Vec::new();
+    let (mut start, mut eaten, mut from) = (0, 0, 0);
+    while let Some(off) = t[from..].find("---") {
+        let at = from + off;
+        if at == 0 || (at > eaten && b[at - 1] == b'\n') {
+            pieces.push(&t[start..at]);
+            let mut end = at + 3;
+            while end < b.len() && ws(b[end]) {
+                end += 1;
+            }
+            (start, eaten, from) = (end, end, end);
+        } else {
+            from = at + 1;
+        }
+    }
+    pieces.push(&t[start..]);
+    pieces
+        .into_iter()
+        .map(str::trim)
         .filter(|d| !d.is_empty())
-        .map(|d| d.trim().to_string())
+        .map(str::to_string)
         .collect()
 }
 
@@ -243,6 +260,18 @@ fn show_only(out: &str, patterns: &[String]) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splits_like_helms_separator_regexp() {
+        assert_eq!(
+            split_manifests("a: 1\n---\nb: 2\n--- \nc: 3"),
+            ["a: 1", "b: 2", "c: 3"]
+        );
+        // A separator eats the newline a following one would need.
+        assert_eq!(split_manifests("---\n---\na: 1"), ["---\na: 1"]);
+        assert_eq!(split_manifests("x: a---b\n---foo"), ["x: a---b", "foo"]);
+        assert!(split_manifests("  \n---\n ").is_empty());
+    }
 
     #[test]
     fn split_like_helm() {

@@ -17,8 +17,11 @@ const CV: &str = r"v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?(-([0-9A
 const OPS: &str = r"=||!=|>|<|>=|=>|<=|=<|~|~>|\^";
 
 fn re(p: &str) -> Regex {
+    // ASCII classes, as Go's regexp has them (`\s` is [\t\n\f\r ]); they
+    // also compile far faster than Unicode ones, which matters per render.
     // The patterns are constants; an invalid one would be a bug caught by tests.
-    Regex::new(p).unwrap_or_else(|_| Regex::new("$^").unwrap_or_else(|_| unreachable!()))
+    Regex::new(&format!("(?-u){p}"))
+        .unwrap_or_else(|_| Regex::new("$^").unwrap_or_else(|_| unreachable!()))
 }
 
 static VERSION: LazyLock<Regex> = LazyLock::new(|| {
