@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Whole-process timing of hydrate against the real kustomize on this repo's
-# demo overlays, plus one `hydrate render` of every environment.
+# demo overlays, against helm 3.17 on the demo chart (one render per
+# environment's values), plus one `hydrate render` of every environment.
 #
 #   benches/bench.sh [ROUNDS]        (needs target/release/hydrate; kubectl
 #                                     from ../shared/tools/install-oracles is optional)
 #
 # For the large generated monorepo, use ../shared/bench/run with
-#   --cmd-kustomize "$PWD/target/release/hydrate kustomize build".
+#   --cmd-kustomize "$PWD/target/release/hydrate kustomize build"
+#   --cmd-helm "$PWD/target/release/hydrate helm template".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -32,6 +34,26 @@ if [ -x "$kubectl" ]; then
   k=$(time_builds "$kubectl" kustomize)
   echo "kubectl kustomize:       ${k} us per overlay"
   awk -v h="$h" -v k="$k" 'BEGIN { printf "ratio hydrate/kubectl:   %.3f\n", h / k }'
+fi
+helm=${HELM:-$HOME/.cache/oracles/helm3}
+time_charts() { # $@: command prefix; prints ms per chart render
+  local start end n=0
+  start=$(now)
+  for _ in $(seq "$rounds"); do
+    for v in testdata/apps/status/values/*.yaml; do
+      "$@" status testdata/apps/status/chart -f "$v" --namespace status >/dev/null
+      n=$((n + 1))
+    done
+  done
+  end=$(now)
+  echo $(( (end - start) / n / 1000 ))
+}
+h=$(time_charts "$hydrate" helm template)
+echo "hydrate helm template:   ${h} us per chart render"
+if [ -x "$helm" ]; then
+  k=$(time_charts "$helm" template)
+  echo "helm template (3.17):    ${k} us per chart render"
+  awk -v h="$h" -v k="$k" 'BEGIN { printf "ratio hydrate/helm:      %.3f\n", h / k }'
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
