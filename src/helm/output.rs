@@ -78,9 +78,7 @@ fn str_at(v: &Value, path: &[&str]) -> Option<Value> {
 /// (kind, hook events) of a document, or helm's YAML parse error.
 fn head(path: &str, doc: &str) -> Result<(String, Option<String>), Error> {
     let v =
-        // A block scalar at the very end (documents are trimmed) needs the newline.
-        parse_yaml(&format!("{doc}\n"))
-            .map_err(|e| Error::Render(format!("YAML parse error on {path}: {e}")))?;
+        parse_yaml(doc).map_err(|e| Error::Render(format!("YAML parse error on {path}: {e}")))?;
     if !matches!(v, Value::Map(_) | Value::Nil) {
         return Err(Error::Render(format!(
             "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",

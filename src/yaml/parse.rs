@@ -16,14 +16,27 @@ pub fn parse_all(src: &str, resolver: Resolver) -> Result<Vec<Node>, Error> {
     // libyaml-safer 0.3 panics on a few inputs instead of failing (its issues
     // #6 and #7); a panic there is a syntax error to us, never a crash.
     silence_parser_panics();
-    let result = catch_unwind(AssertUnwindSafe(|| Builder::new(resolver).run(src)));
-    result.unwrap_or_else(|_| {
+    let failed = || {
         Err(Error::Syntax {
             line: 0,
             column: 0,
             problem: "the YAML parser could not read this input".into(),
         })
-    })
+    };
+    match catch_unwind(AssertUnwindSafe(|| Builder::new(resolver).run(src, None))) {
+        Ok(result) => result,
+        // One of those panics is a block scalar whose last line runs into
+        // the end of input: libyaml reads it, without a final line break.
+        // Parse again with the break added, then take it back off.
+        Err(_) if !src.is_empty() && !src.ends_with('\n') => {
+            let padded = format!("{src}\n");
+            catch_unwind(AssertUnwindSafe(|| {
+                Builder::new(resolver).run(&padded, Some(src.len()))
+            }))
+            .unwrap_or_else(|_| failed())
+        }
+        Err(_) => failed(),
+    }
 }
 
 /// Parses a stream that must hold at most one document (null when empty).
@@ -77,7 +90,8 @@ impl Builder {
         }
     }
 
-    fn run(mut self, src: &str) -> Result<Vec<Node>, Error> {
+    /// `eof`: the input was padded with a line break after this offset.
+    fn run(mut self, src: &str, eof: Option<usize>) -> Result<Vec<Node>, Error> {
         let mut input = src.as_bytes();
         let mut parser = Parser::new();
         parser.set_input_string(&mut input);
@@ -108,10 +122,17 @@ impl Builder {
                 EventData::Scalar {
                     anchor,
                     tag,
-                    value,
+                    mut value,
                     style,
                     ..
                 } => {
+                    let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
+                    if block
+                        && eof.is_some_and(|n| event.end_mark.index as usize >= n)
+                        && value.ends_with('\n')
+                    {
+                        value.pop();
+                    }
                     let scalar = self.scalar(value, tag, style, pos)?;
                     self.push(Node::at(Value::Scalar(scalar), pos), anchor)?;
                 }
@@ -335,6 +356,22 @@ mod tests {
         );
         assert_eq!(n.get("d").unwrap().as_scalar().unwrap().tag, Tag::Str);
         assert!(parse_one("a: !!int abc\n", Resolver::V3).is_err());
+    }
+
+    #[test]
+    fn block_scalar_at_end_of_input_without_a_line_break() {
+        // libyaml keeps the content and drops the missing final break.
+        for (src, want) in [
+            ("a: |\n  x\n  y", "x\ny"),
+            ("a: |+\n  x", "x"),
+            ("a: >\n  x\n  y", "x y"),
+            ("- |-\n  x", "x"),
+            ("a: |\n  x\n", "x\n"),
+        ] {
+            let n = parse_one(src, Resolver::V3).unwrap_or_else(|e| panic!("{src:?}: {e}"));
+            let v = n.as_map().map(|m| &m[0].1).or(n.as_seq().map(|s| &s[0]));
+            assert_eq!(v.and_then(Node::as_str), Some(want), "{src:?}");
+        }
     }
 
     #[test]
