@@ -397,3 +397,66 @@ fn helm_template_output_dir_and_helm4() {
         "---\n# Source: c/templates/cm.yaml\nkind: ConfigMap\ndata:\n  kube: v1.35.0\n"
     );
 }
+
+/// A dependency that is not vendored says which one and how to vendor it;
+/// `--validate` is accepted with a note (there is no cluster to ask).
+#[test]
+fn helm_missing_dependency_and_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("c");
+    fs::create_dir_all(chart.join("templates")).unwrap();
+    fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n- name: redis\n  version: 17.0.0\n  repository: https://charts.bitnami.com/bitnami\n",
+    )
+    .unwrap();
+    let out = hydrate()
+        .args(["helm", "template", "x"])
+        .arg(&chart)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("missing in charts/ directory: redis"), "{err}");
+    assert!(
+        err.contains("redis 17.0.0 from https://charts.bitnami.com/bitnami"),
+        "{err}"
+    );
+    fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+    )
+    .unwrap();
+    fs::write(chart.join("templates/cm.yaml"), "kind: ConfigMap\n").unwrap();
+    let out = hydrate()
+        .args(["helm", "template", "x", "--validate"])
+        .arg(&chart)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--validate"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "---\n# Source: c/templates/cm.yaml\nkind: ConfigMap\n"
+    );
+}
+
+/// A chart app that fails names the environment, the app and the chart,
+/// and no environment is written.
+#[test]
+fn failing_chart_app_writes_nothing() {
+    let repo = demo_copy();
+    fs::write(
+        repo.path()
+            .join("testdata/apps/status/chart/templates/broken.yaml"),
+        "kind: ConfigMap\nmetadata:\n  name: {{ .Values.nope.deeper }}\n",
+    )
+    .unwrap();
+    let out = render_at(repo.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("dev/status"), "{err}");
+    assert!(err.contains("testdata/apps/status/chart"), "{err}");
+    assert!(err.contains("broken.yaml"), "{err}");
+    assert!(!repo.path().join("rendered").exists());
+}

@@ -74,6 +74,9 @@ pub struct TemplateArgs {
     /// Accepted for compatibility.
     #[arg(long)]
     debug: bool,
+    /// Accepted; hydrate is offline, so nothing is validated against a cluster.
+    #[arg(long)]
+    validate: bool,
     /// Write each template's output to files under this directory instead of stdout.
     #[arg(long = "output-dir")]
     output_dir: Option<String>,
@@ -129,6 +132,9 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         opts.kube_version = Some(a.helm_version.parse_kube_version(k)?);
     }
     let _ = (a.skip_crds, a.debug);
+    if a.validate {
+        eprintln!("note: --validate needs a cluster; hydrate works offline and renders without validating");
+    }
     let rendered = helm::template(std::path::Path::new(&chart), &opts)?;
     for w in &rendered.warnings {
         eprintln!("{w}");

@@ -406,8 +406,15 @@ pub fn process_dependencies(chart: &mut Chart, user: &Value, prefix: &str) -> Re
         let field = |k: &str| path_value(dep, k).and_then(|v| v.as_str().map(str::to_string));
         let name = field("name").unwrap_or_default();
         let Some(pos) = chart.dependencies.iter().position(|c| c.name == name) else {
+            // helm's CheckDependencies text, then how to vendor it: hydrate
+            // never downloads.
+            let from = match (field("version"), field("repository")) {
+                (Some(v), Some(r)) if !r.is_empty() => format!(" ({name} {v} from {r})"),
+                (_, Some(r)) if !r.is_empty() => format!(" ({name} from {r})"),
+                _ => String::new(),
+            };
             return Err(Error::Chart(format!(
-                "found in Chart.yaml, but missing in charts/ directory: {name}"
+                "An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {name}\nhydrate works offline: vendor the dependency{from} into the chart's charts/ directory, e.g. with `helm dependency build CHART`, and commit it"
             )));
         };
         used[pos] = true;
