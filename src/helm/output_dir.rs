@@ -10,6 +10,8 @@ use std::path::Path;
 
 use super::output::{Document, Sorted};
 use super::Error;
+// Go's `filepath.Clean` on `/`-separated paths is `path.Clean`.
+use crate::gotmpl::funcs::sprig_text::path_clean as clean;
 
 /// One write of `--output-dir`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,31 +46,6 @@ impl OutputFile {
         }
         .map_err(io)?;
         f.write_all(self.text.as_bytes()).map_err(io)
-    }
-}
-
-/// Go's `filepath.Clean` for `/`-separated paths.
-fn clean(path: &str) -> String {
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for p in path.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|l| *l != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            other => parts.push(other),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
     }
 }
 

@@ -42,9 +42,8 @@ fn list_field(meta: &Value, key: &str, elem: Elem) -> Value {
     Value::typed_list(elem, items)
 }
 
-/// `.Chart`: `chart.Metadata` plus `IsRoot`.
-fn chart_object(c: &Chart, is_root: bool) -> Value {
-    let m = &c.metadata;
+/// The string fields of `chart.Metadata`, keyed by Go field name.
+fn text_fields(c: &Chart) -> BTreeMap<String, Value> {
     let mut f = BTreeMap::new();
     for (field, key) in [
         ("Home", "home"),
@@ -58,9 +57,16 @@ fn chart_object(c: &Chart, is_root: bool) -> Value {
         ("KubeVersion", "kubeVersion"),
         ("Type", "type"),
     ] {
-        f.insert(field.to_string(), text_field(m, key));
+        f.insert(field.to_string(), text_field(&c.metadata, key));
     }
     f.insert("Name".into(), Value::from(c.name.as_str()));
+    f
+}
+
+/// `.Chart`: `chart.Metadata` plus `IsRoot`.
+fn chart_object(c: &Chart, is_root: bool) -> Value {
+    let m = &c.metadata;
+    let mut f = text_fields(c);
     f.insert("Sources".into(), list_field(m, "sources", Elem::String));
     f.insert("Keywords".into(), list_field(m, "keywords", Elem::String));
     f.insert(
@@ -100,22 +106,7 @@ fn chart_object(c: &Chart, is_root: bool) -> Value {
 /// map keyed by Go field names, so a missing field is empty, not an error.
 fn chart_map(c: &Chart, is_root: bool) -> Value {
     let m = &c.metadata;
-    let mut f = BTreeMap::new();
-    for (field, key) in [
-        ("Home", "home"),
-        ("Version", "version"),
-        ("Description", "description"),
-        ("Icon", "icon"),
-        ("APIVersion", "apiVersion"),
-        ("Condition", "condition"),
-        ("Tags", "tags"),
-        ("AppVersion", "appVersion"),
-        ("KubeVersion", "kubeVersion"),
-        ("Type", "type"),
-    ] {
-        f.insert(field.to_string(), text_field(m, key));
-    }
-    f.insert("Name".into(), Value::from(c.name.as_str()));
+    let mut f = text_fields(c);
     let items = |key: &str| match m {
         Value::Map(mm) => match mm.get(key) {
             Some(Value::List(l)) => l.items.clone(),
