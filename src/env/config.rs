@@ -346,6 +346,7 @@ impl Decoder<'_> {
         let known = [
             "chart",
             "releaseName",
+            "release",
             "namespace",
             "valueFiles",
             "values",
@@ -360,14 +361,20 @@ impl Decoder<'_> {
         self.fields(n, &known, |k, v| {
             match k {
                 "chart" => c.chart = PathBuf::from(self.string(v)?),
-                "releaseName" => c.release_name = self.string(v)?,
+                "releaseName" | "release" => c.release_name = self.string(v)?,
                 "namespace" => c.namespace = self.string(v)?,
                 "valueFiles" => {
                     c.value_files = self.strings(v)?.into_iter().map(PathBuf::from).collect();
                 }
+                // A list of files (the design sketch's form) or inline
+                // values (Argo CD's `valuesObject`).
+                "values" if v.as_seq().is_some() => {
+                    c.value_files
+                        .extend(self.strings(v)?.into_iter().map(PathBuf::from));
+                }
                 "values" => {
                     if v.as_map().is_none() {
-                        return Err(self.err(v, "`values` must be a mapping"));
+                        return Err(self.err(v, "`values` must be a mapping or a list of files"));
                     }
                     c.values = Some(v.clone());
                 }
@@ -452,6 +459,10 @@ mod tests {
             .to_string();
         assert!(err.contains("dev.yaml:4"), "{err}");
         assert!(load("name: dev\napps:\n- name: x\n  helm: {}\n").is_err());
+        let e = load("name: dev\napps:\n- name: x\n  helm: {chart: c, release: r, values: [a.yaml, b.yaml]}\n").unwrap();
+        assert!(
+            matches!(&e.apps[0].source, Source::Helm(c) if c.release_name == "r" && c.value_files.len() == 2)
+        );
         assert!(load("name: dev\napps:\n- name: x\n  kustomize: a\n  helm: {chart: c}\n").is_err());
     }
 
