@@ -49,6 +49,8 @@ pub struct Kustomization {
     pub images: Vec<Image>,
     /// `replicas`.
     pub replicas: Vec<Replica>,
+    /// `openapi`: `path` to a custom schema file or a builtin `version`.
+    pub openapi: Vec<(String, String)>,
     /// `patchesStrategicMerge`: file names or inline patches.
     pub patches_strategic_merge: Vec<String>,
     /// `patches`.
@@ -99,7 +101,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("images", true),
     ("imageTags", true),
     ("replicas", true),
-    ("openapi", false),
+    ("openapi", true),
     ("patchesStrategicMerge", true),
     ("patchesJson6902", true),
     ("patches", true),
@@ -185,6 +187,7 @@ impl Kustomization {
             helm_globals: None,
             helm_charts: Vec::new(),
             warnings: Vec::new(),
+            openapi: Vec::new(),
         };
         let d = Decoder {
             path,
@@ -251,6 +254,7 @@ impl Kustomization {
                 "images" => k.images = d.list(value, Decoder::image)?,
                 "imageTags" => image_tags = d.list(value, Decoder::image)?,
                 "replicas" => k.replicas = d.list(value, Decoder::replica)?,
+                "openapi" => k.openapi = d.string_map(value)?,
                 "patchesStrategicMerge" => k.patches_strategic_merge = d.strings(value)?,
                 "patches" => k.patches = d.list(value, Decoder::patch)?,
                 "patchesJson6902" => k.patches_json6902 = d.list(value, Decoder::patch)?,

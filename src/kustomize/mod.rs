@@ -13,6 +13,7 @@ mod helmchart;
 mod jsonpatch;
 mod kustomization;
 mod nameref;
+mod openapi;
 mod order;
 mod origin;
 mod patch;

@@ -13,6 +13,7 @@ use super::patch::{Patches, Reader};
 use super::resource::Resource;
 use super::transform::{self, NamespaceOptions, SubjectMode};
 use super::Error;
+use crate::k8s::Catalog;
 use crate::yaml::{Node, Value};
 
 /// A configured builtin transformer.
@@ -233,7 +234,12 @@ impl Transformer {
 
     /// Runs the transformer; resources it empties are dropped afterwards
     /// (multiTransformer's DropEmpties).
-    pub fn apply(&self, file: &Path, resources: &mut Vec<Resource>) -> Result<(), Error> {
+    pub fn apply(
+        &self,
+        file: &Path,
+        cat: &Catalog,
+        resources: &mut Vec<Resource>,
+    ) -> Result<(), Error> {
         let fail = |e: String| Error::invalid(file, e);
         match self {
             Transformer::PrefixSuffix {
@@ -264,8 +270,8 @@ impl Transformer {
                 transform::replicas(&replica.name, replica.count, specs, resources).map_err(fail)?
             }
             Transformer::Patches(p) => {
-                p.apply_strategic_merge(resources)?;
-                p.apply_patches(resources, &mut |_, _| {})?;
+                p.apply_strategic_merge(cat, resources)?;
+                p.apply_patches(cat, resources, &mut |_, _| {})?;
                 p.apply_json6902(resources, &mut |_, _| {})?;
             }
             Transformer::Hash => super::generator::add_hashes(resources),
@@ -484,7 +490,7 @@ mod tests {
         let file = Path::new("t.yaml");
         let t = Transformer::load(&node(config), file, &mut no_files)?;
         let mut rs: Vec<Resource> = resources.iter().map(|s| Resource::new(node(s))).collect();
-        t.apply(file, &mut rs)?;
+        t.apply(file, Catalog::builtin(), &mut rs)?;
         Ok(rs.iter().map(|r| to_string(&r.node).unwrap()).collect())
     }
 
