@@ -430,6 +430,8 @@ pub enum Generator {
     /// HelmChartInflationGenerator: `helmGlobals` and `helmCharts` fields
     /// inline in one config.
     Helm(super::helmchart::Globals, Box<super::helmchart::Chart>),
+    /// IAMPolicyGenerator: the one resource it makes.
+    Iam(Box<Node>),
 }
 
 /// Configures a builtin generator. ConfigMapGenerator and SecretGenerator
@@ -446,6 +448,7 @@ pub fn load_generator(config: &Node, file: &Path) -> Result<Generator, Error> {
             let chart = super::helmchart::decode_chart(&d, config)?;
             return Ok(Generator::Helm(globals, Box::new(chart)));
         }
+        "IAMPolicyGenerator" => return Ok(Generator::Iam(Box::new(iam_policy(&d, config)?))),
         k if k.ends_with("Transformer") => {
             return Err(d.err(config, format!("plugin {kind} not a generator")))
         }
@@ -470,6 +473,41 @@ pub fn load_generator(config: &Node, file: &Path) -> Result<Generator, Error> {
         args.namespace = meta("namespace")?;
     }
     Ok(Generator::Args(args))
+}
+
+/// IAMPolicyGenerator (api/filters/iampolicygenerator): for `cloud: gke`, a
+/// ServiceAccount annotated with its Google service account. Like kustomize,
+/// the values are written into YAML text unquoted and that text is parsed.
+fn iam_policy(d: &Decoder, config: &Node) -> Result<Node, Error> {
+    let get = |section: Option<&str>, key: &str| {
+        let parent = match section {
+            Some(s) => config.get(s).filter(|n| !n.is_null()),
+            None => Some(config),
+        };
+        parent
+            .and_then(|p| p.get(key))
+            .map_or(Ok(String::new()), |n| d.string(n))
+    };
+    let cloud = get(None, "cloud")?;
+    if cloud != "gke" {
+        return Err(d.err(config, format!("cloud provider {cloud} not supported yet")));
+    }
+    let (k8s_name, namespace) = (
+        get(Some("kubernetesService"), "name")?,
+        get(Some("kubernetesService"), "namespace")?,
+    );
+    let (gsa, project) = (
+        get(Some("serviceAccount"), "name")?,
+        get(Some("serviceAccount"), "projectId")?,
+    );
+    let mut text = format!(
+        "\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  annotations:\n    iam.gke.io/gcp-service-account: {gsa}@{project}.iam.gserviceaccount.com\n  name: {k8s_name}\n"
+    );
+    if !namespace.is_empty() {
+        text.push_str(&format!("\n  namespace: {namespace}"));
+    }
+    crate::yaml::parse_one(&text, crate::yaml::Resolver::V3)
+        .map_err(|e| d.err(config, format!("IAMPolicyGenerator: {e}")))
 }
 
 #[cfg(test)]
@@ -555,6 +593,24 @@ mod tests {
             ("vendor", "demo")
         );
         assert!(chart.values_inline.is_some());
+    }
+
+    #[test]
+    fn iam_policy_generator() {
+        let cfg = "apiVersion: builtin\nkind: IAMPolicyGenerator\nmetadata: {name: g}\ncloud: gke\nkubernetesService: {name: ksa, namespace: ns}\nserviceAccount: {name: gsa, projectId: p}\n";
+        let Generator::Iam(n) = load_generator(&node(cfg), Path::new("k.yaml")).unwrap() else {
+            panic!("not an IAMPolicyGenerator");
+        };
+        assert_eq!(
+            crate::yaml::to_string(&n).unwrap(),
+            "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  annotations:\n    iam.gke.io/gcp-service-account: gsa@p.iam.gserviceaccount.com\n  name: ksa\n  namespace: ns\n"
+        );
+        let aws = cfg.replace("gke", "aws");
+        let e = load_generator(&node(&aws), Path::new("k.yaml"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("cloud provider aws not supported yet"), "{e}");
     }
 
     #[test]

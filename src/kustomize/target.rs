@@ -300,6 +300,12 @@ impl<'o> Accumulator<'o> {
                 plugin::Generator::Helm(globals, chart) => {
                     self.inflate(dir, &k.path, &globals, &chart, origin.as_ref(), resources)?;
                 }
+                plugin::Generator::Iam(node) => {
+                    let mut res = Resource::new(*node);
+                    res.origin = origin;
+                    super::generator::absorb(resources, res, super::generator::Behavior::Create)
+                        .map_err(|e| Error::invalid(&k.path, e))?;
+                }
             }
         }
         Ok(())
