@@ -5,6 +5,7 @@
 //!
 //! It never shells out to kustomize and never reads the network.
 
+mod crds;
 mod decode;
 mod error;
 mod fieldspec;

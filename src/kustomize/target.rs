@@ -120,6 +120,21 @@ impl<'o> Accumulator<'o> {
             acc.merge_config(TransformerConfig::sorted_defaults())
                 .map_err(fail)?;
         }
+        // LoadConfigFromCRDs, merged after the configurations.
+        if !k.crds.is_empty() {
+            let mut crds = TransformerConfig::default();
+            for name in &k.crds {
+                let (file, text) = self.load_file(dir, name, &k.path)?;
+                crds = crds
+                    .merged(&super::crds::config_from_file(&file, &text)?)
+                    .map_err(fail)?;
+            }
+            if acc.config.is_none() {
+                acc.merge_config(TransformerConfig::sorted_defaults())
+                    .map_err(fail)?;
+            }
+            acc.merge_config(&crds).map_err(fail)?;
+        }
         let mut resources = std::mem::take(&mut acc.resources);
         // configureBuiltinGenerators: generated resources come from the kustomization.
         let origins: Vec<Option<Origin>> = k
