@@ -139,14 +139,18 @@ fn missing_resource_and_unknown_field() {
 #[test]
 fn unsupported_field_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("kustomization.yaml"), "crds:\n- crd.json\n").unwrap();
+    fs::write(
+        dir.path().join("kustomization.yaml"),
+        "validators:\n- v.yaml\n",
+    )
+    .unwrap();
     let out = hydrate()
         .args(["kustomize", "build"])
         .arg(dir.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet: crds"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet: validators"));
     assert!(out.stdout.is_empty());
 }
 

@@ -6,7 +6,7 @@ mod smp;
 
 use std::collections::HashSet;
 
-pub use smp::Schema;
+pub use smp::{Catalog, Schema};
 use std::sync::OnceLock;
 
 static CLUSTER_SCOPED: &str = include_str!("../../schemas/cluster-scoped.txt");

@@ -49,6 +49,10 @@ pub struct Kustomization {
     pub images: Vec<Image>,
     /// `replicas`.
     pub replicas: Vec<Replica>,
+    /// `crds`: OpenAPI definition files of custom types.
+    pub crds: Vec<String>,
+    /// `openapi`: `path` to a custom schema file or a builtin `version`.
+    pub openapi: Vec<(String, String)>,
     /// `patchesStrategicMerge`: file names or inline patches.
     pub patches_strategic_merge: Vec<String>,
     /// `patches`.
@@ -99,7 +103,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("images", true),
     ("imageTags", true),
     ("replicas", true),
-    ("openapi", false),
+    ("openapi", true),
     ("patchesStrategicMerge", true),
     ("patchesJson6902", true),
     ("patches", true),
@@ -107,7 +111,7 @@ const FIELDS: &[(&str, bool)] = &[
     ("vars", true),
     ("sortOptions", true),
     ("components", true),
-    ("crds", false),
+    ("crds", true),
     ("configMapGenerator", true),
     ("secretGenerator", true),
     ("helmGlobals", true),
@@ -185,6 +189,8 @@ impl Kustomization {
             helm_globals: None,
             helm_charts: Vec::new(),
             warnings: Vec::new(),
+            openapi: Vec::new(),
+            crds: Vec::new(),
         };
         let d = Decoder {
             path,
@@ -251,6 +257,8 @@ impl Kustomization {
                 "images" => k.images = d.list(value, Decoder::image)?,
                 "imageTags" => image_tags = d.list(value, Decoder::image)?,
                 "replicas" => k.replicas = d.list(value, Decoder::replica)?,
+                "openapi" => k.openapi = d.string_map(value)?,
+                "crds" => k.crds = d.strings(value)?,
                 "patchesStrategicMerge" => k.patches_strategic_merge = d.strings(value)?,
                 "patches" => k.patches = d.list(value, Decoder::patch)?,
                 "patchesJson6902" => k.patches_json6902 = d.list(value, Decoder::patch)?,
@@ -426,9 +434,10 @@ mod tests {
         // YAML 1.1: `yes` is a boolean, which a string field rejects.
         assert!(parse("namespace: yes\n").is_err());
         assert!(parse("images:\n- name: a\n  newTag: 1.10\n").is_err());
-        let e = parse("crds:\n- x.json\n").unwrap_err().to_string();
-        assert!(e.ends_with("not supported yet: crds"), "{e}");
-        assert!(parse("crds: []\n").is_ok());
+        let e = parse("validators:\n- x.yaml\n").unwrap_err().to_string();
+        assert!(e.ends_with("not supported yet: validators"), "{e}");
+        assert!(parse("validators: []\n").is_ok());
+        assert_eq!(parse("crds:\n- x.json\n").unwrap().crds, ["x.json"]);
         let k = parse("vars:\n- name: X\n  objref: {kind: Service, name: s, apiVersion: v1}\n")
             .unwrap();
         assert_eq!(k.vars[0].field_path, "metadata.name");

@@ -5,6 +5,7 @@
 //!
 //! It never shells out to kustomize and never reads the network.
 
+mod crds;
 mod decode;
 mod error;
 mod fieldspec;
@@ -13,6 +14,7 @@ mod helmchart;
 mod jsonpatch;
 mod kustomization;
 mod nameref;
+mod openapi;
 mod order;
 mod origin;
 mod patch;

@@ -11,6 +11,7 @@ use super::kustomization::{Kustomization, Patch, Selector};
 use super::resource::{read_file, ResId, Resource};
 use super::selector::Compiled;
 use super::{smp, Error};
+use crate::k8s::Catalog;
 use crate::yaml::{Node, Value};
 
 /// What a `patches` entry holds.
@@ -127,10 +128,14 @@ impl Patches {
     }
 
     /// PatchStrategicMergeTransformer.
-    pub fn apply_strategic_merge(&self, resources: &mut Vec<Resource>) -> Result<(), Error> {
+    pub fn apply_strategic_merge(
+        &self,
+        cat: &Catalog,
+        resources: &mut Vec<Resource>,
+    ) -> Result<(), Error> {
         for patch in &self.strategic_merge {
             let i = self.unique_target(resources, patch)?;
-            apply_selected(resources, &[i], patch, false, false)
+            apply_selected(cat, resources, &[i], patch, false, false)
                 .map_err(|e| Error::invalid(&self.path, e))?;
         }
         Ok(())
@@ -139,17 +144,23 @@ impl Patches {
     /// PatchTransformer, every `patches` entry in order.
     pub fn apply_patches(
         &self,
+        cat: &Catalog,
         resources: &mut Vec<Resource>,
         after: &mut After,
     ) -> Result<(), Error> {
         for p in &self.patches {
-            self.apply_patch(p, resources)?;
+            self.apply_patch(cat, p, resources)?;
             after(resources, "PatchTransformer");
         }
         Ok(())
     }
 
-    fn apply_patch(&self, p: &Plugin, resources: &mut Vec<Resource>) -> Result<(), Error> {
+    fn apply_patch(
+        &self,
+        cat: &Catalog,
+        p: &Plugin,
+        resources: &mut Vec<Resource>,
+    ) -> Result<(), Error> {
         let fail = |e: String| Error::invalid(&self.path, e);
         {
             match (&p.body, &p.target) {
@@ -163,6 +174,7 @@ impl Patches {
                         ))
                     })?;
                     apply_selected(
+                        cat,
                         resources,
                         &chosen,
                         &list[0],
@@ -175,6 +187,7 @@ impl Patches {
                     for patch in list {
                         let i = self.unique_target(resources, patch)?;
                         let keep = apply_one(
+                            cat,
                             &mut resources[i],
                             patch,
                             p.allow_name_change,
@@ -335,6 +348,7 @@ pub fn select(resources: &[Resource], target: &Selector) -> Result<Vec<usize>, S
 /// resWrangler.ApplySmPatch: a copy of the patch, given each target's
 /// apiVersion, merged into each; resources the patch empties are dropped.
 fn apply_selected(
+    cat: &Catalog,
     resources: &mut Vec<Resource>,
     chosen: &[usize],
     patch: &Node,
@@ -349,7 +363,7 @@ fn apply_selected(
         // SetGvk(res.GetGvk()) then SetKind(patch.GetKind()).
         copy.set("apiVersion", api.unwrap_or_else(|| Node::string("")));
         copy.set("kind", Node::string(kind));
-        if !apply_one(&mut resources[i], &copy, name_change, kind_change)? {
+        if !apply_one(cat, &mut resources[i], &copy, name_change, kind_change)? {
             drop.push(i);
         }
     }
@@ -361,6 +375,7 @@ fn apply_selected(
 
 /// Resource.ApplySmPatch. Returns false when the patch deleted the resource.
 fn apply_one(
+    cat: &Catalog,
     r: &mut Resource,
     patch: &Node,
     name_change: bool,
@@ -374,7 +389,7 @@ fn apply_one(
     if name_change || kind_change {
         r.store_previous_id();
     }
-    let Some(node) = smp::merge(&r.node, patch)? else {
+    let Some(node) = smp::merge(cat, &r.node, patch)? else {
         return Ok(false);
     };
     if node.is_null() || matches!(&node.value, Value::Map(m) if m.is_empty()) {
@@ -431,8 +446,8 @@ mod tests {
         let mut read = fixed(files);
         let p = Patches::load(&k, &mut read)?;
         let mut rs = resources();
-        p.apply_strategic_merge(&mut rs)?;
-        p.apply_patches(&mut rs, &mut |_, _| {})?;
+        p.apply_strategic_merge(Catalog::builtin(), &mut rs)?;
+        p.apply_patches(Catalog::builtin(), &mut rs, &mut |_, _| {})?;
         p.apply_json6902(&mut rs, &mut |_, _| {})?;
         Ok(rs)
     }

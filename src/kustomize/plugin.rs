@@ -13,6 +13,7 @@ use super::patch::{Patches, Reader};
 use super::resource::Resource;
 use super::transform::{self, NamespaceOptions, SubjectMode};
 use super::Error;
+use crate::k8s::Catalog;
 use crate::yaml::{Node, Value};
 
 /// A configured builtin transformer.
@@ -233,7 +234,12 @@ impl Transformer {
 
     /// Runs the transformer; resources it empties are dropped afterwards
     /// (multiTransformer's DropEmpties).
-    pub fn apply(&self, file: &Path, resources: &mut Vec<Resource>) -> Result<(), Error> {
+    pub fn apply(
+        &self,
+        file: &Path,
+        cat: &Catalog,
+        resources: &mut Vec<Resource>,
+    ) -> Result<(), Error> {
         let fail = |e: String| Error::invalid(file, e);
         match self {
             Transformer::PrefixSuffix {
@@ -264,8 +270,8 @@ impl Transformer {
                 transform::replicas(&replica.name, replica.count, specs, resources).map_err(fail)?
             }
             Transformer::Patches(p) => {
-                p.apply_strategic_merge(resources)?;
-                p.apply_patches(resources, &mut |_, _| {})?;
+                p.apply_strategic_merge(cat, resources)?;
+                p.apply_patches(cat, resources, &mut |_, _| {})?;
                 p.apply_json6902(resources, &mut |_, _| {})?;
             }
             Transformer::Hash => super::generator::add_hashes(resources),
@@ -424,6 +430,8 @@ pub enum Generator {
     /// HelmChartInflationGenerator: `helmGlobals` and `helmCharts` fields
     /// inline in one config.
     Helm(super::helmchart::Globals, Box<super::helmchart::Chart>),
+    /// IAMPolicyGenerator: the one resource it makes.
+    Iam(Box<Node>),
 }
 
 /// Configures a builtin generator. ConfigMapGenerator and SecretGenerator
@@ -440,6 +448,7 @@ pub fn load_generator(config: &Node, file: &Path) -> Result<Generator, Error> {
             let chart = super::helmchart::decode_chart(&d, config)?;
             return Ok(Generator::Helm(globals, Box::new(chart)));
         }
+        "IAMPolicyGenerator" => return Ok(Generator::Iam(Box::new(iam_policy(&d, config)?))),
         k if k.ends_with("Transformer") => {
             return Err(d.err(config, format!("plugin {kind} not a generator")))
         }
@@ -466,6 +475,41 @@ pub fn load_generator(config: &Node, file: &Path) -> Result<Generator, Error> {
     Ok(Generator::Args(args))
 }
 
+/// IAMPolicyGenerator (api/filters/iampolicygenerator): for `cloud: gke`, a
+/// ServiceAccount annotated with its Google service account. Like kustomize,
+/// the values are written into YAML text unquoted and that text is parsed.
+fn iam_policy(d: &Decoder, config: &Node) -> Result<Node, Error> {
+    let get = |section: Option<&str>, key: &str| {
+        let parent = match section {
+            Some(s) => config.get(s).filter(|n| !n.is_null()),
+            None => Some(config),
+        };
+        parent
+            .and_then(|p| p.get(key))
+            .map_or(Ok(String::new()), |n| d.string(n))
+    };
+    let cloud = get(None, "cloud")?;
+    if cloud != "gke" {
+        return Err(d.err(config, format!("cloud provider {cloud} not supported yet")));
+    }
+    let (k8s_name, namespace) = (
+        get(Some("kubernetesService"), "name")?,
+        get(Some("kubernetesService"), "namespace")?,
+    );
+    let (gsa, project) = (
+        get(Some("serviceAccount"), "name")?,
+        get(Some("serviceAccount"), "projectId")?,
+    );
+    let mut text = format!(
+        "\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  annotations:\n    iam.gke.io/gcp-service-account: {gsa}@{project}.iam.gserviceaccount.com\n  name: {k8s_name}\n"
+    );
+    if !namespace.is_empty() {
+        text.push_str(&format!("\n  namespace: {namespace}"));
+    }
+    crate::yaml::parse_one(&text, crate::yaml::Resolver::V3)
+        .map_err(|e| d.err(config, format!("IAMPolicyGenerator: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,7 +528,7 @@ mod tests {
         let file = Path::new("t.yaml");
         let t = Transformer::load(&node(config), file, &mut no_files)?;
         let mut rs: Vec<Resource> = resources.iter().map(|s| Resource::new(node(s))).collect();
-        t.apply(file, &mut rs)?;
+        t.apply(file, Catalog::builtin(), &mut rs)?;
         Ok(rs.iter().map(|r| to_string(&r.node).unwrap()).collect())
     }
 
@@ -549,6 +593,24 @@ mod tests {
             ("vendor", "demo")
         );
         assert!(chart.values_inline.is_some());
+    }
+
+    #[test]
+    fn iam_policy_generator() {
+        let cfg = "apiVersion: builtin\nkind: IAMPolicyGenerator\nmetadata: {name: g}\ncloud: gke\nkubernetesService: {name: ksa, namespace: ns}\nserviceAccount: {name: gsa, projectId: p}\n";
+        let Generator::Iam(n) = load_generator(&node(cfg), Path::new("k.yaml")).unwrap() else {
+            panic!("not an IAMPolicyGenerator");
+        };
+        assert_eq!(
+            crate::yaml::to_string(&n).unwrap(),
+            "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  annotations:\n    iam.gke.io/gcp-service-account: gsa@p.iam.gserviceaccount.com\n  name: ksa\n  namespace: ns\n"
+        );
+        let aws = cfg.replace("gke", "aws");
+        let e = load_generator(&node(&aws), Path::new("k.yaml"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("cloud provider aws not supported yet"), "{e}");
     }
 
     #[test]

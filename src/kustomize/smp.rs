@@ -6,7 +6,7 @@
 //! to `$setElementOrder`, `$deleteFromPrimitiveList` or `$retainKeys`: they
 //! are ordinary fields.
 
-use crate::k8s::Schema;
+use crate::k8s::{Catalog, Schema};
 use crate::yaml::{resolve_plain, Node, Resolver, Scalar, Style, Tag, Value};
 
 const DIRECTIVE: &str = "$patch";
@@ -30,18 +30,29 @@ enum Directive {
 }
 
 /// Merges `patch` into `resource`. `None` means the patch deleted the resource.
-pub fn merge(resource: &Node, patch: &Node) -> Result<Option<Node>, String> {
+pub fn merge(cat: &Catalog, resource: &Node, patch: &Node) -> Result<Option<Node>, String> {
+    let mut cx = Cx {
+        cat,
+        path: Vec::new(),
+    };
     let out = walk(
         Some(resource.clone()),
         Some(patch.clone()),
         None,
         false,
-        &mut Vec::new(),
+        &mut cx,
     )?;
     Ok(match out {
         Merged::Clear => None,
         Merged::Node { node, .. } | Merged::KeepNull(node) => Some(node),
     })
+}
+
+/// What one merge walks with: the OpenAPI catalog in force and the field
+/// path below the resource.
+struct Cx<'c> {
+    cat: &'c Catalog,
+    path: Vec<String>,
 }
 
 fn missing_or_null(n: &Option<Node>) -> bool {
@@ -89,14 +100,14 @@ fn same_kind(a: &Node, b: &Node) -> bool {
 
 /// walk.Walker.Walk with sources [dest, origin]. `same` when dest and origin
 /// are one node in kyaml (a subtree the patch added or replaced).
-fn walk(
+fn walk<'c>(
     dest: Option<Node>,
     origin: Option<Node>,
-    schema: Option<Schema>,
+    schema: Option<Schema<'c>>,
     same: bool,
-    path: &mut Vec<String>,
+    cx: &mut Cx<'c>,
 ) -> Result<Merged, String> {
-    let schema = schema.or_else(|| schema_of_sources(&dest, &origin));
+    let schema = schema.or_else(|| schema_of_sources(cx.cat, &dest, &origin));
     // Walker.Kind: the kind of the first source that is not missing or null.
     let kind = [&dest, &origin]
         .into_iter()
@@ -104,7 +115,7 @@ fn walk(
         .find(|n| !n.is_null())
         .cloned();
     let Some(kind) = kind else {
-        return walk_map(dest, origin, schema, same, path);
+        return walk_map(dest, origin, schema, same, cx);
     };
     for n in [&dest, &origin].into_iter().flatten() {
         if !n.is_null() && !same_kind(n, &kind) {
@@ -116,9 +127,9 @@ fn walk(
         }
     }
     match kind.value {
-        Value::Map(_) => walk_map(dest, origin, schema, same, path),
+        Value::Map(_) => walk_map(dest, origin, schema, same, cx),
         Value::Seq(_) if schema.is_some_and(|s| s.merges()) => {
-            walk_associative(dest, origin, schema, same, path)
+            walk_associative(dest, origin, schema, same, cx)
         }
         // NonAssociateList and scalars: the patch wins when it has the field.
         _ => Ok(match (origin, dest) {
@@ -137,7 +148,11 @@ fn walk(
 
 /// Walker.GetSchema without a parent schema: the type of the first source
 /// with both `apiVersion` and `kind`.
-fn schema_of_sources(dest: &Option<Node>, origin: &Option<Node>) -> Option<Schema> {
+fn schema_of_sources<'c>(
+    cat: &'c Catalog,
+    dest: &Option<Node>,
+    origin: &Option<Node>,
+) -> Option<Schema<'c>> {
     for n in [dest, origin].into_iter().flatten() {
         if n.is_null() {
             continue;
@@ -148,7 +163,7 @@ fn schema_of_sources(dest: &Option<Node>, origin: &Option<Node>) -> Option<Schem
         if av.is_empty() || kind.is_empty() {
             continue;
         }
-        if let Some(s) = Schema::for_type(av, kind) {
+        if let Some(s) = cat.for_type(av, kind) {
             return Some(s);
         }
     }
@@ -216,12 +231,12 @@ fn short_tag(t: &Tag) -> String {
 }
 
 /// Merger.VisitMap followed by walkMap over the union of field names.
-fn walk_map(
+fn walk_map<'c>(
     dest: Option<Node>,
     mut origin: Option<Node>,
-    schema: Option<Schema>,
+    schema: Option<Schema<'c>>,
     same: bool,
-    path: &mut Vec<String>,
+    cx: &mut Cx<'c>,
 ) -> Result<Merged, String> {
     let (mut dest, from_dest, keep_null) = if missing_or_null(&dest) {
         // Errors are ignored here, as kyaml does.
@@ -267,9 +282,9 @@ fn walk_map(
         let child_schema = schema.and_then(|s| s.field(&key));
         let d = dest.get(&key).cloned();
         let o = origin.as_ref().and_then(|o| o.get(&key)).cloned();
-        path.push(key.clone());
-        let val = walk(d, o, child_schema, aliased, path)?;
-        path.pop();
+        cx.path.push(key.clone());
+        let val = walk(d, o, child_schema, aliased, cx)?;
+        cx.path.pop();
         set_field(&mut dest, &key, val);
     }
     Ok(if keep_null {
@@ -296,12 +311,12 @@ fn set_field(dest: &mut Node, key: &str, val: Merged) {
 }
 
 /// Merger.VisitList (associative) followed by walkAssociativeSequence.
-fn walk_associative(
+fn walk_associative<'c>(
     dest: Option<Node>,
     mut origin: Option<Node>,
-    schema: Option<Schema>,
+    schema: Option<Schema<'c>>,
     same: bool,
-    path: &mut Vec<String>,
+    cx: &mut Cx<'c>,
 ) -> Result<Merged, String> {
     let (dest, from_dest) = if missing_or_null(&dest) {
         match &origin {
@@ -341,10 +356,10 @@ fn walk_associative(
     };
     let values = list.element_values(&keys);
     let merged = if !values.is_empty() || !keys.is_empty() {
-        list.set_elements(values, keys, path)?
+        list.set_elements(values, keys, cx)?
     } else {
         let prims = list.primitive_values();
-        list.set_elements(prims, vec![String::new()], path)?
+        list.set_elements(prims, vec![String::new()], cx)?
     };
     Ok(match merged {
         Some(node) => Merged::Node {
@@ -356,14 +371,14 @@ fn walk_associative(
 }
 
 /// The two lists of an associative merge.
-struct Assoc {
+struct Assoc<'c> {
     dest: Node,
     origin: Option<Node>,
-    elem_schema: Option<Schema>,
+    elem_schema: Option<Schema<'c>>,
     same: bool,
 }
 
-impl Assoc {
+impl<'c> Assoc<'c> {
     /// The sources in Prepend order: the patch first.
     fn prepend_order(&self) -> [Option<&Node>; 2] {
         [self.origin.as_ref(), Some(&self.dest)]
@@ -409,7 +424,7 @@ impl Assoc {
         &mut self,
         mut rows: Vec<Vec<String>>,
         keys: Vec<String>,
-        path: &mut Vec<String>,
+        cx: &mut Cx<'c>,
     ) -> Result<Option<Node>, String> {
         let mut added: Vec<Node> = Vec::new();
         if keys.len() > 1 {
@@ -440,7 +455,7 @@ impl Assoc {
                     .and_then(|s| s.get(i))
                     .cloned()
             });
-            let val = walk(d, o, self.elem_schema, self.same, path)?;
+            let val = walk(d, o, self.elem_schema, self.same, cx)?;
             let (mut node, from_dest) = match val {
                 Merged::Clear => (None, false),
                 Merged::Node { node, from_dest } => (Some(node), from_dest),
@@ -722,7 +737,7 @@ mod tests {
     fn run(resource: &str, patch: &str) -> String {
         let r = parse_one(resource, Resolver::V3).unwrap();
         let p = parse_one(patch, Resolver::V3).unwrap();
-        match merge(&r, &p).unwrap() {
+        match merge(Catalog::builtin(), &r, &p).unwrap() {
             Some(n) => to_string(&n).unwrap(),
             None => "<deleted>".into(),
         }
@@ -787,7 +802,7 @@ mod tests {
     fn bad_directive_is_an_error() {
         let r = parse_one(DEPLOY, Resolver::V3).unwrap();
         let p = parse_one("spec:\n  $patch: nope\n", Resolver::V3).unwrap();
-        assert!(merge(&r, &p)
+        assert!(merge(Catalog::builtin(), &r, &p)
             .unwrap_err()
             .contains("unknown patch strategy 'nope'"));
     }

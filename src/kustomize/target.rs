@@ -5,12 +5,14 @@ use std::path::{Path, PathBuf};
 
 use super::fieldspec::TransformerConfig;
 use super::kustomization::{self, GeneratorKind, Kind, Kustomization};
+use super::openapi::SchemaSetting;
 use super::origin::{self, Origin};
 use super::patch::Patches;
 use super::resource::{read_file, Resource};
 use super::vars::{self, Var};
 use super::{plugin, replacement};
 use super::{Error, LoadRestrictor, Options};
+use crate::k8s::Catalog;
 
 /// Accumulated state while building.
 pub struct Accumulator<'o> {
@@ -25,6 +27,8 @@ pub struct Accumulator<'o> {
     /// The current directory relative to the top one, while origins are
     /// tracked (the top kustomization has `buildMetadata`).
     origin: Option<String>,
+    /// The OpenAPI schema strategic merge patches use (`openapi:`).
+    schema: SchemaSetting,
 }
 
 impl<'o> Accumulator<'o> {
@@ -36,6 +40,7 @@ impl<'o> Accumulator<'o> {
             files_read: Vec::new(),
             stack: Vec::new(),
             origin: None,
+            schema: SchemaSetting::default(),
         }
     }
 
@@ -69,6 +74,13 @@ impl<'o> Accumulator<'o> {
         self.files_read.push(file.clone());
         let k = Kustomization::load(&file)?;
         self.warnings.extend(k.warnings.iter().cloned());
+        // kustomize: SetSchema right after loading, resetting at the top.
+        let mut schema = std::mem::take(&mut self.schema);
+        let set = schema.apply(&k, self.stack.is_empty(), &mut |name: &str| {
+            self.load_file(&dir, name, &k.path)
+        });
+        self.schema = schema;
+        set?;
         // makeCustomizedResMap: any buildMetadata at the top turns origins on.
         if self.stack.is_empty() && !k.build_metadata.is_empty() {
             self.origin = Some(String::new());
@@ -108,6 +120,21 @@ impl<'o> Accumulator<'o> {
             acc.merge_config(TransformerConfig::sorted_defaults())
                 .map_err(fail)?;
         }
+        // LoadConfigFromCRDs, merged after the configurations.
+        if !k.crds.is_empty() {
+            let mut crds = TransformerConfig::default();
+            for name in &k.crds {
+                let (file, text) = self.load_file(dir, name, &k.path)?;
+                crds = crds
+                    .merged(&super::crds::config_from_file(&file, &text)?)
+                    .map_err(fail)?;
+            }
+            if acc.config.is_none() {
+                acc.merge_config(TransformerConfig::sorted_defaults())
+                    .map_err(fail)?;
+            }
+            acc.merge_config(&crds).map_err(fail)?;
+        }
         let mut resources = std::mem::take(&mut acc.resources);
         // configureBuiltinGenerators: generated resources come from the kustomization.
         let origins: Vec<Option<Origin>> = k
@@ -132,6 +159,7 @@ impl<'o> Accumulator<'o> {
         )?;
         self.helm_charts(dir, k, &mut resources)?;
         self.external_generators(dir, k, &mut resources)?;
+        self.schema.note_types(&resources);
         acc.resources = resources;
         for entry in &k.components {
             let path = dir.join(entry);
@@ -163,12 +191,14 @@ impl<'o> Accumulator<'o> {
         let mut resources = std::mem::take(&mut acc.resources);
         let patches = Patches::load(k, &mut |name: &str| self.load_file(dir, name, &k.path))?;
         let configured_in = self.configured_in(&k.path);
+        let custom = self.schema.custom();
+        let cat = custom.as_deref().unwrap_or(Catalog::builtin());
         let mut after = |rs: &mut Vec<Resource>, kind: &'static str| {
             if let Some(c) = &configured_in {
                 origin::record(rs, &Origin::generator(c.clone(), ["builtin", kind, "", ""]));
             }
         };
-        super::transform::run(k, acc.config(), &patches, &mut resources, &mut after)?;
+        super::transform::run(k, acc.config(), &patches, cat, &mut resources, &mut after)?;
         // ReplacementTransformer is the last of the builtin transformers.
         if !k.replacements.is_empty() {
             let list =
@@ -183,7 +213,7 @@ impl<'o> Accumulator<'o> {
             let t = plugin::Transformer::load(&config.node, &k.path, &mut |name: &str| {
                 self.load_file(dir, name, &k.path)
             })?;
-            t.apply(&k.path, &mut resources)?;
+            t.apply(&k.path, cat, &mut resources)?;
             if let Some(o) = &config.origin {
                 let get = |key: &str| config.node.get_str(key).unwrap_or_default();
                 let by = [
@@ -285,6 +315,12 @@ impl<'o> Accumulator<'o> {
                 plugin::Generator::Helm(globals, chart) => {
                     self.inflate(dir, &k.path, &globals, &chart, origin.as_ref(), resources)?;
                 }
+                plugin::Generator::Iam(node) => {
+                    let mut res = Resource::new(*node);
+                    res.origin = origin;
+                    super::generator::absorb(resources, res, super::generator::Behavior::Create)
+                        .map_err(|e| Error::invalid(&k.path, e))?;
+                }
             }
         }
         Ok(())
@@ -366,6 +402,7 @@ impl<'o> Accumulator<'o> {
             if path.is_file() {
                 self.check_restriction(dir, &path, kfile)?;
                 let mut added = self.file(&path)?;
+                self.schema.note_types(&added);
                 if let Some(cur) = &self.origin {
                     let o = Origin::file(origin::join(cur, entry));
                     for r in &mut added {

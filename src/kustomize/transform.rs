@@ -8,6 +8,7 @@ use super::kustomization::{Image, Kustomization};
 use super::patch::{After, Patches};
 use super::resource::Resource;
 use super::Error;
+use crate::k8s::Catalog;
 use crate::yaml::{Node, Tag};
 
 /// Runs the builtin transformers of `k` over `resources`, in kustomize's
@@ -18,15 +19,16 @@ pub fn run(
     k: &Kustomization,
     config: &TransformerConfig,
     patches: &Patches,
+    cat: &Catalog,
     resources: &mut Vec<Resource>,
     after: &mut After,
 ) -> Result<(), Error> {
     let fail = |e: String| Error::invalid(&k.path, e);
     if patches.has_strategic_merge() {
-        patches.apply_strategic_merge(resources)?;
+        patches.apply_strategic_merge(cat, resources)?;
         after(resources, "PatchStrategicMergeTransformer");
     }
-    patches.apply_patches(resources, after)?;
+    patches.apply_patches(cat, resources, after)?;
     if !k.namespace.is_empty() {
         let opts = NamespaceOptions::default();
         namespace(&k.namespace, &config.namespace, &opts, resources).map_err(fail)?;
