@@ -386,31 +386,27 @@ fn missing_or_null(n: Option<&Node>) -> bool {
 /// in `src` clears the field, and an explicit `null` only in `dest` stays.
 /// `Ok(None)` means the field is cleared.
 fn merge2(dest: Option<&Node>, src: Option<&Node>) -> Result<Option<Node>, String> {
-    // walk.Walker.Kind: the kind of the first source that is not null.
-    let kind = [dest, src]
+    const KINDS: [&str; 3] = ["MappingNode", "SequenceNode", "ScalarNode"];
+    let kind_of = |n: &Node| match &n.value {
+        Value::Map(_) => 0,
+        Value::Seq(_) => 1,
+        Value::Scalar(_) => 2,
+    };
+    // walk.Walker.Kind: the kind of the first source that is not null;
+    // every other non-null source must have the same kind.
+    let present: Vec<&Node> = [dest, src]
         .into_iter()
         .flatten()
-        .find(|n| !missing_or_null(Some(n)))
-        .map(|n| match &n.value {
-            Value::Map(_) => 0,
-            Value::Seq(_) => 1,
-            Value::Scalar(_) => 2,
-        })
-        .unwrap_or(0);
-    for n in [dest, src].into_iter().flatten() {
-        let k = match &n.value {
-            Value::Map(_) => 0,
-            Value::Seq(_) => 1,
-            Value::Scalar(_) => 2,
-        };
-        if k != kind && !missing_or_null(Some(n)) {
-            let want = ["MappingNode", "SequenceNode", "ScalarNode"][kind];
-            let text = yaml::to_string(n).unwrap_or_default();
-            return Err(format!(
-                "wrong node kind: expected {want} but got {}: node contents:\n{text}",
-                ["MappingNode", "SequenceNode", "ScalarNode"][k]
-            ));
-        }
+        .filter(|n| !n.is_null())
+        .collect();
+    let kind = present.first().map_or(0, |n| kind_of(n));
+    if let Some(n) = present.iter().find(|n| kind_of(n) != kind) {
+        let text = yaml::to_string(n).unwrap_or_default();
+        return Err(format!(
+            "wrong node kind: expected {} but got {}: node contents:\n{text}",
+            KINDS[kind],
+            KINDS[kind_of(n)]
+        ));
     }
     match kind {
         1 | 2 => Ok(src.or(dest).cloned()),
