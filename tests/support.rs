@@ -47,9 +47,9 @@ pub fn need(need: Need) -> Option<PathBuf> {
         ),
         Need::Helm3 => (oracle("helm3"), "~/.cache/oracles/helm3 is not installed"),
     };
-    skips::register();
-    if found.is_none() {
-        skip(reason);
+    match found {
+        Some(_) => skips::register(),
+        None => skip(reason),
     }
     found
 }
@@ -63,7 +63,9 @@ pub fn skip(reason: &str) {
 /// timings): see `skips` for why this bypasses the capture.
 pub fn report(line: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    // One write: stderr is unbuffered, and `writeln!` would write each
+    // piece apart, between libtest's own lines.
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
 
 /// Skip reporting that `cargo test`'s default output capture does not hide.
@@ -81,7 +83,6 @@ pub fn report(line: &str) {
 /// handlers either way.
 mod skips {
     use std::collections::{BTreeMap, BTreeSet};
-    use std::io::Write;
     use std::sync::{Mutex, MutexGuard, Once, TryLockError};
 
     /// The optional tests that ran, and the reason for each skip.
@@ -119,11 +120,10 @@ mod skips {
     }
 
     pub fn record(reason: &str) {
+        register();
         let test = test_name();
-        let _ = writeln!(std::io::stderr().lock(), "skipped: {reason} ({test})");
-        let mut state = state();
-        state.optional.insert(test.clone());
-        state.skipped.insert(test, reason.to_string());
+        super::report(&format!("skipped: {reason} ({test})"));
+        state().skipped.insert(test, reason.to_string());
     }
 
     extern "C" fn summary() {
@@ -151,7 +151,7 @@ mod skips {
                 reasons.join("; ")
             )
         };
-        let _ = writeln!(std::io::stderr().lock(), "\n{line}");
+        super::report(&format!("\n{line}"));
     }
 }
 
