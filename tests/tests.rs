@@ -3,6 +3,8 @@
 mod branches;
 mod cli;
 mod conformance;
+mod corpus;
 mod demo;
+mod goldens;
 mod schema;
 mod support;

@@ -92,9 +92,27 @@ fn parse_helm_version(text: &str) -> Result<HelmVersion, String> {
     HelmVersion::parse(text).map_err(|e| e.to_string())
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    let Command::Template(a) = cmd;
-    let a = *a;
+/// Parses the arguments of `helm template` (without the command words) as
+/// the command does: the chart path and the options, paths left as given
+/// (relative to the working directory). The conformance tests call it to
+/// render corpus cases in-process, flag for flag as the binary would.
+pub fn template_options<I, T>(args: I) -> anyhow::Result<(PathBuf, Options)>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    #[derive(clap::Parser)]
+    #[command(no_binary_name = true)]
+    struct Standalone {
+        #[command(flatten)]
+        args: TemplateArgs,
+    }
+    let parsed = <Standalone as clap::Parser>::try_parse_from(args)?;
+    options(parsed.args)
+}
+
+/// The chart path and the options a parsed command line asks for.
+fn options(a: TemplateArgs) -> anyhow::Result<(PathBuf, Options)> {
     let (name, chart) = match a.args.as_slice() {
         [chart] => (None, chart.clone()),
         [name, chart] => (Some(name.clone()), chart.clone()),
@@ -131,11 +149,18 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     if let Some(k) = &a.kube_version {
         opts.kube_version = Some(a.helm_version.parse_kube_version(k)?);
     }
-    let _ = (a.skip_crds, a.debug);
-    if a.validate {
+    let _ = (a.skip_crds, a.debug, a.validate);
+    Ok((PathBuf::from(chart), opts))
+}
+
+pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    let Command::Template(a) = cmd;
+    let validate = a.validate;
+    let (chart, opts) = options(*a)?;
+    if validate {
         eprintln!("note: --validate needs a cluster; hydrate works offline and renders without validating");
     }
-    let rendered = helm::template(std::path::Path::new(&chart), &opts)?;
+    let rendered = helm::template(&chart, &opts)?;
     for w in &rendered.warnings {
         eprintln!("{w}");
     }

@@ -62,19 +62,33 @@ enum RestrictorArg {
     None,
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    let Command::Build(args) = cmd;
+/// Parses the arguments of `kustomize build` (without the command words) as
+/// the command does: the target directory, left as given (relative to the
+/// working directory), and the options. The conformance tests call it to
+/// build corpus cases in-process, flag for flag as the binary would.
+pub fn build_options<I, T>(args: I) -> anyhow::Result<(PathBuf, Options)>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    #[derive(clap::Parser)]
+    #[command(no_binary_name = true)]
+    struct Standalone {
+        #[command(flatten)]
+        args: BuildArgs,
+    }
+    let parsed = <Standalone as clap::Parser>::try_parse_from(args)?;
+    Ok((parsed.args.dir.clone(), options(&parsed.args)))
+}
+
+/// The options a parsed command line asks for.
+fn options(args: &BuildArgs) -> Options {
     let _ = (&args.helm_command, args.helm_debug);
-    let reorder = match args.reorder {
-        ReorderArg::Legacy => Reorder::Legacy,
-        ReorderArg::None => {
-            // kustomize prints this deprecation notice and still honours the flag.
-            eprintln!("Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.");
-            Reorder::None
-        }
-    };
-    let opts = Options {
-        reorder,
+    Options {
+        reorder: match args.reorder {
+            ReorderArg::Legacy => Reorder::Legacy,
+            ReorderArg::None => Reorder::None,
+        },
         load_restrictor: match args.load_restrictor {
             RestrictorArg::RootOnly => LoadRestrictor::RootOnly,
             RestrictorArg::None => LoadRestrictor::None,
@@ -82,10 +96,19 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         managed_by_label: args.enable_managedby_label,
         helm: kustomize::HelmSettings {
             enabled: args.enable_helm,
-            kube_version: args.helm_kube_version,
-            api_versions: args.helm_api_versions,
+            kube_version: args.helm_kube_version.clone(),
+            api_versions: args.helm_api_versions.clone(),
         },
-    };
+    }
+}
+
+pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    let Command::Build(args) = cmd;
+    let opts = options(&args);
+    if opts.reorder == Reorder::None {
+        // kustomize prints this deprecation notice and still honours the flag.
+        eprintln!("Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.");
+    }
     let build = kustomize::build(&args.dir, &opts)?;
     for w in &build.warnings {
         eprintln!("{w}");

@@ -7,6 +7,9 @@ mod helm;
 mod kustomize;
 mod render;
 
+pub use helm::template_options as helm_template_options;
+pub use kustomize::build_options as kustomize_build_options;
+
 use std::io::Write;
 use std::process::ExitCode;
 

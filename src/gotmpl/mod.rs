@@ -39,8 +39,6 @@ pub(crate) mod strconv;
 pub mod value;
 
 #[cfg(test)]
-mod conformance;
-#[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;

@@ -1,0 +1,128 @@
+//! The recorded compatibility goldens, one test case per fixture so that
+//! every failing fixture shows at once: `testdata/kustomize/<case>/input`
+//! builds to `expected.yaml` (recorded with kustomize v5.7.1), and
+//! `testdata/helmcharts/<case>/input` does with `--enable-helm` (recorded
+//! with helm v3.17.3 as kustomize's helm command). The goldens are byte
+//! equality files from the real tools, not snapshots: never re-record them
+//! from hydrate's output. Where the oracles are installed, each golden is
+//! also checked against them again.
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::support::{hydrate, need, repo, Need};
+
+/// One module per fixture, each with its golden test and its oracle check;
+/// `FIXTURES` lists them so that `every_fixture_has_a_test` can fail when a
+/// directory is added without a line here.
+macro_rules! goldens {
+    ($($name:ident => $suite:literal / $case:literal,)*) => {
+        const FIXTURES: &[(&str, &str)] = &[$(($suite, $case)),*];
+        $(
+            mod $name {
+                #[test]
+                fn builds_to_expected() {
+                    super::builds_to_expected($suite, $case);
+                }
+
+                #[test]
+                fn expected_matches_the_oracle() {
+                    super::expected_matches_the_oracle($suite, $case);
+                }
+            }
+        )*
+    };
+}
+
+goldens! {
+    kustomize_components => "kustomize" / "components",
+    kustomize_generators => "kustomize" / "generators",
+    kustomize_patches => "kustomize" / "patches",
+    kustomize_plugins_vars_replacements => "kustomize" / "plugins-vars-replacements",
+    kustomize_quoting_and_folding => "kustomize" / "quoting-and-folding",
+    kustomize_scalars => "kustomize" / "scalars",
+    helmcharts_files_and_flags => "helmcharts" / "files-and-flags",
+    helmcharts_inline_values => "helmcharts" / "inline-values",
+    helmcharts_overlay => "helmcharts" / "overlay",
+    helmcharts_plugin_config => "helmcharts" / "plugin-config",
+    helmcharts_subcharts => "helmcharts" / "subcharts",
+}
+
+fn case_dir(suite: &str, case: &str) -> PathBuf {
+    repo().join("testdata").join(suite).join(case)
+}
+
+/// `hydrate kustomize build` prints the recorded `expected.yaml`.
+fn builds_to_expected(suite: &str, case: &str) {
+    let dir = case_dir(suite, case);
+    let expected = fs::read_to_string(dir.join("expected.yaml")).unwrap();
+    let flags: &[&str] = match suite {
+        "helmcharts" => &["--enable-helm"],
+        _ => &[],
+    };
+    let out = hydrate()
+        .args(["kustomize", "build"])
+        .args(flags)
+        .arg(dir.join("input"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{suite}/{case}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        expected,
+        "{suite}/{case}"
+    );
+}
+
+/// The recorded `expected.yaml` is still what `kubectl kustomize` prints
+/// (with helm v3.17.3 as its helm command for the `helmCharts` fixtures).
+fn expected_matches_the_oracle(suite: &str, case: &str) {
+    let Some(kubectl) = need(Need::Kubectl) else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(kubectl);
+    cmd.arg("kustomize");
+    if suite == "helmcharts" {
+        let Some(helm) = need(Need::Helm3) else {
+            return;
+        };
+        cmd.arg("--enable-helm").arg("--helm-command").arg(helm);
+    }
+    let dir = case_dir(suite, case);
+    let want = cmd.arg(dir.join("input")).output().unwrap();
+    assert!(
+        want.status.success(),
+        "{suite}/{case}: {}",
+        String::from_utf8_lossy(&want.stderr)
+    );
+    let expected = fs::read_to_string(dir.join("expected.yaml")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&want.stdout),
+        expected,
+        "{suite}/{case}: the oracle no longer prints the recorded golden"
+    );
+}
+
+/// Every fixture directory has its test cases above, and every listed
+/// fixture exists.
+#[test]
+fn every_fixture_has_a_test() {
+    let mut on_disk = Vec::new();
+    for suite in ["kustomize", "helmcharts"] {
+        for e in fs::read_dir(repo().join("testdata").join(suite)).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            on_disk.push(format!("{suite}/{name}"));
+        }
+    }
+    on_disk.sort();
+    let mut listed: Vec<String> = FIXTURES.iter().map(|(s, c)| format!("{s}/{c}")).collect();
+    listed.sort();
+    assert_eq!(
+        on_disk, listed,
+        "add each fixture to goldens! in tests/goldens.rs"
+    );
+}
