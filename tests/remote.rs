@@ -597,3 +597,60 @@ fn a_push_the_remote_refuses_fails_with_its_reason() {
     );
     assert_eq!(w.remote_tips(), [None, None, None]);
 }
+
+#[test]
+fn a_push_another_clone_beat_is_rebuilt_on_its_commit() {
+    let w = World::new();
+    let a = w.clone("a", &[]);
+    ok(&w.render(&a, &["--push"]));
+    let b = w.clone("b", &[]);
+    // B commits an api change to env/dev, unpushed; A changes web.
+    w.change(
+        &b,
+        "testdata/apps/api/base/kustomization.yaml",
+        "resources:",
+        "commonAnnotations:\n  from: b\nresources:",
+    );
+    let from_b = commits(&ok(&w.render(&b, &["--env", "dev", "--app", "api"])));
+    let from_b = from_b[0].1.clone().unwrap();
+    w.change(
+        &a,
+        "testdata/apps/web/base/kustomization.yaml",
+        "resources:",
+        "commonAnnotations:\n  from: a\nresources:",
+    );
+    // Just before A's push goes out, B pushes: A's push is rejected once.
+    let hook = a.join(".git/hooks/pre-push");
+    let once = w.dir.path().join("b-pushed");
+    fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nunset GIT_DIR\n[ -e '{once}' ] && exit 0\ntouch '{once}'\n\
+             git -C '{b}' push -q origin env/dev >&2\n",
+            once = once.display(),
+            b = b.display()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let report = ok(&w.render(&a, &["--env", "dev", "--app", "web", "--push"]));
+    assert!(once.exists(), "the hook ran");
+    let commit = commits(&report)[0].1.clone().unwrap();
+    assert_eq!(w.remote_tip("env/dev"), Some(commit.clone()));
+    assert_eq!(w.git.git(&a, &["rev-parse", &format!("{commit}^")]), from_b);
+    let changed = w.git.git(&a, &["diff", "--name-only", &from_b, &commit]);
+    assert_eq!(changed, "web/hydrator.metadata\nweb/manifest.yaml");
+    for (app, who) in [("web", "a"), ("api", "b")] {
+        let manifest = w
+            .git
+            .git(&w.bare, &["show", &format!("env/dev:{app}/manifest.yaml")]);
+        assert!(
+            manifest.contains(&format!("from: {who}")),
+            "{app}: {manifest}"
+        );
+    }
+}
