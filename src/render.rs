@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::env::{self, Environment, Output, Rendered, Selection};
 use crate::git::{Identity, Repo, SourceCommit};
-use crate::output::branch::{Branch, BranchWrite, Start};
+use crate::output::branch::{Branch, Start};
 use crate::output::publish::{self, Pending};
 use crate::output::{self, app_files, CheckReport, EnvOutput, MessageContext};
 
@@ -131,10 +131,10 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
             continue;
         };
         let (report, out) = write_env(opts, e, apps, complete, git.as_ref())?;
-        if let (Some(out), Some(w)) = (out, &report.written) {
-            written.push((reports.len(), e, out, w.commit));
+        if let Some(out) = out {
+            written.push((reports.len(), e, out));
         }
-        reports.push(report.report);
+        reports.push(report);
     }
     if let (true, Some(g)) = (opts.push, &git) {
         push_branches(opts, g, &by_env, written, &mut reports)?;
@@ -161,13 +161,13 @@ fn push_branches(
     opts: &Options,
     g: &Git,
     by_env: &BTreeMap<&str, Vec<&Rendered>>,
-    written: Vec<(usize, &Environment, EnvOutput, Option<git2::Oid>)>,
+    written: Vec<(usize, &Environment, EnvOutput)>,
     reports: &mut [EnvReport],
 ) -> Result<(), Error> {
     let who = identity(opts)?;
     let messages: Vec<_> = written
         .iter()
-        .map(|(_, e, _, _)| {
+        .map(|(_, e, _)| {
             let names = by_env
                 .get(e.name.as_str())
                 .map(|apps| apps.iter().map(|r| r.app.clone()).collect())
@@ -178,24 +178,20 @@ fn push_branches(
     let mut pending: Vec<Pending> = written
         .iter()
         .zip(&messages)
-        .map(|((_, e, out, commit), message)| Pending {
+        .map(|((_, e, out), message)| Pending {
             branch: &g.branches[&e.name],
             out,
             message,
-            written: BranchWrite {
-                commit: *commit,
-                changed_apps: BTreeSet::new(),
-                changed_files: Vec::new(),
-            },
+            rebuilt: None,
         })
         .collect();
     publish::push(&g.repo, &mut pending, &who)?;
     for ((i, ..), p) in written.iter().zip(pending) {
         let r = &mut reports[*i];
-        if r.commit != p.written.commit.map(|c| c.to_string()) {
+        if let Some(w) = p.rebuilt {
             // Rebuilt on what another writer pushed first.
-            r.commit = p.written.commit.map(|c| c.to_string());
-            r.changed_files = p.written.changed_files;
+            r.commit = w.commit.map(|c| c.to_string());
+            r.changed_files = w.changed_files;
         }
         r.pushed = p.branch.remote.as_ref().map(|rb| rb.remote.clone());
     }
@@ -307,19 +303,13 @@ fn message_fn<'a>(
     }
 }
 
-/// One environment written: its report, and for a branch what was written.
-struct Written {
-    report: EnvReport,
-    written: Option<BranchWrite>,
-}
-
 fn write_env(
     opts: &Options,
     e: &Environment,
     apps: &[&Rendered],
     complete: bool,
     git: Option<&Git>,
-) -> Result<(Written, Option<EnvOutput>), Error> {
+) -> Result<(EnvReport, Option<EnvOutput>), Error> {
     let mut out = EnvOutput {
         env: e.name.clone(),
         apps: BTreeMap::new(),
@@ -371,34 +361,22 @@ fn write_env(
             report.target = format!("branch:{}", b.name);
             if opts.check {
                 report.check = Some(output::branch::check(&g.repo, b, &out)?);
-                return Ok((
-                    Written {
-                        report,
-                        written: None,
-                    },
-                    None,
-                ));
+                return Ok((report, None));
             }
             let who = identity(opts)?;
             let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
             let message = message_fn(e, &b.name, &g.source, names);
             let w = output::branch::write(&g.repo, b, Start::Tip, &out, &message, &who)?;
-            report.changed_files = w.changed_files.clone();
+            report.changed_files = w.changed_files;
             report.commit = w.commit.map(|c| c.to_string());
-            let written = Some(w);
-            return Ok((Written { report, written }, Some(out)));
+            // Kept for --push, which may rebuild the commit on a newer remote tip.
+            return Ok((report, Some(out)));
         }
         (Output::Branch(_), None) => {
             return Err(Error::Usage("branch output needs a git repository".into()))
         }
     }
-    Ok((
-        Written {
-            report,
-            written: None,
-        },
-        None,
-    ))
+    Ok((report, None))
 }
 
 /// The (environment, app) pairs whose inputs changed between `since` and

@@ -550,20 +550,24 @@ fn affected_in_a_shallow_clone_asks_for_more_depth() {
 }
 
 #[test]
-fn push_carries_the_notes_ref_when_it_exists() {
+fn push_carries_the_notes_ref_and_merges_notes_another_clone_pushed() {
     let w = World::new();
     let a = w.clone("a", &[]);
-    w.git.git(
-        &a,
-        &[
-            "notes",
-            "--ref=hydrator.metadata",
-            "add",
-            "-m",
-            "drySha",
-            "HEAD",
-        ],
-    );
+    let b = w.clone("b", &[]);
+    let note = |clone: &Path, text: &str| {
+        w.git.git(
+            clone,
+            &[
+                "notes",
+                "--ref=hydrator.metadata",
+                "add",
+                "-m",
+                text,
+                "HEAD",
+            ],
+        )
+    };
+    note(&a, "from a");
     ok(&w.render(&a, &["--push"]));
     assert_eq!(
         w.git
@@ -571,6 +575,14 @@ fn push_carries_the_notes_ref_when_it_exists() {
         w.git
             .git(&a, &["rev-parse", "refs/notes/hydrator.metadata"])
     );
+    // B's notes were made without A's: its notes push is rejected, merged, pushed.
+    note(&b, "from b");
+    ok(&w.render(&b, &["--push"]));
+    let notes = w.git.git(
+        &w.bare,
+        &["notes", "--ref=hydrator.metadata", "show", "main"],
+    );
+    assert_eq!(notes, "from a\nfrom b");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 use git2::Oid;
 
-use super::Error;
+use super::{Error, Identity};
 
 /// What the remote did with one pushed ref.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,17 +28,22 @@ pub enum PushOutcome {
 }
 
 fn run(git_dir: &Path, what: &str, args: &[&str]) -> Result<Output, Error> {
-    Command::new("git")
-        .arg("--git-dir")
-        .arg(git_dir)
+    git(git_dir)
         .args(args)
-        // A CI job must fail, not hang, when git would ask for a password.
-        .env("GIT_TERMINAL_PROMPT", "0")
         .output()
         .map_err(|e| Error::Command {
             what: what.to_string(),
             detail: format!("cannot run git (is it on PATH?): {e}"),
         })
+}
+
+fn git(git_dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("--git-dir")
+        .arg(git_dir)
+        // A CI job must fail, not hang, when git would ask for a password.
+        .env("GIT_TERMINAL_PROMPT", "0");
+    cmd
 }
 
 fn failure(what: &str, out: &Output) -> Error {
@@ -120,6 +125,44 @@ pub fn push(
         return Err(failure(&what, &out));
     }
     Ok(outcomes)
+}
+
+/// Fetches `notes` (a `refs/notes/…` ref) from `remote` and merges it into
+/// the local one (`git notes merge -s cat_sort_uniq`: both sides' notes on a
+/// commit are kept, sorted, without duplicate lines), committing as `who`.
+pub fn merge_notes(git_dir: &Path, remote: &str, notes: &str, who: &Identity) -> Result<(), Error> {
+    let short = notes.strip_prefix("refs/notes/").unwrap_or(notes);
+    // `git notes merge` reads its argument below refs/notes/.
+    let fetched = format!("refs/notes/remotes/{remote}/{short}");
+    fetch(git_dir, remote, &[format!("+{notes}:{fetched}")])?;
+    let what = format!("notes merge {fetched}");
+    let date = format!("@{} +0000", who.time);
+    let out = git(git_dir)
+        .args([
+            "notes",
+            "--ref",
+            notes,
+            "merge",
+            "-q",
+            "-s",
+            "cat_sort_uniq",
+            &fetched,
+        ])
+        .env("GIT_AUTHOR_NAME", &who.name)
+        .env("GIT_AUTHOR_EMAIL", &who.email)
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_NAME", &who.name)
+        .env("GIT_COMMITTER_EMAIL", &who.email)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .map_err(|e| Error::Command {
+            what: what.clone(),
+            detail: format!("cannot run git (is it on PATH?): {e}"),
+        })?;
+    if !out.status.success() {
+        return Err(failure(&what, &out));
+    }
+    Ok(())
 }
 
 /// Reads `git push --porcelain` lines: `FLAG \t SRC:DST \t SUMMARY (REASON)`.

@@ -3,7 +3,9 @@
 //! push them with the user's `git`, and when a push is rejected because
 //! someone else pushed first (another pipeline, another shard), fetch that
 //! branch, rebuild the commit on the new tip from the same rendered output
-//! and push again, a bounded number of times. It renders nothing; the
+//! and push again, a bounded number of times. Rejected notes
+//! (`refs/notes/hydrator.metadata`) are merged with the remote's the same
+//! way. It renders nothing; the
 //! commands themselves live in `git::remote`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,8 +30,9 @@ pub struct Pending<'a> {
     pub out: &'a EnvOutput,
     /// Its commit message, given the apps that changed.
     pub message: &'a dyn Fn(&BTreeSet<String>) -> Result<String, Error>,
-    /// The last write: replaced when the commit is rebuilt.
-    pub written: BranchWrite,
+    /// Set when the commit was rebuilt on a newer remote tip: what that
+    /// write did (it replaces the first one).
+    pub rebuilt: Option<BranchWrite>,
 }
 
 /// The remote of every branch, or an error saying that there is none.
@@ -143,13 +146,7 @@ fn push_to(
         }
         notes = behind.iter().any(|(dst, _)| dst == NOTES_REF);
         if notes {
-            return Err(Error::Push {
-                remote: remote.to_string(),
-                refname: NOTES_REF.to_string(),
-                reason: "the remote's notes moved; fetch and merge them \
-                         (git fetch origin refs/notes/hydrator.metadata && git notes merge) and push again"
-                    .to_string(),
-            });
+            cli::merge_notes(repo.git_dir(), remote, NOTES_REF, who)?;
         }
         todo.retain(|&i| {
             let merge = pending[i]
@@ -189,7 +186,8 @@ fn rebuild(
         let Some(ours) = repo.ref_target(&p.branch.local_ref())? else {
             continue;
         };
-        p.written = branch::write(repo, p.branch, Start::Rebuild(ours), p.out, p.message, who)?;
+        let w = branch::write(repo, p.branch, Start::Rebuild(ours), p.out, p.message, who)?;
+        p.rebuilt = Some(w);
     }
     Ok(())
 }
