@@ -666,3 +666,41 @@ fn a_push_another_clone_beat_is_rebuilt_on_its_commit() {
         );
     }
 }
+
+#[test]
+fn check_in_a_shallow_clone_missing_history_asks_for_more_depth() {
+    let w = World::new();
+    let a = w.clone("a", &[]);
+    ok(&w.render(&a, &["--push"]));
+    let s = w.clone("shallow", &["--depth", "1", "--no-single-branch"]);
+    ok(&w.render(&s, &["--env", "dev"]));
+    // The remote moves on; a depth-1 fetch cuts the history joining the two tips.
+    w.change(
+        &a,
+        "testdata/apps/redis/base/configmap.yaml",
+        "maxmemory 256mb",
+        "maxmemory 512mb",
+    );
+    ok(&w.render(&a, &["--push"]));
+    w.git.git(&s, &["fetch", "-q", "--depth", "1", "origin"]);
+    let out = w.render(&s, &["--check", "--env", "dev"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the history joining env/dev (")
+            && err.contains(") and origin/env/dev (")
+            && err.ends_with(
+                ") is not in this shallow clone; fetch with more depth \
+                 (GIT_DEPTH: 0 / fetch-depth: 0)\n"
+            ),
+        "{err}"
+    );
+    w.git.git(&s, &["fetch", "-q", "--unshallow", "origin"]);
+    let out = w.render(&s, &["--check", "--env", "dev"]);
+    assert_eq!(out.status.code(), Some(1), "stale, and now it can tell");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["environments"][0]["check"]["stale"],
+        serde_json::json!(["redis/hydrator.metadata", "redis/manifest.yaml"])
+    );
+}

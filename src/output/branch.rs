@@ -102,24 +102,29 @@ fn newest(repo: &Repo, b: &Branch, local: Option<Oid>) -> Result<Option<Oid>, Er
     match (local, remote) {
         (Some(l), Some(r)) if repo.is_ancestor(r, l)? => Ok(Some(l)),
         (Some(l), Some(r)) if repo.is_ancestor(l, r)? => Ok(Some(r)),
+        // A shallow clone may just lack the history that joins them.
+        (Some(l), Some(r)) if repo.is_shallow() => Err(Error::Git(crate::git::Error::Shallow {
+            rev: format!(
+                "the history joining {} ({l}) and {} ({r})",
+                b.name,
+                short_tracking(rb)
+            ),
+        })),
         (Some(l), Some(r)) => Err(Error::Diverged {
             branch: b.name.clone(),
-            tracking: rb
-                .tracking
-                .strip_prefix("refs/remotes/")
-                .unwrap_or(&rb.tracking)
-                .to_string(),
+            tracking: short_tracking(rb).to_string(),
             local: l.to_string(),
             remote: r.to_string(),
-            hint: if repo.is_shallow() {
-                "; this is a shallow clone, so their common history may only be missing: \
-                 fetch with more depth (GIT_DEPTH: 0 / fetch-depth: 0)"
-            } else {
-                ""
-            },
         }),
         (l, r) => Ok(l.or(r)),
     }
+}
+
+/// `origin/env/dev` for `refs/remotes/origin/env/dev`.
+fn short_tracking(rb: &RemoteBranch) -> &str {
+    rb.tracking
+        .strip_prefix("refs/remotes/")
+        .unwrap_or(&rb.tracking)
 }
 
 /// Where the local branch is now, and the commit the next write builds on:

@@ -33,7 +33,7 @@ pub enum Error {
     /// The local branch and its remote-tracking branch both have commits
     /// the other lacks.
     #[error(
-        "{branch} has diverged from {tracking}: local commit {local}, remote commit {remote}{hint}; \
+        "{branch} has diverged from {tracking}: local commit {local}, remote commit {remote}; \
          nothing was written or pushed. Make the local branch the remote one \
          (git branch -f {branch} {tracking}) or delete it, and render again"
     )]
@@ -46,8 +46,6 @@ pub enum Error {
         local: String,
         /// The remote-tracking tip.
         remote: String,
-        /// More to say (a shallow clone), or nothing.
-        hint: &'static str,
     },
     /// A remote was needed (or named) and is not there.
     #[error("{0}")]
