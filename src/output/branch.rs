@@ -316,3 +316,112 @@ pub fn check(repo: &Repo, b: &Branch, out: &EnvOutput) -> Result<CheckReport, Er
     }
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository with commits a ← b ← c and a ← d (d diverges from b/c).
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        repo: Repo,
+        a: Oid,
+        b: Oid,
+        c: Oid,
+        d: Oid,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let repo = Repo::discover(dir.path()).unwrap();
+        let who = Identity {
+            name: "t".into(),
+            email: "t@example.com".into(),
+            time: 1,
+        };
+        let commit = |parent: Option<Oid>, file: &str| {
+            let edits = BTreeMap::from([(file.to_string(), Some(file.as_bytes().to_vec()))]);
+            let tree = repo.build_tree(parent, &edits).unwrap();
+            repo.commit(tree, parent, file, &who).unwrap()
+        };
+        let a = commit(None, "a");
+        let b = commit(Some(a), "b");
+        let c = commit(Some(b), "c");
+        let d = commit(Some(a), "d");
+        Fixture {
+            _dir: dir,
+            repo,
+            a,
+            b,
+            c,
+            d,
+        }
+    }
+
+    fn branch(name: &str) -> Branch {
+        Branch {
+            name: name.into(),
+            remote: Some(RemoteBranch {
+                remote: "origin".into(),
+                merge: format!("refs/heads/{name}"),
+                tracking: format!("refs/remotes/origin/{name}"),
+            }),
+            starts_from: None,
+        }
+    }
+
+    fn set(f: &Fixture, refname: &str, id: Oid) {
+        let old = f.repo.ref_target(refname).unwrap();
+        f.repo.update_ref(refname, id, old, "test").unwrap();
+    }
+
+    #[test]
+    fn the_tip_is_the_newer_of_local_and_remote_and_divergence_names_both() {
+        let f = fixture();
+        let b = branch("env/dev");
+        assert_eq!(tip(&f.repo, &b).unwrap(), None);
+        set(&f, "refs/remotes/origin/env/dev", f.b);
+        assert_eq!(tip(&f.repo, &b).unwrap(), Some(f.b), "remote only");
+        set(&f, "refs/heads/env/dev", f.a);
+        assert_eq!(tip(&f.repo, &b).unwrap(), Some(f.b), "local behind");
+        set(&f, "refs/heads/env/dev", f.c);
+        assert_eq!(tip(&f.repo, &b).unwrap(), Some(f.c), "local ahead");
+        set(&f, "refs/heads/env/dev", f.d);
+        let err = tip(&f.repo, &b).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "env/dev has diverged from origin/env/dev: local commit {}, remote commit {};",
+                f.d, f.b
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_next_branch_starts_from_its_branch_and_follows_a_merge() {
+        let f = fixture();
+        let mut next = branch("env/prod-next");
+        next.starts_from = Some(Box::new(branch("env/prod")));
+        assert_eq!(base(&f.repo, &next).unwrap(), (None, None));
+        set(&f, "refs/remotes/origin/env/prod", f.b);
+        assert_eq!(
+            base(&f.repo, &next).unwrap(),
+            (None, Some(f.b)),
+            "new: from prod"
+        );
+        set(&f, "refs/heads/env/prod-next", f.d);
+        assert_eq!(
+            base(&f.repo, &next).unwrap(),
+            (Some(f.d), Some(f.d)),
+            "existing: builds on itself"
+        );
+        set(&f, "refs/heads/env/prod-next", f.b);
+        set(&f, "refs/remotes/origin/env/prod", f.c);
+        assert_eq!(
+            base(&f.repo, &next).unwrap(),
+            (Some(f.b), Some(f.c)),
+            "prod contains next (merged): continue from prod"
+        );
+    }
+}
