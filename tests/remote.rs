@@ -704,3 +704,32 @@ fn check_in_a_shallow_clone_missing_history_asks_for_more_depth() {
         serde_json::json!(["redis/hydrator.metadata", "redis/manifest.yaml"])
     );
 }
+
+#[test]
+fn a_depth_1_clone_renders_on_the_remote_branches_and_pushes() {
+    // actions/checkout's default: one commit of main, no env branches.
+    let w = World::new();
+    let a = w.clone("a", &[]);
+    let first = commits(&ok(&w.render(&a, &["--push"])));
+    let seed = w.dir.path().join("seed");
+    w.change(
+        &seed,
+        "testdata/apps/redis/base/configmap.yaml",
+        "maxmemory 256mb",
+        "maxmemory 512mb",
+    );
+    w.git.git(&seed, &["push", "-q", &w.url, "main"]);
+    let s = w.clone("shallow", &["--depth", "1"]);
+    assert!(!w
+        .git
+        .git_ok(&s, &["rev-parse", "-q", "--verify", "origin/env/dev"]));
+    let report = ok(&w.render(&s, &["--push"]));
+    for ((env, commit), (_, before)) in commits(&report).iter().zip(&first) {
+        let commit = commit
+            .as_deref()
+            .unwrap_or_else(|| panic!("{env}: no commit"));
+        assert_eq!(w.remote_tip(&format!("env/{env}")).as_deref(), Some(commit));
+        let parent = w.git.git(&w.bare, &["rev-parse", &format!("{commit}^")]);
+        assert_eq!(Some(parent), before.clone(), "{env}");
+    }
+}
