@@ -207,10 +207,11 @@ fn print_text(reports: &[EnvReport]) {
             (None, None) if r.changed_files.is_empty() => "unchanged".to_string(),
             (None, None) => format!("{} files changed", r.changed_files.len()),
         };
-        let pushed = r
-            .pushed
-            .as_ref()
-            .map_or(String::new(), |remote| format!(", pushed to {remote}"));
+        let pushed = match (&r.pushed, &r.commit) {
+            (Some(remote), Some(_)) => format!(", pushed to {remote}"),
+            (Some(remote), None) => format!(", same as {remote}"),
+            (None, _) => String::new(),
+        };
         println!(
             "{}: {} apps, {} resources, {} bytes -> {}: {state}{pushed}",
             r.env, r.apps, r.resources, r.bytes, r.target
