@@ -1,13 +1,17 @@
 //! The render-and-write step behind `hydrate render`: plan, render every
 //! (environment, app) in parallel, then write (or `--check`) each
-//! environment's output — a directory or an environment branch. Nothing is
-//! written unless every render succeeded.
+//! environment's output — a directory or an environment branch — and with
+//! `--push` publish the branches. Nothing is written unless every render
+//! succeeded, and no branch is written unless every branch can be (a
+//! branch that diverged from its remote copy stops the run first).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::env::{self, Environment, Output, Rendered, Selection};
 use crate::git::{Identity, Repo, SourceCommit};
+use crate::output::branch::{Branch, Start};
+use crate::output::publish::{self, Pending};
 use crate::output::{self, app_files, CheckReport, EnvOutput, MessageContext};
 
 /// Overrides every environment's output kind (`--to`).
@@ -34,6 +38,11 @@ pub struct Options {
     pub check: bool,
     /// Commit author/committer (required for branch output).
     pub identity: Option<Identity>,
+    /// Push the environment branches after writing them (`--push`).
+    pub push: bool,
+    /// The remote env branches are based on and pushed to (`--remote`);
+    /// default: each branch's upstream, else `origin`.
+    pub remote: Option<String>,
 }
 
 /// What happened to one environment.
@@ -53,6 +62,8 @@ pub struct EnvReport {
     pub changed_files: Vec<String>,
     /// The commit made, if any.
     pub commit: Option<String>,
+    /// With `push`: the remote the branch was pushed to.
+    pub pushed: Option<String>,
     /// With `check`: how the output differs.
     pub check: Option<CheckReport>,
     /// Deprecation warnings, as `app: warning`.
@@ -84,7 +95,7 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     let mut envs = env::load_environments(&opts.root)?;
     check_selection(&envs, &opts.selection)?;
     for e in &mut envs {
-        apply_override(e, opts.to, opts.next);
+        apply_override(e, opts.to);
     }
     let jobs = env::plan(&opts.root, &envs, &opts.selection);
     progress(jobs.len());
@@ -97,20 +108,94 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
         .keys()
         .filter_map(|n| envs.iter().find(|e| e.name == *n))
         .any(|e| matches!(e.output, Output::Branch(_)));
+    if opts.push && !needs_git {
+        return Err(Error::Usage(
+            "--push publishes environment branches, but every selected environment \
+             writes a directory; add --to branch"
+                .into(),
+        ));
+    }
     let git = if needs_git {
-        Some(open_repo(&opts.root)?)
+        Some(open_repo(opts, &envs)?)
     } else {
         None
     };
+    if let Some(g) = &git {
+        prepare_branches(opts, g)?;
+    }
+    let complete = opts.selection.apps.is_empty() && opts.selection.shard.is_none();
     let mut reports = Vec::new();
+    let mut written = Vec::new();
     for e in &envs {
         let Some(apps) = by_env.get(e.name.as_str()) else {
             continue;
         };
-        let complete = opts.selection.apps.is_empty() && opts.selection.shard.is_none();
-        reports.push(write_env(opts, e, apps, complete, git.as_ref())?);
+        let (report, out) = write_env(opts, e, apps, complete, git.as_ref())?;
+        if let Some(out) = out {
+            written.push((reports.len(), e, out));
+        }
+        reports.push(report);
+    }
+    if let (true, Some(g)) = (opts.push, &git) {
+        push_branches(opts, g, &by_env, written, &mut reports)?;
     }
     Ok(reports)
+}
+
+/// With `--push`, fetches the branches' remote copies; then refuses to
+/// start if any branch has diverged from its remote copy.
+fn prepare_branches(opts: &Options, g: &Git) -> Result<(), Error> {
+    let branches: Vec<&Branch> = g.branches.values().collect();
+    if opts.push {
+        publish::fetch(&g.repo, &branches)?;
+    }
+    for b in branches {
+        output::branch::base(&g.repo, b)?;
+    }
+    Ok(())
+}
+
+/// Pushes the written branches, rebuilding commits that lost a race, and
+/// records in each report the commit that reached the remote.
+fn push_branches(
+    opts: &Options,
+    g: &Git,
+    by_env: &BTreeMap<&str, Vec<&Rendered>>,
+    written: Vec<(usize, &Environment, EnvOutput)>,
+    reports: &mut [EnvReport],
+) -> Result<(), Error> {
+    let who = identity(opts)?;
+    let messages: Vec<_> = written
+        .iter()
+        .map(|(_, e, _)| {
+            let names = by_env
+                .get(e.name.as_str())
+                .map(|apps| apps.iter().map(|r| r.app.clone()).collect())
+                .unwrap_or_default();
+            message_fn(e, &g.branches[&e.name].name, &g.source, names)
+        })
+        .collect();
+    let mut pending: Vec<Pending> = written
+        .iter()
+        .zip(&messages)
+        .map(|((_, e, out), message)| Pending {
+            branch: &g.branches[&e.name],
+            out,
+            message,
+            rebuilt: None,
+        })
+        .collect();
+    publish::push(&g.repo, &mut pending, &who)?;
+    for ((i, ..), p) in written.iter().zip(pending) {
+        let r = &mut reports[*i];
+        if let Some(w) = p.rebuilt {
+            // Rebuilt on what another writer pushed first.
+            r.commit = w.commit.map(|c| c.to_string());
+            r.changed_files = w.changed_files;
+        }
+        r.pushed = p.branch.remote.as_ref().map(|rb| rb.remote.clone());
+    }
+    Ok(())
 }
 
 fn check_selection(envs: &[Environment], sel: &Selection) -> Result<(), Error> {
@@ -139,8 +224,8 @@ fn check_selection(envs: &[Environment], sel: &Selection) -> Result<(), Error> {
     Ok(())
 }
 
-/// `--to` and `--next` applied to one environment's configured output.
-fn apply_override(e: &mut Environment, to: Option<OutputKind>, next: bool) {
+/// `--to` applied to one environment's configured output.
+fn apply_override(e: &mut Environment, to: Option<OutputKind>) {
     match (to, &e.output) {
         (Some(OutputKind::Dir), Output::Branch(_)) => {
             e.output = Output::Dir(Path::new("rendered").join(&e.name));
@@ -150,24 +235,72 @@ fn apply_override(e: &mut Environment, to: Option<OutputKind>, next: bool) {
         }
         _ => {}
     }
-    if next {
-        if let Output::Branch(b) = &e.output {
-            e.output = Output::Branch(format!("{b}-next"));
-        }
-    }
 }
 
 struct Git {
     repo: Repo,
     source: SourceCommit,
+    /// Environment name → its branch (with `--next`, `<branch>-next`
+    /// starting from `<branch>`).
+    branches: BTreeMap<String, Branch>,
 }
 
-fn open_repo(root: &Path) -> Result<Git, Error> {
-    let repo = Repo::discover(root)?;
+fn open_repo(opts: &Options, envs: &[Environment]) -> Result<Git, Error> {
+    let repo = Repo::discover(&opts.root)?;
     let source = repo.head_commit()?.ok_or_else(|| {
         Error::Usage("branch output needs a source commit, but HEAD has none yet".into())
     })?;
-    Ok(Git { repo, source })
+    let remote = opts.remote.as_deref();
+    let mut branches = BTreeMap::new();
+    for e in envs {
+        let Output::Branch(name) = &e.output else {
+            continue;
+        };
+        let b = if opts.next {
+            let mut next = Branch::locate(&repo, &format!("{name}-next"), remote)?;
+            next.starts_from = Some(Box::new(Branch::locate(&repo, name, remote)?));
+            next
+        } else {
+            Branch::locate(&repo, name, remote)?
+        };
+        branches.insert(e.name.clone(), b);
+    }
+    Ok(Git {
+        repo,
+        source,
+        branches,
+    })
+}
+
+fn identity(opts: &Options) -> Result<Identity, Error> {
+    opts.identity
+        .clone()
+        .ok_or_else(|| Error::Usage("branch output needs a commit identity".into()))
+}
+
+/// The commit message of environment `e`, given the apps that changed.
+fn message_fn<'a>(
+    e: &'a Environment,
+    branch: &'a str,
+    source: &'a SourceCommit,
+    names: Vec<String>,
+) -> impl Fn(&BTreeSet<String>) -> Result<String, output::Error> + 'a {
+    let template = e
+        .commit_message
+        .as_deref()
+        .unwrap_or(output::DEFAULT_TEMPLATE);
+    move |changed: &BTreeSet<String>| {
+        output::commit_message(
+            template,
+            &MessageContext {
+                env: &e.name,
+                branch,
+                source,
+                apps: &names,
+                changed_apps: changed,
+            },
+        )
+    }
 }
 
 fn write_env(
@@ -176,7 +309,7 @@ fn write_env(
     apps: &[&Rendered],
     complete: bool,
     git: Option<&Git>,
-) -> Result<EnvReport, Error> {
+) -> Result<(EnvReport, Option<EnvOutput>), Error> {
     let mut out = EnvOutput {
         env: e.name.clone(),
         apps: BTreeMap::new(),
@@ -204,6 +337,7 @@ fn write_env(
             .sum(),
         changed_files: Vec::new(),
         commit: None,
+        pushed: None,
         check: None,
         warnings: apps
             .iter()
@@ -220,43 +354,29 @@ fn write_env(
                 report.changed_files = output::dir::write(&root, &out)?;
             }
         }
-        (Output::Branch(branch), Some(g)) => {
-            let refname = format!("refs/heads/{branch}");
-            report.target = format!("branch:{branch}");
+        (Output::Branch(_), Some(g)) => {
+            let b = g.branches.get(&e.name).ok_or_else(|| {
+                Error::Usage(format!("no branch located for environment {}", e.name))
+            })?;
+            report.target = format!("branch:{}", b.name);
             if opts.check {
-                report.check = Some(output::branch::check(&g.repo, &refname, &out)?);
-                return Ok(report);
+                report.check = Some(output::branch::check(&g.repo, b, &out)?);
+                return Ok((report, None));
             }
-            let who = opts
-                .identity
-                .clone()
-                .ok_or_else(|| Error::Usage("branch output needs a commit identity".into()))?;
-            let template = e
-                .commit_message
-                .as_deref()
-                .unwrap_or(output::DEFAULT_TEMPLATE);
+            let who = identity(opts)?;
             let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
-            let message = |changed: &BTreeSet<String>| {
-                output::commit_message(
-                    template,
-                    &MessageContext {
-                        env: &e.name,
-                        branch,
-                        source: &g.source,
-                        apps: &names,
-                        changed_apps: changed,
-                    },
-                )
-            };
-            let w = output::branch::write(&g.repo, &refname, &out, &message, &who)?;
+            let message = message_fn(e, &b.name, &g.source, names);
+            let w = output::branch::write(&g.repo, b, Start::Tip, &out, &message, &who)?;
             report.changed_files = w.changed_files;
             report.commit = w.commit.map(|c| c.to_string());
+            // Kept for --push, which may rebuild the commit on a newer remote tip.
+            return Ok((report, Some(out)));
         }
         (Output::Branch(_), None) => {
             return Err(Error::Usage("branch output needs a git repository".into()))
         }
     }
-    Ok(report)
+    Ok((report, None))
 }
 
 /// The (environment, app) pairs whose inputs changed between `since` and

@@ -219,3 +219,70 @@ pub fn list_files(root: &Path) -> Vec<String> {
     out.sort();
     out
 }
+
+/// A home directory for git with nothing from the machine in it: no system
+/// config (`GIT_CONFIG_NOSYSTEM`), a `.gitconfig` with a fixed identity,
+/// `main` as the initial branch and no signing. Commands made with
+/// [`GitHome::command`] run `git` (or hydrate, which runs `git`) there.
+pub struct GitHome {
+    /// The directory used as `HOME`.
+    pub home: PathBuf,
+}
+
+impl GitHome {
+    /// Writes `DIR/home/.gitconfig`.
+    pub fn new(dir: &Path) -> GitHome {
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[user]\n\tname = Dev\n\temail = dev@example.com\n\
+             [init]\n\tdefaultBranch = main\n\
+             [commit]\n\tgpgsign = false\n\
+             [advice]\n\tdetachedHead = false\n",
+        )
+        .unwrap();
+        GitHome { home }
+    }
+
+    /// `program` with the isolated git environment.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+        let mut cmd = std::process::Command::new(program);
+        cmd.env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE");
+        cmd
+    }
+
+    /// Runs `git -C DIR ARGS…`, asserts it succeeded, returns its trimmed stdout.
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self
+            .command("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?} in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Whether `git -C DIR ARGS…` succeeds.
+    pub fn git_ok(&self, dir: &Path, args: &[&str]) -> bool {
+        self.command("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    }
+}

@@ -6,5 +6,6 @@ mod conformance;
 mod corpus;
 mod demo;
 mod goldens;
+mod remote;
 mod schema;
 mod support;

@@ -32,8 +32,16 @@ pub struct Args {
     #[arg(long)]
     next: bool,
     /// Compare with the committed output and write nothing; exit 1 when stale.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "push")]
     check: bool,
+    /// Push the environment branches with `git` after committing; a push
+    /// another job beat is rebuilt on the new remote tip and tried again.
+    #[arg(long)]
+    push: bool,
+    /// The remote environment branches build on and are pushed to
+    /// (default: the branch's upstream, else `origin`).
+    #[arg(long, value_name = "NAME")]
+    remote: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     output: Format,
@@ -105,6 +113,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         next: args.next,
         check: args.check,
         identity: Some(identity(&args.root)),
+        push: args.push,
+        remote: args.remote,
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -197,8 +207,13 @@ fn print_text(reports: &[EnvReport]) {
             (None, None) if r.changed_files.is_empty() => "unchanged".to_string(),
             (None, None) => format!("{} files changed", r.changed_files.len()),
         };
+        let pushed = match (&r.pushed, &r.commit) {
+            (Some(remote), Some(_)) => format!(", pushed to {remote}"),
+            (Some(remote), None) => format!(", same as {remote}"),
+            (None, _) => String::new(),
+        };
         println!(
-            "{}: {} apps, {} resources, {} bytes -> {}: {state}",
+            "{}: {} apps, {} resources, {} bytes -> {}: {state}{pushed}",
             r.env, r.apps, r.resources, r.bytes, r.target
         );
         if let Some(c) = &r.check {
@@ -227,6 +242,7 @@ fn to_json(reports: &[EnvReport]) -> serde_json::Value {
                 "bytes": r.bytes,
                 "changedFiles": r.changed_files,
                 "commit": r.commit,
+                "pushed": r.pushed,
                 "check": r.check.as_ref().map(|c| serde_json::json!({
                     "upToDate": c.is_clean(),
                     "missing": c.missing,

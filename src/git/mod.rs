@@ -1,7 +1,11 @@
 //! A thin layer over git2: read trees at a ref, build trees from memory on
 //! top of a base tree, commit, and move refs only by compare-and-swap. It
 //! never touches the working tree, the index or HEAD, and decides nothing
-//! about what to commit.
+//! about what to commit. Talking to remotes (fetch, push) goes through the
+//! `git` binary in [`remote`]: hydrate's git2 is built without network
+//! transports, so credentials stay with the user's git.
+
+pub mod remote;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +17,23 @@ use git2::{
 /// A git failure, with what we were doing.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A revision is missing from a shallow clone (libgit2 would only say
+    /// "parent 0 does not exist" or "object not found").
+    #[error(
+        "{rev} is not in this shallow clone; fetch with more depth (GIT_DEPTH: 0 / fetch-depth: 0)"
+    )]
+    Shallow {
+        /// The revision asked for.
+        rev: String,
+    },
+    /// The `git` binary failed (fetch, push, ls-remote).
+    #[error("git {what}: {detail}")]
+    Command {
+        /// The command, e.g. `push origin`.
+        what: String,
+        /// git's own message (stderr), or why it could not run.
+        detail: String,
+    },
     /// A libgit2 call failed.
     #[error("git: {what}: {source}")]
     Git {
@@ -62,6 +83,17 @@ pub struct SourceCommit {
     pub time: i64,
 }
 
+/// A local branch's configured upstream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Upstream {
+    /// The remote's name (`branch.<name>.remote`).
+    pub remote: String,
+    /// The branch's ref on the remote (`branch.<name>.merge`, `refs/heads/…`).
+    pub merge: String,
+    /// The remote-tracking ref it maps to (`refs/remotes/<remote>/…`).
+    pub tracking: String,
+}
+
 /// An open repository.
 pub struct Repo {
     repo: Repository,
@@ -106,16 +138,88 @@ impl Repo {
         }))
     }
 
-    /// Resolves a revision (`HEAD~1`, a sha, a branch) to a commit id.
+    /// Resolves a revision (`HEAD~1`, a sha, a branch) to a commit id. In a
+    /// shallow clone, a revision that cannot be found is
+    /// [`Error::Shallow`]: more history would probably have it.
     pub fn resolve(&self, rev: &str) -> Result<Oid, Error> {
-        let obj = self
-            .repo
-            .revparse_single(rev)
-            .map_err(ctx(format!("resolve {rev}")))?;
+        let shallow = |e: git2::Error| {
+            if self.repo.is_shallow() && e.code() == ErrorCode::NotFound {
+                Error::Shallow {
+                    rev: rev.to_string(),
+                }
+            } else {
+                ctx(format!("resolve {rev}"))(e)
+            }
+        };
+        let obj = self.repo.revparse_single(rev).map_err(shallow)?;
         let commit = obj
             .peel_to_commit()
             .map_err(ctx(format!("{rev} is not a commit")))?;
         Ok(commit.id())
+    }
+
+    /// Whether this is a shallow clone (history cut at `.git/shallow`).
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow()
+    }
+
+    /// The repository's git directory (`.git`), for the `git` binary.
+    pub fn git_dir(&self) -> &Path {
+        self.repo.path()
+    }
+
+    /// The names of the configured remotes.
+    pub fn remote_names(&self) -> Result<Vec<String>, Error> {
+        let names = self.repo.remotes().map_err(ctx("list remotes"))?;
+        Ok(names.iter().flatten().map(str::to_string).collect())
+    }
+
+    /// The configured upstream of local branch `refname`
+    /// (`branch.<name>.remote` and `.merge`), if any.
+    pub fn upstream(&self, refname: &str) -> Result<Option<Upstream>, Error> {
+        let text = |b: git2::Buf| b.as_str().map(str::to_string);
+        let remote = match self.repo.branch_upstream_remote(refname) {
+            Ok(b) => text(b),
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(ctx(format!("read the upstream of {refname}"))(e)),
+        };
+        let merge = match self.repo.branch_upstream_merge(refname) {
+            Ok(b) => text(b),
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(ctx(format!("read the upstream of {refname}"))(e)),
+        };
+        let tracking = match self.repo.branch_upstream_name(refname) {
+            Ok(b) => text(b),
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(ctx(format!("read the upstream of {refname}"))(e)),
+        };
+        Ok(match (remote, merge, tracking) {
+            (Some(remote), Some(merge), Some(tracking)) => Some(Upstream {
+                remote,
+                merge,
+                tracking,
+            }),
+            _ => None,
+        })
+    }
+
+    /// Whether `ancestor` is `descendant` or one of its ancestors.
+    pub fn is_ancestor(&self, ancestor: Oid, descendant: Oid) -> Result<bool, Error> {
+        if ancestor == descendant {
+            return Ok(true);
+        }
+        self.repo
+            .graph_descendant_of(descendant, ancestor)
+            .map_err(ctx(format!("compare {ancestor} with {descendant}")))
+    }
+
+    /// The first parent of commit `id`, if it has one.
+    pub fn parent_of(&self, id: Oid) -> Result<Option<Oid>, Error> {
+        let c = self
+            .repo
+            .find_commit(id)
+            .map_err(ctx(format!("find commit {id}")))?;
+        Ok(c.parent_ids().next())
     }
 
     /// Where `refname` points, if it exists.

@@ -2,6 +2,12 @@
 //! `env/<name>`) without touching the working tree, index or HEAD. The tree
 //! is built in memory on top of the branch tip; the ref moves only if it
 //! still points where it was read, retrying a bounded number of times.
+//!
+//! The tip is the newest of the local branch and its remote-tracking branch
+//! (a CI job works in a fresh clone where `env/dev` exists only as
+//! `origin/env/dev`): a local branch that is behind is fast-forwarded, never
+//! moved back, and one that has diverged stops the run. A `-next` branch
+//! that does not exist yet starts from the branch it proposes changes to.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,6 +16,146 @@ use git2::Oid;
 use super::files::{changes, EnvOutput, Owned, OWNED_PATH};
 use super::{CheckReport, Error};
 use crate::git::{Identity, Repo};
+
+/// An environment branch, and where a remote keeps its copy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Branch {
+    /// The branch's name, e.g. `env/dev`.
+    pub name: String,
+    /// Its copy on a remote, when the repository has that remote.
+    pub remote: Option<RemoteBranch>,
+    /// For a `<branch>-next` branch: `<branch>`, where it starts from.
+    pub starts_from: Option<Box<Branch>>,
+}
+
+/// A branch on a remote and its remote-tracking ref here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RemoteBranch {
+    /// The remote's name, e.g. `origin`.
+    pub remote: String,
+    /// The ref on the remote, e.g. `refs/heads/env/dev`.
+    pub merge: String,
+    /// The remote-tracking ref, e.g. `refs/remotes/origin/env/dev`.
+    pub tracking: String,
+}
+
+impl Branch {
+    /// The local ref, `refs/heads/<name>`.
+    pub fn local_ref(&self) -> String {
+        format!("refs/heads/{}", self.name)
+    }
+
+    /// Finds where `name` lives: on `remote` when one is named (it must
+    /// exist), else on the branch's configured upstream, else on `origin`
+    /// when the repository has it, else nowhere (local only).
+    pub fn locate(repo: &Repo, name: &str, remote: Option<&str>) -> Result<Branch, Error> {
+        let names = repo.remote_names()?;
+        let local_ref = format!("refs/heads/{name}");
+        let on = |remote: &str| RemoteBranch {
+            remote: remote.to_string(),
+            merge: local_ref.clone(),
+            tracking: format!("refs/remotes/{remote}/{name}"),
+        };
+        let remote = match remote {
+            Some(r) if names.iter().any(|n| n == r) => Some(on(r)),
+            Some(r) => return Err(Error::NoRemote(no_such_remote(r, &names))),
+            None => match repo.upstream(&local_ref)? {
+                Some(up) => Some(RemoteBranch {
+                    remote: up.remote,
+                    merge: up.merge,
+                    tracking: up.tracking,
+                }),
+                None => names.iter().any(|n| n == "origin").then(|| on("origin")),
+            },
+        };
+        Ok(Branch {
+            name: name.to_string(),
+            remote,
+            starts_from: None,
+        })
+    }
+}
+
+fn no_such_remote(name: &str, names: &[String]) -> String {
+    if names.is_empty() {
+        format!("no remote named `{name}`: this repository has no remote")
+    } else {
+        format!(
+            "no remote named `{name}` (this repository has: {})",
+            names.join(", ")
+        )
+    }
+}
+
+/// The newest of the local branch and its remote-tracking branch; an error
+/// naming both commits when they have diverged.
+pub fn tip(repo: &Repo, b: &Branch) -> Result<Option<Oid>, Error> {
+    let local = repo.ref_target(&b.local_ref())?;
+    newest(repo, b, local)
+}
+
+fn newest(repo: &Repo, b: &Branch, local: Option<Oid>) -> Result<Option<Oid>, Error> {
+    let Some(rb) = &b.remote else {
+        return Ok(local);
+    };
+    let remote = repo.ref_target(&rb.tracking)?;
+    match (local, remote) {
+        (Some(l), Some(r)) if repo.is_ancestor(r, l)? => Ok(Some(l)),
+        (Some(l), Some(r)) if repo.is_ancestor(l, r)? => Ok(Some(r)),
+        // A shallow clone may just lack the history that joins them.
+        (Some(l), Some(r)) if repo.is_shallow() => Err(Error::Git(crate::git::Error::Shallow {
+            rev: format!(
+                "the history joining {} ({l}) and {} ({r})",
+                b.name,
+                short_tracking(rb)
+            ),
+        })),
+        (Some(l), Some(r)) => Err(Error::Diverged {
+            branch: b.name.clone(),
+            tracking: short_tracking(rb).to_string(),
+            local: l.to_string(),
+            remote: r.to_string(),
+        }),
+        (l, r) => Ok(l.or(r)),
+    }
+}
+
+/// `origin/env/dev` for `refs/remotes/origin/env/dev`.
+fn short_tracking(rb: &RemoteBranch) -> &str {
+    rb.tracking
+        .strip_prefix("refs/remotes/")
+        .unwrap_or(&rb.tracking)
+}
+
+/// Where the local branch is now, and the commit the next write builds on:
+/// the branch's tip; for a `-next` branch that does not exist yet, the tip
+/// of the branch it starts from, and after that branch merged it, the
+/// merged tip (so the next proposal starts from what was accepted).
+pub fn base(repo: &Repo, b: &Branch) -> Result<(Option<Oid>, Option<Oid>), Error> {
+    let local = repo.ref_target(&b.local_ref())?;
+    let tip = newest(repo, b, local)?;
+    let Some(from) = &b.starts_from else {
+        return Ok((local, tip));
+    };
+    let from_tip = self::tip(repo, from)?;
+    let base = match (tip, from_tip) {
+        (None, f) => f,
+        (Some(t), Some(f)) if t != f && repo.is_ancestor(t, f)? => Some(f),
+        (t, _) => t,
+    };
+    Ok((local, base))
+}
+
+/// Where [`write`] starts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The branch's [`base`].
+    Tip,
+    /// The local branch holds `ours`, a commit the remote rejected because
+    /// someone else pushed first: build again on the remote-tracking tip
+    /// (just fetched) and replace `ours`.
+    Rebuild(Oid),
+}
 
 /// How many times a ref update is retried after another writer moved it.
 const ATTEMPTS: u32 = 8;
@@ -85,43 +231,49 @@ fn plan(repo: &Repo, tip: Option<Oid>, out: &EnvOutput) -> Result<Planned, Error
     })
 }
 
-/// Commits `out` on `refname`. `message` gets the apps that changed.
+/// Commits `out` on branch `b`, starting from `start`. `message` gets the
+/// apps that changed. No commit is made when the tree equals the base's;
+/// the local branch is then only fast-forwarded to the base.
 pub fn write(
     repo: &Repo,
-    refname: &str,
+    b: &Branch,
+    start: Start,
     out: &EnvOutput,
     message: &dyn Fn(&BTreeSet<String>) -> Result<String, Error>,
     who: &Identity,
 ) -> Result<BranchWrite, Error> {
+    let refname = b.local_ref();
     let mut last = None;
     for attempt in 0..ATTEMPTS {
-        let tip = repo.ref_target(refname)?;
+        let (local, base) = match start {
+            Start::Tip => base(repo, b)?,
+            Start::Rebuild(ours) => (Some(ours), rebuild_base(repo, b)?),
+        };
         let Planned {
             edits,
             changed_files,
             changed_apps,
-        } = plan(repo, tip, out)?;
-        let tree = repo.build_tree(tip, &edits)?;
-        if let Some(t) = tip {
-            if repo.tree_of(t)? == tree {
-                return Ok(BranchWrite {
-                    commit: None,
-                    changed_apps,
-                    changed_files,
-                });
+        } = plan(repo, base, out)?;
+        let tree = repo.build_tree(base, &edits)?;
+        let (new, commit) = match base {
+            Some(t) if repo.tree_of(t)? == tree => (t, None),
+            _ => {
+                let msg = message(&changed_apps)?;
+                let c = repo.commit(tree, base, &msg, who)?;
+                (c, Some(c))
             }
+        };
+        let done = BranchWrite {
+            commit,
+            changed_apps,
+            changed_files,
+        };
+        if local == Some(new) {
+            return Ok(done);
         }
-        let msg = message(&changed_apps)?;
-        let commit = repo.commit(tree, tip, &msg, who)?;
-        match repo.update_ref(refname, commit, tip, &format!("hydrate: {}", out.env)) {
-            Ok(()) => {
-                return Ok(BranchWrite {
-                    commit: Some(commit),
-                    changed_apps,
-                    changed_files,
-                })
-            }
-            Err(e @ crate::git::Error::Conflict { .. }) => {
+        match repo.update_ref(&refname, new, local, &format!("hydrate: {}", out.env)) {
+            Ok(()) => return Ok(done),
+            Err(e @ crate::git::Error::Conflict { .. }) if start == Start::Tip => {
                 last = Some(e);
                 // Another writer won the race: re-read the tip and rebuild on it.
                 std::thread::sleep(std::time::Duration::from_millis(
@@ -132,14 +284,27 @@ pub fn write(
         }
     }
     Err(Error::Git(last.unwrap_or(crate::git::Error::Conflict {
-        refname: refname.to_string(),
+        refname,
         expected: "its tip".into(),
     })))
 }
 
-/// Compares `out` with the tip of `refname`, writing nothing.
-pub fn check(repo: &Repo, refname: &str, out: &EnvOutput) -> Result<CheckReport, Error> {
-    let tip = repo.ref_target(refname)?;
+/// After a rejected push: the remote-tracking tip, or (a `-next` branch the
+/// remote does not have) what the branch starts from.
+fn rebuild_base(repo: &Repo, b: &Branch) -> Result<Option<Oid>, Error> {
+    let remote = match &b.remote {
+        Some(rb) => repo.ref_target(&rb.tracking)?,
+        None => None,
+    };
+    match (remote, &b.starts_from) {
+        (None, Some(from)) => tip(repo, from),
+        (r, _) => Ok(r),
+    }
+}
+
+/// Compares `out` with the base of branch `b` (see [`base`]), writing nothing.
+pub fn check(repo: &Repo, b: &Branch, out: &EnvOutput) -> Result<CheckReport, Error> {
+    let (_, tip) = base(repo, b)?;
     let planned = plan(repo, tip, out)?;
     let mut report = CheckReport::default();
     for (path, content) in &planned.edits {
@@ -150,4 +315,113 @@ pub fn check(repo: &Repo, refname: &str, out: &EnvOutput) -> Result<CheckReport,
         report.note(path, existing.as_deref(), content.as_deref());
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository with commits a ← b ← c and a ← d (d diverges from b/c).
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        repo: Repo,
+        a: Oid,
+        b: Oid,
+        c: Oid,
+        d: Oid,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let repo = Repo::discover(dir.path()).unwrap();
+        let who = Identity {
+            name: "t".into(),
+            email: "t@example.com".into(),
+            time: 1,
+        };
+        let commit = |parent: Option<Oid>, file: &str| {
+            let edits = BTreeMap::from([(file.to_string(), Some(file.as_bytes().to_vec()))]);
+            let tree = repo.build_tree(parent, &edits).unwrap();
+            repo.commit(tree, parent, file, &who).unwrap()
+        };
+        let a = commit(None, "a");
+        let b = commit(Some(a), "b");
+        let c = commit(Some(b), "c");
+        let d = commit(Some(a), "d");
+        Fixture {
+            _dir: dir,
+            repo,
+            a,
+            b,
+            c,
+            d,
+        }
+    }
+
+    fn branch(name: &str) -> Branch {
+        Branch {
+            name: name.into(),
+            remote: Some(RemoteBranch {
+                remote: "origin".into(),
+                merge: format!("refs/heads/{name}"),
+                tracking: format!("refs/remotes/origin/{name}"),
+            }),
+            starts_from: None,
+        }
+    }
+
+    fn set(f: &Fixture, refname: &str, id: Oid) {
+        let old = f.repo.ref_target(refname).unwrap();
+        f.repo.update_ref(refname, id, old, "test").unwrap();
+    }
+
+    #[test]
+    fn the_tip_is_the_newer_of_local_and_remote_and_divergence_names_both() {
+        let f = fixture();
+        let b = branch("env/dev");
+        assert_eq!(tip(&f.repo, &b).unwrap(), None);
+        set(&f, "refs/remotes/origin/env/dev", f.b);
+        assert_eq!(tip(&f.repo, &b).unwrap(), Some(f.b), "remote only");
+        set(&f, "refs/heads/env/dev", f.a);
+        assert_eq!(tip(&f.repo, &b).unwrap(), Some(f.b), "local behind");
+        set(&f, "refs/heads/env/dev", f.c);
+        assert_eq!(tip(&f.repo, &b).unwrap(), Some(f.c), "local ahead");
+        set(&f, "refs/heads/env/dev", f.d);
+        let err = tip(&f.repo, &b).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "env/dev has diverged from origin/env/dev: local commit {}, remote commit {};",
+                f.d, f.b
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_next_branch_starts_from_its_branch_and_follows_a_merge() {
+        let f = fixture();
+        let mut next = branch("env/prod-next");
+        next.starts_from = Some(Box::new(branch("env/prod")));
+        assert_eq!(base(&f.repo, &next).unwrap(), (None, None));
+        set(&f, "refs/remotes/origin/env/prod", f.b);
+        assert_eq!(
+            base(&f.repo, &next).unwrap(),
+            (None, Some(f.b)),
+            "new: from prod"
+        );
+        set(&f, "refs/heads/env/prod-next", f.d);
+        assert_eq!(
+            base(&f.repo, &next).unwrap(),
+            (Some(f.d), Some(f.d)),
+            "existing: builds on itself"
+        );
+        set(&f, "refs/heads/env/prod-next", f.b);
+        set(&f, "refs/remotes/origin/env/prod", f.c);
+        assert_eq!(
+            base(&f.repo, &next).unwrap(),
+            (Some(f.b), Some(f.c)),
+            "prod contains next (merged): continue from prod"
+        );
+    }
 }

@@ -8,6 +8,7 @@ pub mod branch;
 pub mod dir;
 mod files;
 mod message;
+pub mod publish;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,6 +30,36 @@ pub enum Error {
     /// A git operation failed.
     #[error(transparent)]
     Git(#[from] crate::git::Error),
+    /// The local branch and its remote-tracking branch both have commits
+    /// the other lacks.
+    #[error(
+        "{branch} has diverged from {tracking}: local commit {local}, remote commit {remote}; \
+         nothing was written or pushed. Make the local branch the remote one \
+         (git branch -f {branch} {tracking}) or delete it, and render again"
+    )]
+    Diverged {
+        /// The branch.
+        branch: String,
+        /// Its remote-tracking branch, e.g. `origin/env/dev`.
+        tracking: String,
+        /// The local tip.
+        local: String,
+        /// The remote-tracking tip.
+        remote: String,
+    },
+    /// A remote was needed (or named) and is not there.
+    #[error("{0}")]
+    NoRemote(String),
+    /// The remote refused a push, or kept rejecting it.
+    #[error("push {refname} to {remote}: {reason}")]
+    Push {
+        /// The remote.
+        remote: String,
+        /// The ref pushed.
+        refname: String,
+        /// git's summary and what hydrate tried.
+        reason: String,
+    },
     /// The commit message template failed.
     #[error("commit message template: {0}")]
     Template(String),

@@ -1,0 +1,225 @@
+//! Fetch, push and ls-remote through the `git` binary on PATH. hydrate's
+//! git2 is built without network transports on purpose: URLs, SSH keys,
+//! tokens and credential helpers stay with the user's git, configured as for
+//! any other git command in that repository. This module only runs the
+//! commands and reads their machine-readable output; what to push and what
+//! to do when a push is rejected is decided in `output/`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use git2::Oid;
+
+use super::{Error, Identity};
+
+/// What the remote did with one pushed ref.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PushOutcome {
+    /// The ref was created or moved (or already pointed there).
+    Accepted,
+    /// Someone else moved the ref first: fetch, rebuild on their tip and
+    /// push again. `git push` says "[rejected] (fetch first)" or
+    /// "(non-fast-forward)", or a lost ref lock on the receiving side.
+    Behind(String),
+    /// The remote refused the ref for another reason (a protected branch, a
+    /// hook, missing permission); trying again will not help.
+    Refused(String),
+}
+
+fn run(git_dir: &Path, what: &str, args: &[&str]) -> Result<Output, Error> {
+    git(git_dir)
+        .args(args)
+        .output()
+        .map_err(|e| Error::Command {
+            what: what.to_string(),
+            detail: format!("cannot run git (is it on PATH?): {e}"),
+        })
+}
+
+fn git(git_dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("--git-dir")
+        .arg(git_dir)
+        // A CI job must fail, not hang, when git would ask for a password.
+        .env("GIT_TERMINAL_PROMPT", "0");
+    cmd
+}
+
+fn failure(what: &str, out: &Output) -> Error {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    Error::Command {
+        what: what.to_string(),
+        detail: stderr.trim().to_string(),
+    }
+}
+
+/// Which of `refs` (full names, `refs/heads/…`) exist on `remote`, and
+/// where they point (`git ls-remote`).
+pub fn ls_remote(
+    git_dir: &Path,
+    remote: &str,
+    refs: &[String],
+) -> Result<BTreeMap<String, Oid>, Error> {
+    let what = format!("ls-remote {remote}");
+    let mut args = vec!["ls-remote", remote];
+    args.extend(refs.iter().map(String::as_str));
+    let out = run(git_dir, &what, &args)?;
+    if !out.status.success() {
+        return Err(failure(&what, &out));
+    }
+    let mut found = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some((sha, name)) = line.split_once('\t') else {
+            continue;
+        };
+        // ls-remote patterns match any ref ending in the pattern; keep exact names.
+        if refs.iter().any(|r| r == name) {
+            if let Ok(id) = Oid::from_str(sha) {
+                found.insert(name.to_string(), id);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// `git fetch --no-tags REMOTE REFSPEC...` (refspecs like
+/// `+refs/heads/env/dev:refs/remotes/origin/env/dev`).
+pub fn fetch(git_dir: &Path, remote: &str, refspecs: &[String]) -> Result<(), Error> {
+    if refspecs.is_empty() {
+        return Ok(());
+    }
+    let what = format!("fetch {remote}");
+    let mut args = vec![
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        remote,
+    ];
+    args.extend(refspecs.iter().map(String::as_str));
+    let out = run(git_dir, &what, &args)?;
+    if !out.status.success() {
+        return Err(failure(&what, &out));
+    }
+    Ok(())
+}
+
+/// `git push --porcelain REMOTE SRC:DST...` without force: the remote moves
+/// a ref only if the new commit descends from its tip. Returns what
+/// happened to each destination ref.
+pub fn push(
+    git_dir: &Path,
+    remote: &str,
+    refspecs: &[(String, String)],
+) -> Result<BTreeMap<String, PushOutcome>, Error> {
+    let what = format!("push {remote}");
+    let specs: Vec<String> = refspecs.iter().map(|(s, d)| format!("{s}:{d}")).collect();
+    let mut args = vec!["push", "--porcelain", remote];
+    args.extend(specs.iter().map(String::as_str));
+    let out = run(git_dir, &what, &args)?;
+    let outcomes = parse_porcelain(&String::from_utf8_lossy(&out.stdout));
+    let all_reported = refspecs.iter().all(|(_, d)| outcomes.contains_key(d));
+    if !all_reported {
+        // Nothing reached the per-ref stage: no such remote, no access, …
+        return Err(failure(&what, &out));
+    }
+    Ok(outcomes)
+}
+
+/// Fetches `notes` (a `refs/notes/…` ref) from `remote` and merges it into
+/// the local one (`git notes merge -s cat_sort_uniq`: both sides' notes on a
+/// commit are kept, sorted, without duplicate lines), committing as `who`.
+pub fn merge_notes(git_dir: &Path, remote: &str, notes: &str, who: &Identity) -> Result<(), Error> {
+    let short = notes.strip_prefix("refs/notes/").unwrap_or(notes);
+    // `git notes merge` reads its argument below refs/notes/.
+    let fetched = format!("refs/notes/remotes/{remote}/{short}");
+    fetch(git_dir, remote, &[format!("+{notes}:{fetched}")])?;
+    let what = format!("notes merge {fetched}");
+    let date = format!("@{} +0000", who.time);
+    let out = git(git_dir)
+        .args([
+            "notes",
+            "--ref",
+            notes,
+            "merge",
+            "-q",
+            "-s",
+            "cat_sort_uniq",
+            &fetched,
+        ])
+        .env("GIT_AUTHOR_NAME", &who.name)
+        .env("GIT_AUTHOR_EMAIL", &who.email)
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_NAME", &who.name)
+        .env("GIT_COMMITTER_EMAIL", &who.email)
+        .env("GIT_COMMITTER_DATE", &date)
+        .output()
+        .map_err(|e| Error::Command {
+            what: what.clone(),
+            detail: format!("cannot run git (is it on PATH?): {e}"),
+        })?;
+    if !out.status.success() {
+        return Err(failure(&what, &out));
+    }
+    Ok(())
+}
+
+/// Reads `git push --porcelain` lines: `FLAG \t SRC:DST \t SUMMARY (REASON)`.
+/// builtin/push.c and transport.c print `!` for a rejected ref, with
+/// "[rejected]" when the remote tip is not an ancestor and "[remote
+/// rejected]" when the receiving side refused it.
+fn parse_porcelain(stdout: &str) -> BTreeMap<String, PushOutcome> {
+    let mut out = BTreeMap::new();
+    for line in stdout.lines() {
+        let mut fields = line.splitn(3, '\t');
+        let (Some(flag), Some(spec), summary) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let Some((_, dst)) = spec.rsplit_once(':') else {
+            continue;
+        };
+        let summary = summary.unwrap_or_default().to_string();
+        let outcome = match flag {
+            "!" if summary.starts_with("[rejected]") => PushOutcome::Behind(summary),
+            // receive-pack lost the race for the ref lock to another push.
+            "!" if ["cannot lock ref", "failed to update ref", "but expected"]
+                .iter()
+                .any(|s| summary.contains(s)) =>
+            {
+                PushOutcome::Behind(summary)
+            }
+            "!" => PushOutcome::Refused(summary),
+            _ => PushOutcome::Accepted,
+        };
+        out.insert(dst.to_string(), outcome);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn porcelain_lines_become_outcomes() {
+        let text = "To file:///tmp/remote.git\n\
+            =\trefs/heads/env/dev:refs/heads/env/dev\t[up to date]\n\
+            *\trefs/heads/env/new:refs/heads/env/new\t[new branch]\n\
+            !\trefs/heads/env/staging:refs/heads/env/staging\t[rejected] (fetch first)\n\
+            !\trefs/heads/env/prod:refs/heads/env/prod\t[remote rejected] (protected branch hook declined)\n\
+            !\trefs/heads/env/x:refs/heads/env/x\t[remote rejected] (cannot lock ref 'refs/heads/env/x': is at 1 but expected 2)\n\
+            Done\n";
+        let o = parse_porcelain(text);
+        assert_eq!(o["refs/heads/env/dev"], PushOutcome::Accepted);
+        assert_eq!(o["refs/heads/env/new"], PushOutcome::Accepted);
+        assert!(matches!(
+            o["refs/heads/env/staging"],
+            PushOutcome::Behind(_)
+        ));
+        assert!(matches!(o["refs/heads/env/prod"], PushOutcome::Refused(_)));
+        assert!(matches!(o["refs/heads/env/x"], PushOutcome::Behind(_)));
+        assert_eq!(o.len(), 5);
+    }
+}
