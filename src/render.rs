@@ -55,8 +55,8 @@ pub struct EnvReport {
     pub commit: Option<String>,
     /// With `check`: how the output differs.
     pub check: Option<CheckReport>,
-    /// Deprecation warnings, as `app: warning`.
-    pub warnings: Vec<String>,
+    /// The renders' warnings (deprecations, non-deterministic functions, ...).
+    pub warnings: Vec<env::AppWarning>,
 }
 
 /// A failed run.
@@ -102,6 +102,12 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     } else {
         None
     };
+    // Every app's files must be nameable before anything is written.
+    for e in &envs {
+        for r in by_env.get(e.name.as_str()).into_iter().flatten() {
+            app_files(r, e.layout)?;
+        }
+    }
     let mut reports = Vec::new();
     for e in &envs {
         let Some(apps) = by_env.get(e.name.as_str()) else {
@@ -184,7 +190,7 @@ fn write_env(
         complete,
     };
     for r in apps {
-        let mut files = app_files(r, e.layout);
+        let mut files = app_files(r, e.layout)?;
         if let (Output::Branch(_), Some(g)) = (&e.output, git) {
             files.insert(
                 format!("{}/{}", r.app, output::branch::METADATA),
@@ -197,18 +203,15 @@ fn write_env(
         env: e.name.clone(),
         target: String::new(),
         apps: apps.len(),
-        resources: apps.iter().map(|r| r.documents.len()).sum(),
+        resources: apps.iter().map(|r| r.objects.len()).sum(),
         bytes: apps
             .iter()
-            .map(|r| r.documents.iter().map(|d| d.yaml.len()).sum::<usize>())
+            .map(|r| r.objects.iter().map(|o| o.printed.len()).sum::<usize>())
             .sum(),
         changed_files: Vec::new(),
         commit: None,
         check: None,
-        warnings: apps
-            .iter()
-            .flat_map(|r| r.warnings.iter().map(move |w| format!("{}: {w}", r.app)))
-            .collect(),
+        warnings: apps.iter().flat_map(|r| r.warnings.clone()).collect(),
     };
     match (&e.output, git) {
         (Output::Dir(dir), _) => {

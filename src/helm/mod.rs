@@ -122,8 +122,12 @@ pub struct Rendered {
     pub output: String,
     /// `--output-dir` writes, in order; empty without it.
     pub files: Vec<OutputFile>,
+    /// The printed documents that are objects, in output order, each with
+    /// its `# Source:` template and the text printed for it (the parsed
+    /// documents helm sorted by; go-yaml v2 rules).
+    pub objects: Vec<crate::k8s::Object>,
     /// Diagnostics (non-deterministic functions used, ...).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// helm's release name rule (`chartutil.ValidateReleaseName`).
@@ -265,13 +269,16 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     if !opts.skip_schema_validation {
         schema::validate(&chart, &vals)?;
     }
-    let (files, warnings) = render::render(&chart, &vals, opts)?;
+    let (files, mut warnings) = render::render(&chart, &vals, opts)?;
     let sorted = output::sort(&chart, &files, opts)?;
+    let (objects, not_objects) = output::objects(&sorted, opts);
+    warnings.extend(not_objects);
     let Some(dir) = &opts.output_dir else {
         let output = output::assemble(&sorted, opts)?;
         return Ok(Rendered {
             output,
             files: Vec::new(),
+            objects,
             warnings,
         });
     };
@@ -289,6 +296,7 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
         // template.go prints the (empty) manifest buffer: one newline.
         output: "\n".into(),
         files,
+        objects,
         warnings,
     })
 }

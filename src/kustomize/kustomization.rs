@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Error;
+use crate::warning::{Warning, WarningKind};
 use crate::yaml::{self, Node, Resolver, Tag, Value};
 
 /// kustomize's accepted file names, in the order it looks for them.
@@ -83,8 +84,9 @@ pub struct Kustomization {
     pub helm_globals: Option<super::helmchart::Globals>,
     /// `helmCharts`, then the deprecated `helmChartInflationGenerator`.
     pub helm_charts: Vec<super::helmchart::Chart>,
-    /// Deprecation warnings kustomize prints on stderr.
-    pub warnings: Vec<String>,
+    /// Deprecation warnings kustomize prints on stderr (the message is
+    /// kustomize's text after `# Warning: `).
+    pub warnings: Vec<Warning>,
 }
 
 /// Every field kustomize v5.7.1 knows, and whether hydrate implements it.
@@ -302,7 +304,7 @@ impl Kustomization {
             }
         }
         // CheckDeprecatedFields warns in a fixed order, not the file's.
-        let rank = |w: &String| {
+        let rank = |w: &Warning| {
             [
                 "'bases'",
                 "'commonLabels'",
@@ -312,7 +314,7 @@ impl Kustomization {
                 "'vars'",
             ]
             .iter()
-            .position(|f| w.contains(f))
+            .position(|f| w.message.starts_with(f))
         };
         k.warnings.sort_by_key(rank);
         // FixKustomization: deprecated fields are appended to their successors.
@@ -354,9 +356,12 @@ impl Kustomization {
         } else {
             EDIT_FIX.to_string()
         };
-        self.warnings.push(format!(
-            "# Warning: '{old}' is deprecated. Please use '{new}' instead. {run}"
-        ));
+        self.warnings.push(Warning {
+            kind: WarningKind::Deprecation,
+            message: format!("'{old}' is deprecated. Please use '{new}' instead. {run}"),
+            file: Some(self.path.clone()),
+            line: Some(value.pos.line).filter(|&l| l > 0),
+        });
     }
 }
 
@@ -423,7 +428,8 @@ mod tests {
         assert_eq!(k.images[0].new_tag, "1.2");
         assert_eq!(k.replicas[0].count, 3);
         assert_eq!(k.warnings.len(), 2);
-        assert!(k.warnings[0].starts_with("# Warning: 'bases' is deprecated."));
+        assert!(k.warnings[0].message.starts_with("'bases' is deprecated."));
+        assert_eq!(k.warnings[0].kind, WarningKind::Deprecation);
     }
 
     #[test]
