@@ -232,6 +232,13 @@ fn to_json(reports: &[EnvReport]) -> serde_json::Value {
                     "stale": c.stale,
                     "extra": c.extra,
                 })),
+                "warnings": r.warnings.iter().map(|w| serde_json::json!({
+                    "app": w.app,
+                    "kind": w.warning.kind.as_str(),
+                    "message": w.warning.message,
+                    "file": w.warning.file.as_ref().map(|f| f.display().to_string()),
+                    "line": w.warning.line,
+                })).collect::<Vec<_>>(),
             })
         })
         .collect();
