@@ -287,7 +287,7 @@ impl Kustomization {
                 }
                 _ => {}
             }
-            k.warn_deprecated(field, value);
+            k.warn_deprecated(field, key.pos.line, value);
         }
         // EnforceFields: each kind has its own apiVersion.
         if let Some((v, line)) = api_version.filter(|(v, _)| !v.is_empty()) {
@@ -337,7 +337,7 @@ impl Kustomization {
         Ok(k)
     }
 
-    fn warn_deprecated(&mut self, field: &str, value: &Node) {
+    fn warn_deprecated(&mut self, field: &str, line: u32, value: &Node) {
         let (old, new) = match field {
             "bases" => ("bases", "resources"),
             "commonLabels" => ("commonLabels", "labels"),
@@ -360,7 +360,7 @@ impl Kustomization {
             kind: WarningKind::Deprecation,
             message: format!("'{old}' is deprecated. Please use '{new}' instead. {run}"),
             file: Some(self.path.clone()),
-            line: Some(value.pos.line).filter(|&l| l > 0),
+            line: Some(line).filter(|&l| l > 0),
         });
     }
 }
@@ -430,6 +430,8 @@ mod tests {
         assert_eq!(k.warnings.len(), 2);
         assert!(k.warnings[0].message.starts_with("'bases' is deprecated."));
         assert_eq!(k.warnings[0].kind, WarningKind::Deprecation);
+        assert_eq!(k.warnings[0].line, Some(2));
+        assert_eq!(k.warnings[1].line, Some(4));
     }
 
     #[test]
