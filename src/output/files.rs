@@ -492,4 +492,57 @@ mod tests {
         )]);
         assert_eq!(names(&r).unwrap(), ["web/a-.._.._etc.yaml"]);
     }
+
+    #[test]
+    fn any_identity_gives_one_safe_file_or_an_error() {
+        let nasty = [
+            "",
+            ".",
+            "..",
+            "../..",
+            "/",
+            "/etc/passwd",
+            "a/../../b",
+            "a\\b",
+            "~",
+            "\u{0}",
+            "é",
+            "a b",
+            ":",
+            "-",
+            "_",
+            "x.yaml",
+            ".hydrate",
+            "owned.json",
+        ];
+        for kind in nasty.iter().chain(&["Deployment"]) {
+            for group in nasty.iter().chain(&["apps"]) {
+                for name in &nasty {
+                    let node = crate::yaml::Node::map();
+                    let mut o =
+                        crate::k8s::Object::new(std::sync::Arc::new(node), String::new(), None);
+                    o.id.gvk.kind = kind.to_string();
+                    o.id.gvk.group = group.to_string();
+                    o.id.name = name.to_string();
+                    o.id.namespace = name.to_string();
+                    let mut r = app(&[]);
+                    r.objects = vec![o];
+                    let Ok(files) = app_files(&r, Layout::Resources) else {
+                        continue;
+                    };
+                    for f in files.keys() {
+                        let (dir, file) = f.split_once('/').unwrap_or_default();
+                        assert_eq!(dir, "web", "{f}");
+                        assert!(
+                            is_safe_path(f)
+                                && !file.contains(['/', '\\', '\u{0}'])
+                                && !file.starts_with('.')
+                                && file.ends_with(".yaml"),
+                            "{kind:?} {group:?} {name:?}: {f}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
