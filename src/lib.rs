@@ -13,4 +13,5 @@ pub mod k8s;
 pub mod kustomize;
 pub mod output;
 pub mod render;
+pub mod warning;
 pub mod yaml;

@@ -66,8 +66,8 @@ pub struct EnvReport {
     pub pushed: Option<String>,
     /// With `check`: how the output differs.
     pub check: Option<CheckReport>,
-    /// Deprecation warnings, as `app: warning`.
-    pub warnings: Vec<String>,
+    /// The renders' warnings (deprecations, non-deterministic functions, ...).
+    pub warnings: Vec<env::AppWarning>,
 }
 
 /// A failed run.
@@ -120,6 +120,12 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     } else {
         None
     };
+    // Every app's files must be nameable before anything is written.
+    for e in &envs {
+        for r in by_env.get(e.name.as_str()).into_iter().flatten() {
+            app_files(r, e.layout)?;
+        }
+    }
     if let Some(g) = &git {
         prepare_branches(opts, g)?;
     }
@@ -317,7 +323,7 @@ fn write_env(
         complete,
     };
     for r in apps {
-        let mut files = app_files(r, e.layout);
+        let mut files = app_files(r, e.layout)?;
         if let (Output::Branch(_), Some(g)) = (&e.output, git) {
             files.insert(
                 format!("{}/{}", r.app, output::branch::METADATA),
@@ -330,19 +336,16 @@ fn write_env(
         env: e.name.clone(),
         target: String::new(),
         apps: apps.len(),
-        resources: apps.iter().map(|r| r.documents.len()).sum(),
+        resources: apps.iter().map(|r| r.objects.len()).sum(),
         bytes: apps
             .iter()
-            .map(|r| r.documents.iter().map(|d| d.yaml.len()).sum::<usize>())
+            .map(|r| r.objects.iter().map(|o| o.printed.len()).sum::<usize>())
             .sum(),
         changed_files: Vec::new(),
         commit: None,
         pushed: None,
         check: None,
-        warnings: apps
-            .iter()
-            .flat_map(|r| r.warnings.iter().map(move |w| format!("{}: {w}", r.app)))
-            .collect(),
+        warnings: apps.iter().flat_map(|r| r.warnings.clone()).collect(),
     };
     match (&e.output, git) {
         (Output::Dir(dir), _) => {

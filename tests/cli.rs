@@ -246,14 +246,14 @@ fn per_resource_layout_and_pruning_keep_foreign_files() {
         "{files:?}"
     );
     assert!(
-        files.iter().any(|f| f.starts_with("web/deployment-")),
+        files.iter().any(|f| f.starts_with("web/deployment.apps-")),
         "{files:?}"
     );
     let one = fs::read_to_string(
         prod.join(
             files
                 .iter()
-                .find(|f| f.starts_with("web/deployment-"))
+                .find(|f| f.starts_with("web/deployment.apps-"))
                 .unwrap(),
         ),
     )

@@ -233,7 +233,7 @@ fn kustomize_case(dir: &Path) -> Option<(String, Class)> {
             hydrate::cli::kustomize_build_options(&args).map_err(|e| e.to_string())?;
         let build =
             hydrate::kustomize::build(&input.join(target), &opts).map_err(|e| e.to_string())?;
-        build.to_yaml().map_err(|e| e.to_string())
+        Ok(build.to_yaml())
     });
     Some((name_of(dir), classify(expected.as_deref(), got)))
 }

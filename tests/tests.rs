@@ -6,6 +6,7 @@ mod conformance;
 mod corpus;
 mod demo;
 mod goldens;
+mod layout;
 mod remote;
 mod schema;
 mod support;

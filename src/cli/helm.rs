@@ -162,7 +162,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     }
     let rendered = helm::template(&chart, &opts)?;
     for w in &rendered.warnings {
-        eprintln!("{w}");
+        eprintln!("warning: {w}");
     }
     let mut out = std::io::stdout().lock();
     for f in &rendered.files {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Subcommand, ValueEnum};
 
 use crate::kustomize::{self, LoadRestrictor, Options, Reorder};
+use crate::warning::WarningKind;
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -111,9 +112,13 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     }
     let build = kustomize::build(&args.dir, &opts)?;
     for w in &build.warnings {
-        eprintln!("{w}");
+        match w.kind {
+            // kustomize's own stderr line.
+            WarningKind::Deprecation => eprintln!("# Warning: {}", w.message),
+            _ => eprintln!("warning: {w}"),
+        }
     }
-    let out = build.to_yaml()?;
+    let out = build.to_yaml();
     match args.output {
         Some(path) => {
             crate::output::write_file_atomic(&path, out.as_bytes())?;

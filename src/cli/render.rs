@@ -10,6 +10,7 @@ use clap::ValueEnum;
 use crate::env::Selection;
 use crate::git::Identity;
 use crate::render::{self, EnvReport, OutputKind};
+use crate::warning::Warning;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -163,21 +164,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Each distinct warning once, with the apps it concerns (a repository
-/// with many overlays would otherwise print the same line hundreds of times).
+/// Each distinct warning (kind, file, line, message) once, with the apps it
+/// concerns (a base shared by many overlays would otherwise print the same
+/// line hundreds of times).
 fn print_warnings(reports: &[EnvReport]) {
-    let mut by_text: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
-    for r in reports {
-        for w in &r.warnings {
-            if let Some((app, text)) = w.split_once(": ") {
-                by_text
-                    .entry(text)
-                    .or_default()
-                    .push(format!("{}/{app}", r.env));
-            }
-        }
+    let mut by_warning: std::collections::BTreeMap<&Warning, Vec<String>> = Default::default();
+    for w in reports.iter().flat_map(|r| &r.warnings) {
+        by_warning
+            .entry(&w.warning)
+            .or_default()
+            .push(format!("{}/{}", w.env, w.app));
     }
-    for (text, apps) in by_text {
+    for (w, apps) in by_warning {
+        let text = format!("warning[{}]: {w}", w.kind.as_str());
         let shown: Vec<&str> = apps.iter().take(3).map(String::as_str).collect();
         let more = apps.len().saturating_sub(shown.len());
         let tail = if more > 0 {
@@ -249,6 +248,13 @@ fn to_json(reports: &[EnvReport]) -> serde_json::Value {
                     "stale": c.stale,
                     "extra": c.extra,
                 })),
+                "warnings": r.warnings.iter().map(|w| serde_json::json!({
+                    "app": w.app,
+                    "kind": w.warning.kind.as_str(),
+                    "message": w.warning.message,
+                    "file": w.warning.file.as_ref().map(|f| f.display().to_string()),
+                    "line": w.warning.line,
+                })).collect::<Vec<_>>(),
             })
         })
         .collect();

@@ -13,7 +13,9 @@ use rayon::prelude::*;
 
 pub use config::{is_valid_name, App, ChartApp, Discover, Environment, Layout, Output, Source};
 
+use crate::k8s::Object;
 use crate::kustomize;
+use crate::warning::Warning;
 
 /// An environment-level failure.
 #[derive(Debug, thiserror::Error)]
@@ -57,16 +59,6 @@ pub enum Error {
         chart: PathBuf,
         /// helm's error.
         source: crate::helm::Error,
-    },
-    /// A rendered app cannot be printed.
-    #[error("{env}/{app}: {message}")]
-    Print {
-        /// Environment name.
-        env: String,
-        /// App name.
-        app: String,
-        /// What went wrong.
-        message: String,
     },
 }
 
@@ -125,20 +117,14 @@ pub struct Job {
     pub source: Source,
 }
 
-/// One rendered resource.
-#[derive(Clone, Debug)]
-pub struct Document {
-    /// `kind`.
-    pub kind: String,
-    /// `metadata.name`.
-    pub name: String,
-    /// `metadata.namespace` (may be empty).
-    pub namespace: String,
-    /// The resource printed alone.
-    pub yaml: String,
-}
-
-/// The result of one job.
+/// The result of one job: what `diff/`, `promote/` and `output/` consume.
+///
+/// `objects` are the app's resources in output order, each with its
+/// [`crate::k8s::ObjectId`], its parsed document (`Arc`, shared) and the
+/// text printed for it; `manifest` is the whole stream exactly as
+/// `kustomize build` or `helm template` prints it (for a chart, with helm's
+/// `# Source:` comments; documents that hold only comments are in the
+/// manifest but are not objects).
 #[derive(Debug)]
 pub struct Rendered {
     /// Environment name.
@@ -146,24 +132,31 @@ pub struct Rendered {
     /// App name.
     pub app: String,
     /// The resources, in output order.
-    pub documents: Vec<Document>,
+    pub objects: Vec<Object>,
+    /// The manifest stream, byte for byte as the renderer prints it.
+    pub manifest: String,
     /// Files the render read.
     pub files_read: Vec<PathBuf>,
-    /// Warnings (deprecations).
-    pub warnings: Vec<String>,
-    /// The manifest exactly as the renderer printed it, when that is not
-    /// the documents joined by `---` (`helm template`'s output).
-    pub printed: Option<String>,
+    /// Warnings (deprecations, non-deterministic functions, ...), each
+    /// naming this environment and app.
+    pub warnings: Vec<AppWarning>,
 }
 
-impl Rendered {
-    /// The manifest stream, as `kustomize build` or `helm template` prints it.
-    pub fn manifest(&self) -> String {
-        if let Some(p) = &self.printed {
-            return p.clone();
-        }
-        let docs: Vec<&str> = self.documents.iter().map(|d| d.yaml.as_str()).collect();
-        docs.join("---\n")
+/// A render's warning, with the environment and app it concerns.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AppWarning {
+    /// Environment name.
+    pub env: String,
+    /// App name.
+    pub app: String,
+    /// The renderer's warning.
+    pub warning: Warning,
+}
+
+impl std::fmt::Display for AppWarning {
+    /// `env/app: file:line: message`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}: {}", self.env, self.app, self.warning)
     }
 }
 
@@ -264,10 +257,19 @@ fn build_options() -> kustomize::Options {
 }
 
 fn render_one(job: &Job) -> Result<Rendered, Error> {
+    let app_warnings = |ws: Vec<Warning>| {
+        ws.into_iter()
+            .map(|warning| AppWarning {
+                env: job.env.clone(),
+                app: job.app.clone(),
+                warning,
+            })
+            .collect()
+    };
     let dir = match &job.source {
         Source::Kustomize(dir) => dir,
         Source::Helm(app) => {
-            let c = chart::render(app).map_err(|source| Error::Chart {
+            let (c, files_read) = chart::render(app).map_err(|source| Error::Chart {
                 env: job.env.clone(),
                 app: job.app.clone(),
                 chart: app.chart.clone(),
@@ -276,10 +278,10 @@ fn render_one(job: &Job) -> Result<Rendered, Error> {
             return Ok(Rendered {
                 env: job.env.clone(),
                 app: job.app.clone(),
-                documents: c.documents,
-                files_read: c.files_read,
-                warnings: c.warnings,
-                printed: Some(c.output),
+                objects: c.objects,
+                manifest: c.output,
+                files_read,
+                warnings: app_warnings(c.warnings),
             });
         }
     };
@@ -288,29 +290,13 @@ fn render_one(job: &Job) -> Result<Rendered, Error> {
         app: job.app.clone(),
         source,
     })?;
-    let texts = build.documents().map_err(|e| Error::Print {
-        env: job.env.clone(),
-        app: job.app.clone(),
-        message: e.to_string(),
-    })?;
-    let documents = build
-        .resources
-        .iter()
-        .zip(texts)
-        .map(|(r, yaml)| Document {
-            kind: r.gvk().kind,
-            name: r.name().to_string(),
-            namespace: r.namespace().to_string(),
-            yaml,
-        })
-        .collect();
     Ok(Rendered {
         env: job.env.clone(),
         app: job.app.clone(),
-        documents,
+        manifest: build.to_yaml(),
+        objects: build.objects,
         files_read: build.files_read,
-        warnings: build.warnings,
-        printed: None,
+        warnings: app_warnings(build.warnings),
     })
 }
 

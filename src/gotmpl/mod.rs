@@ -95,7 +95,7 @@ pub struct ExecOptions {
 #[derive(Debug, Default)]
 pub struct ExecShared {
     counters: std::sync::Mutex<HashMap<String, i64>>,
-    warnings: std::sync::Mutex<Vec<String>>,
+    warnings: std::sync::Mutex<Vec<crate::warning::Warning>>,
 }
 
 impl ExecShared {
@@ -108,15 +108,15 @@ impl ExecShared {
     }
 
     /// Records a warning once.
-    pub fn warn(&self, msg: String) {
+    pub fn warn(&self, warning: crate::warning::Warning) {
         let mut w = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
-        if !w.contains(&msg) {
-            w.push(msg);
+        if !w.contains(&warning) {
+            w.push(warning);
         }
     }
 
     /// The warnings recorded so far, in order.
-    pub fn warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<crate::warning::Warning> {
         self.warnings
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -122,8 +122,12 @@ pub struct Rendered {
     pub output: String,
     /// `--output-dir` writes, in order; empty without it.
     pub files: Vec<OutputFile>,
+    /// The printed documents that are objects, in output order, each with
+    /// its `# Source:` template and the text printed for it (the parsed
+    /// documents helm sorted by; go-yaml v2 rules).
+    pub objects: Vec<crate::k8s::Object>,
     /// Diagnostics (non-deterministic functions used, ...).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// helm's release name rule (`chartutil.ValidateReleaseName`).
@@ -265,13 +269,16 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     if !opts.skip_schema_validation {
         schema::validate(&chart, &vals)?;
     }
-    let (files, warnings) = render::render(&chart, &vals, opts)?;
+    let (files, mut warnings) = render::render(&chart, &vals, opts)?;
     let sorted = output::sort(&chart, &files, opts)?;
+    let (objects, not_objects) = output::objects(&sorted, opts);
+    warnings.extend(not_objects);
     let Some(dir) = &opts.output_dir else {
         let output = output::assemble(&sorted, opts)?;
         return Ok(Rendered {
             output,
             files: Vec::new(),
+            objects,
             warnings,
         });
     };
@@ -289,6 +296,7 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
         // template.go prints the (empty) manifest buffer: one newline.
         output: "\n".into(),
         files,
+        objects,
         warnings,
     })
 }
@@ -330,5 +338,52 @@ mod tests {
             r.output,
             "---\n# Source: demo/templates/cm.yaml\nkind: Namespace\n---\n# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rel\ndata:\n  n: 1e+06\n  s:\n"
         );
+        // The same documents, typed: what helm sorted by, not re-parsed.
+        let ids: Vec<String> = r.objects.iter().map(|o| o.id.to_string()).collect();
+        assert_eq!(ids, [" Namespace ", "v1 ConfigMap rel"]);
+        assert_eq!(
+            r.objects[1].printed,
+            "# Source: demo/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rel\ndata:\n  n: 1e+06\n  s:\n"
+        );
+        assert_eq!(
+            r.objects[1].source.as_deref(),
+            Some("demo/templates/cm.yaml")
+        );
+    }
+
+    #[test]
+    fn objects_of_crd_files_and_comment_only_documents() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = tmp.path();
+        let w = |p: &str, s: &str| {
+            let f = d.join(p);
+            std::fs::create_dir_all(f.parent().unwrap_or(d)).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(f, s).unwrap_or_else(|e| panic!("{e}"));
+        };
+        w("Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n");
+        w("crds/two.yaml", "apiVersion: example.com/v1\nkind: A\nmetadata:\n  name: a\n---\napiVersion: example.com/v1\nkind: B\nmetadata:\n  name: b\n");
+        w("crds/bad.yaml", "a: [\n");
+        w(
+            "templates/c.yaml",
+            "# only a comment\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n",
+        );
+        let opts = Options {
+            include_crds: true,
+            ..Options::default()
+        };
+        let r = template(d, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<String> = r.objects.iter().map(|o| o.id.to_string()).collect();
+        assert_eq!(
+            ids,
+            ["example.com/v1 A a", "example.com/v1 B b", "v1 Secret s"]
+        );
+        assert_eq!(
+            r.objects[1].printed,
+            "# Source: demo/crds/two.yaml\napiVersion: example.com/v1\nkind: B\nmetadata:\n  name: b\n"
+        );
+        assert!(r.output.contains("# only a comment"));
+        let w: Vec<String> = r.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("demo/crds/bad.yaml: "), "{w:?}");
     }
 }

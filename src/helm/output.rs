@@ -3,14 +3,19 @@
 //! `cmd/helm/template.go`): documents split by helm's separator regexp,
 //! hooks told apart by `helm.sh/hook`, both sorted stably by the install
 //! kind order, CRDs first with `--include-crds`, `# Source:` headers,
-//! `--show-only` filtering.
+//! `--show-only` filtering, and the printed documents as typed objects
+//! (each document is parsed once, here, for sorting and for the caller).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::chart::Chart;
 use super::{Error, Options};
-use crate::gotmpl::funcs::yamlconv::parse_yaml;
+use crate::gotmpl::funcs::yamlconv::{from_node, parse_yaml_node};
 use crate::gotmpl::Value;
+use crate::k8s::Object;
+use crate::warning::{Warning, WarningKind};
+use crate::yaml::Node;
 
 /// helm's `SplitManifests` in document order: what splitting on the regexp
 /// `(?:^|\s*\n)---\s*` gives. A `---` splits when it starts the text or
@@ -47,6 +52,7 @@ pub fn split_manifests(text: &str) -> Vec<String> {
 struct Manifest {
     path: String,
     content: String,
+    node: Option<Arc<Node>>,
     kind: String,
     test_hook: bool,
 }
@@ -75,10 +81,22 @@ fn str_at(v: &Value, path: &[&str]) -> Option<Value> {
     Some(cur)
 }
 
-/// (kind, hook events) of a document, or helm's YAML parse error.
-fn head(path: &str, doc: &str) -> Result<(String, Option<String>), Error> {
-    let v =
-        parse_yaml(doc).map_err(|e| Error::Render(format!("YAML parse error on {path}: {e}")))?;
+/// What `SortManifests` reads of a document: its kind and hook events,
+/// and the parsed document (a mapping; `None` for an empty document).
+struct Head {
+    kind: String,
+    hook: Option<String>,
+    node: Option<Arc<Node>>,
+}
+
+/// The [`Head`] of a document, or helm's YAML parse error.
+fn head(path: &str, doc: &str) -> Result<Head, Error> {
+    let parse_error = |e| Error::Render(format!("YAML parse error on {path}: {e}"));
+    let node = parse_yaml_node(doc).map_err(parse_error)?;
+    let v = match &node {
+        Some(n) => from_node(n).map_err(parse_error)?,
+        None => Value::Nil,
+    };
     if !matches!(v, Value::Map(_) | Value::Nil) {
         return Err(Error::Render(format!(
             "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",
@@ -93,7 +111,8 @@ fn head(path: &str, doc: &str) -> Result<(String, Option<String>), Error> {
         Some(Value::Str(s)) => Some(s.to_string()),
         _ => None,
     };
-    Ok((kind, hook))
+    let node = node.filter(|n| n.as_map().is_some()).map(Arc::new);
+    Ok(Head { kind, hook, node })
 }
 
 const HOOK_EVENTS: &[&str] = &[
@@ -127,12 +146,15 @@ fn crds(c: &Chart, full: &str, out: &mut Vec<(String, String)>) {
 }
 
 /// A document as `renderResources` hands it on: template path and content.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Document {
     /// Path from the top chart (`chart/templates/x.yaml`).
     pub path: String,
     /// The document (trimmed; CRD files verbatim).
     pub content: String,
+    /// The parsed document, when it is a mapping (not for CRD files, which
+    /// helm prints without parsing).
+    pub node: Option<Arc<Node>>,
 }
 
 /// Everything `helm template` prints, grouped as helm writes it: CRDs
@@ -161,10 +183,11 @@ pub fn sort(
             continue;
         }
         for doc in split_manifests(content) {
-            let (kind, hook) = head(path, &doc)?;
+            let Head { kind, hook, node } = head(path, &doc)?;
             let m = |test_hook| Manifest {
                 path: path.clone(),
                 content: doc.clone(),
+                node: node.clone(),
                 kind: kind.clone(),
                 test_hook,
             };
@@ -188,6 +211,7 @@ pub fn sort(
     let doc = |m: Manifest| Document {
         path: m.path,
         content: m.content,
+        node: m.node,
     };
     let mut crd_files = Vec::new();
     if opts.include_crds {
@@ -196,7 +220,11 @@ pub fn sort(
     Ok(Sorted {
         crds: crd_files
             .into_iter()
-            .map(|(path, content)| Document { path, content })
+            .map(|(path, content)| Document {
+                path,
+                content,
+                node: None,
+            })
             .collect(),
         manifests: manifests.into_iter().map(doc).collect(),
         hooks: if opts.no_hooks {
@@ -225,6 +253,64 @@ pub fn assemble(sorted: &Sorted, opts: &Options) -> Result<String, Error> {
         return Ok(out);
     }
     show_only(&out, &opts.show_only)
+}
+
+/// The printed documents that are objects, in output order (with
+/// `--show-only`, those it keeps, pattern by pattern), each with the text
+/// printed for it. A `crds/` file is parsed here (helm prints it verbatim),
+/// one object per document; a part that is not an object is a warning.
+pub fn objects(sorted: &Sorted, opts: &Options) -> (Vec<Object>, Vec<Warning>) {
+    let all: Vec<&Document> = sorted
+        .crds
+        .iter()
+        .chain(&sorted.manifests)
+        .chain(&sorted.hooks)
+        .collect();
+    let shown: Vec<&Document> = if opts.show_only.is_empty() {
+        all
+    } else {
+        opts.show_only
+            .iter()
+            .flat_map(|p| {
+                let p = p.replace("**", "*");
+                all.iter()
+                    .filter(move |d| {
+                        d.path
+                            .split_once('/')
+                            .is_some_and(|(_, rest)| super::objects::glob_match(&p, rest))
+                    })
+                    .copied()
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let mut objects = Vec::new();
+    let mut warnings = Vec::new();
+    for d in shown {
+        let printed = |text: &str| format!("# Source: {}\n{text}\n", d.path);
+        let source = Some(d.path.clone());
+        if let Some(node) = &d.node {
+            objects.push(Object::new(node.clone(), printed(&d.content), source));
+            continue;
+        }
+        let pieces = split_manifests(&d.content);
+        let single = pieces.len() == 1;
+        for piece in pieces {
+            match parse_yaml_node(&piece) {
+                Ok(Some(n)) if n.as_map().is_some() => {
+                    let text = if single { &d.content } else { &piece };
+                    objects.push(Object::new(Arc::new(n), printed(text), source.clone()));
+                }
+                Ok(n) if n.as_ref().is_none_or(Node::is_null) => {}
+                Ok(_) | Err(_) => warnings.push(Warning::new(
+                    WarningKind::NotAnObject,
+                    "a document of this file is not a Kubernetes object; it is printed but not handed on as a resource",
+                    Some(d.path.clone().into()),
+                )),
+            }
+        }
+    }
+    (objects, warnings)
 }
 
 /// `--show-only`: keep documents whose `# Source:` path (without the chart
@@ -286,7 +372,7 @@ mod tests {
     fn trimmed_block_scalar_document_parses() {
         let doc = "kind: ConfigMap\ndata:\n  s: |\n    a\n    ---\n    b";
         assert_eq!(
-            head("t", doc).ok().map(|h| h.0).as_deref(),
+            head("t", doc).ok().map(|h| h.kind).as_deref(),
             Some("ConfigMap")
         );
         assert!(head("t", "- a list").is_err());

@@ -95,6 +95,7 @@ mod tests {
         Document {
             path: path.into(),
             content: content.into(),
+            node: None,
         }
     }
 

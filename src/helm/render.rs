@@ -333,7 +333,7 @@ pub fn render(
     chart: &Chart,
     values: &Value,
     opts: &Options,
-) -> Result<(BTreeMap<String, String>, Vec<String>), Error> {
+) -> Result<(BTreeMap<String, String>, Vec<crate::warning::Warning>), Error> {
     let mut release = BTreeMap::new();
     release.insert("Name".into(), Value::from(opts.release_name.as_str()));
     release.insert("Namespace".into(), Value::from(opts.namespace.as_str()));

@@ -193,7 +193,7 @@ pub struct Inflated {
     /// The chart directory (for messages and for the files it read).
     pub chart_dir: PathBuf,
     /// Warnings from the template engine.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::warning::Warning>,
 }
 
 /// Reads a file named by the kustomization under the load restrictor:

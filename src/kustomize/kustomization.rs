@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Error;
+use crate::warning::{Warning, WarningKind};
 use crate::yaml::{self, Node, Resolver, Tag, Value};
 
 /// kustomize's accepted file names, in the order it looks for them.
@@ -83,8 +84,9 @@ pub struct Kustomization {
     pub helm_globals: Option<super::helmchart::Globals>,
     /// `helmCharts`, then the deprecated `helmChartInflationGenerator`.
     pub helm_charts: Vec<super::helmchart::Chart>,
-    /// Deprecation warnings kustomize prints on stderr.
-    pub warnings: Vec<String>,
+    /// Deprecation warnings kustomize prints on stderr (the message is
+    /// kustomize's text after `# Warning: `).
+    pub warnings: Vec<Warning>,
 }
 
 /// Every field kustomize v5.7.1 knows, and whether hydrate implements it.
@@ -285,7 +287,7 @@ impl Kustomization {
                 }
                 _ => {}
             }
-            k.warn_deprecated(field, value);
+            k.warn_deprecated(field, key.pos.line, value);
         }
         // EnforceFields: each kind has its own apiVersion.
         if let Some((v, line)) = api_version.filter(|(v, _)| !v.is_empty()) {
@@ -302,7 +304,7 @@ impl Kustomization {
             }
         }
         // CheckDeprecatedFields warns in a fixed order, not the file's.
-        let rank = |w: &String| {
+        let rank = |w: &Warning| {
             [
                 "'bases'",
                 "'commonLabels'",
@@ -312,7 +314,7 @@ impl Kustomization {
                 "'vars'",
             ]
             .iter()
-            .position(|f| w.contains(f))
+            .position(|f| w.message.starts_with(f))
         };
         k.warnings.sort_by_key(rank);
         // FixKustomization: deprecated fields are appended to their successors.
@@ -335,7 +337,7 @@ impl Kustomization {
         Ok(k)
     }
 
-    fn warn_deprecated(&mut self, field: &str, value: &Node) {
+    fn warn_deprecated(&mut self, field: &str, line: u32, value: &Node) {
         let (old, new) = match field {
             "bases" => ("bases", "resources"),
             "commonLabels" => ("commonLabels", "labels"),
@@ -354,9 +356,12 @@ impl Kustomization {
         } else {
             EDIT_FIX.to_string()
         };
-        self.warnings.push(format!(
-            "# Warning: '{old}' is deprecated. Please use '{new}' instead. {run}"
-        ));
+        self.warnings.push(Warning {
+            kind: WarningKind::Deprecation,
+            message: format!("'{old}' is deprecated. Please use '{new}' instead. {run}"),
+            file: Some(self.path.clone()),
+            line: Some(line).filter(|&l| l > 0),
+        });
     }
 }
 
@@ -423,7 +428,10 @@ mod tests {
         assert_eq!(k.images[0].new_tag, "1.2");
         assert_eq!(k.replicas[0].count, 3);
         assert_eq!(k.warnings.len(), 2);
-        assert!(k.warnings[0].starts_with("# Warning: 'bases' is deprecated."));
+        assert!(k.warnings[0].message.starts_with("'bases' is deprecated."));
+        assert_eq!(k.warnings[0].kind, WarningKind::Deprecation);
+        assert_eq!(k.warnings[0].line, Some(2));
+        assert_eq!(k.warnings[1].line, Some(4));
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub use error::Error;
 pub use fieldspec::{FieldSpec, TransformerConfig};
 pub use helmchart::Settings as HelmSettings;
 pub use kustomization::{Kustomization, FILE_NAMES};
-pub use resource::{Gvk, ResId, Resource};
+pub use resource::{Gvk, ObjectId, Resource};
 
 use crate::yaml::Node;
 
@@ -73,10 +73,12 @@ pub struct Options {
 /// The result of a build.
 #[derive(Debug)]
 pub struct Build {
-    /// The resources, in output order.
-    pub resources: Vec<Resource>,
-    /// Warnings kustomize prints on stderr (deprecated fields).
-    pub warnings: Vec<String>,
+    /// The resources, in output order, each printed alone as kustomize
+    /// prints it.
+    pub objects: Vec<crate::k8s::Object>,
+    /// Warnings: deprecated fields (kustomize prints `# Warning: ` and the
+    /// message on stderr), then those of inflated charts.
+    pub warnings: Vec<crate::warning::Warning>,
     /// Every file the build read.
     pub files_read: Vec<PathBuf>,
 }
@@ -165,8 +167,20 @@ pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
             }
         }
     }
+    let objects = resources
+        .into_iter()
+        .map(|r| {
+            let printed = crate::yaml::to_string(&r.node)
+                .map_err(|e| Error::invalid(&k.path, e.to_string()))?;
+            Ok(crate::k8s::Object::new(
+                std::sync::Arc::new(r.node),
+                printed,
+                None,
+            ))
+        })
+        .collect::<Result<_, Error>>()?;
     Ok(Build {
-        resources,
+        objects,
         warnings: acc.warnings,
         files_read: acc.files_read,
     })
@@ -202,16 +216,9 @@ fn normalize_annotations(node: &mut Node) {
 }
 
 impl Build {
-    /// Each resource printed alone, in output order.
-    pub fn documents(&self) -> Result<Vec<String>, crate::yaml::Error> {
-        self.resources
-            .iter()
-            .map(|r| crate::yaml::to_string(&r.node))
-            .collect()
-    }
-
     /// The output of `kustomize build`: documents joined by `---`.
-    pub fn to_yaml(&self) -> Result<String, crate::yaml::Error> {
-        Ok(self.documents()?.join("---\n"))
+    pub fn to_yaml(&self) -> String {
+        let docs: Vec<&str> = self.objects.iter().map(|o| o.printed.as_str()).collect();
+        docs.join("---\n")
     }
 }

@@ -5,15 +5,15 @@
 use std::collections::HashSet;
 
 use super::fieldspec::{apply, Create, FieldSpec, NameBackRef};
-use super::resource::{Gvk, ResId, Resource};
+use super::resource::{Gvk, ObjectId, Resource};
 use super::Error;
 use crate::yaml::{Node, Value};
 
 /// What the matching needs to know of each possible referral target.
 struct Candidate {
-    cur: ResId,
+    cur: ObjectId,
     org_namespace: String,
-    prev: Vec<ResId>,
+    prev: Vec<ObjectId>,
     prefixes: Vec<String>,
     suffixes: Vec<String>,
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::jsonpatch::{self, Op};
 use super::kustomization::{Kustomization, Patch, Selector};
-use super::resource::{read_file, ResId, Resource};
+use super::resource::{read_file, ObjectId, Resource};
 use super::selector::Compiled;
 use super::{smp, Error};
 use crate::k8s::Catalog;
@@ -330,7 +330,7 @@ impl Plugin {
 }
 
 /// resid's Equals: same effective namespace, name and exact GVK.
-fn ids_equal(a: &ResId, b: &ResId) -> bool {
+fn ids_equal(a: &ObjectId, b: &ObjectId) -> bool {
     a.name == b.name && a.gvk == b.gvk && a.same_namespace(b)
 }
 

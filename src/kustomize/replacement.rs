@@ -10,7 +10,7 @@ use regex::Regex;
 
 use super::decode::{Decoder, Selector};
 use super::patch::Reader;
-use super::resource::{ResId, Resource};
+use super::resource::{ObjectId, Resource};
 use super::selector::Compiled;
 use super::Error;
 use crate::yaml::{self, Node, Resolver, Tag, Value};
@@ -231,15 +231,15 @@ pub fn apply(list: &[Replacement], resources: &mut [Resource]) -> Result<(), Str
 }
 
 /// Every id a resource has had (utils.MakeResIds).
-fn ids(r: &Resource) -> Vec<ResId> {
+fn ids(r: &Resource) -> Vec<ObjectId> {
     let mut out = vec![r.cur_id()];
     out.extend(r.prev_ids.iter().cloned());
     out
 }
 
-/// ResId.IsSelectedBy: exact, non-empty parts only; namespaces compared effectively.
-fn id_selected(id: &ResId, sel: &Selector) -> bool {
-    let ns = ResId {
+/// kustomize's ResId.IsSelectedBy: exact, non-empty parts only; namespaces compared effectively.
+fn id_selected(id: &ObjectId, sel: &Selector) -> bool {
+    let ns = ObjectId {
         namespace: sel.namespace.clone(),
         gvk: sel.gvk.clone(),
         ..Default::default()
@@ -250,7 +250,7 @@ fn id_selected(id: &ResId, sel: &Selector) -> bool {
 }
 
 fn describe(sel: &Selector) -> String {
-    ResId {
+    ObjectId {
         gvk: sel.gvk.clone(),
         name: sel.name.clone(),
         namespace: sel.namespace.clone(),

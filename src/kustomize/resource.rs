@@ -1,150 +1,12 @@
 //! Resources: a Kubernetes object plus what kustomize tracks about it during a
-//! build (previous names, prefixes and suffixes added), its identity (ResId),
+//! build (previous names, prefixes and suffixes added), its identity ([`ObjectId`]),
 //! and reading resource files the way kustomize's `kio.FromBytes` does.
 
 use std::path::Path;
 
 use super::Error;
+pub use crate::k8s::{Gvk, ObjectId};
 use crate::yaml::{self, Node, Resolver, Value};
-
-/// Group, version and kind.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Gvk {
-    /// API group (`""` for core).
-    pub group: String,
-    /// Version.
-    pub version: String,
-    /// Kind.
-    pub kind: String,
-}
-
-impl Gvk {
-    /// From an object's `apiVersion` and `kind` (kustomize's ParseGroupVersion).
-    pub fn new(api_version: &str, kind: &str) -> Gvk {
-        let (group, version) = match api_version.rsplit_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", api_version),
-        };
-        Gvk {
-            group: group.to_string(),
-            version: version.to_string(),
-            kind: kind.to_string(),
-        }
-    }
-
-    /// From the `group`/`version`/`kind` fields of a field spec or selector.
-    pub fn from_spec(n: &Node) -> Gvk {
-        let get = |k| n.get_str(k).unwrap_or_default().to_string();
-        Gvk {
-            group: get("group"),
-            version: get("version"),
-            kind: get("kind"),
-        }
-    }
-
-    /// `group/version`, or `version` for the core group.
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
-    }
-
-    /// kustomize's `IsSelected`: every non-empty part of `selector` must match.
-    pub fn is_selected_by(&self, selector: &Gvk) -> bool {
-        (selector.group.is_empty() || selector.group == self.group)
-            && (selector.version.is_empty() || selector.version == self.version)
-            && (selector.kind.is_empty() || selector.kind == self.kind)
-    }
-
-    /// Whether kustomize treats this type as cluster-scoped.
-    pub fn is_cluster_scoped(&self) -> bool {
-        crate::k8s::is_cluster_scoped(&self.api_version(), &self.kind)
-    }
-
-    /// Group, version and kind with kustomize's `~G`/`~V`/`~K` for blanks.
-    pub fn marked_parts(&self) -> [&str; 3] {
-        fn or<'a>(s: &'a str, blank: &'static str) -> &'a str {
-            if s.is_empty() {
-                blank
-            } else {
-                s
-            }
-        }
-        [
-            or(&self.group, "~G"),
-            or(&self.version, "~V"),
-            or(&self.kind, "~K"),
-        ]
-    }
-
-    /// kustomize's `Gvk.String()`: `kind.version.group`, blanks marked.
-    pub fn id_string(&self) -> String {
-        let [g, v, k] = self.marked_parts();
-        format!("{k}.{v}.{g}")
-    }
-}
-
-/// A resource's identity.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ResId {
-    /// Type.
-    pub gvk: Gvk,
-    /// `metadata.name`.
-    pub name: String,
-    /// `metadata.namespace` (empty when unset).
-    pub namespace: String,
-}
-
-impl ResId {
-    /// kustomize's `ResId.String()`, used in messages:
-    /// `Kind.version.group/name.namespace`.
-    pub fn id_string(&self) -> String {
-        let ns = if self.namespace.is_empty() {
-            "[noNs]"
-        } else {
-            &self.namespace
-        };
-        let name = if self.name.is_empty() {
-            "[noName]"
-        } else {
-            &self.name
-        };
-        format!("{}/{name}.{ns}", self.gvk.id_string())
-    }
-
-    /// legacyResIDSortString: `Kind.version.group|namespace|name`, blanks marked.
-    pub fn sort_key(&self) -> String {
-        let ns = if self.namespace.is_empty() {
-            "~X"
-        } else {
-            &self.namespace
-        };
-        let name = if self.name.is_empty() {
-            "~N"
-        } else {
-            &self.name
-        };
-        format!("{}|{ns}|{name}", self.gvk.id_string())
-    }
-
-    /// Namespace equality where empty means `default` for namespaced types.
-    pub fn same_namespace(&self, other: &ResId) -> bool {
-        self.effective_namespace() == other.effective_namespace()
-    }
-
-    /// kustomize's EffectiveNamespace: `default` when unset, a marker for cluster-scoped types.
-    pub fn effective_namespace(&self) -> &str {
-        if self.gvk.is_cluster_scoped() {
-            "_non_namespaceable_"
-        } else if self.namespace.is_empty() {
-            "default"
-        } else {
-            &self.namespace
-        }
-    }
-}
 
 /// A resource and its build history.
 #[derive(Clone, Debug)]
@@ -152,7 +14,7 @@ pub struct Resource {
     /// The object.
     pub node: Node,
     /// Ids it had before renames (oldest first), kustomize's PrevIds.
-    pub prev_ids: Vec<ResId>,
+    pub prev_ids: Vec<ObjectId>,
     /// Name prefixes added, outermost last.
     pub prefixes: Vec<String>,
     /// Name suffixes added, outermost last.
@@ -208,8 +70,8 @@ impl Resource {
     }
 
     /// Its current id.
-    pub fn cur_id(&self) -> ResId {
-        ResId {
+    pub fn cur_id(&self) -> ObjectId {
+        ObjectId {
             gvk: self.gvk(),
             name: self.name().to_string(),
             namespace: self.namespace().to_string(),
@@ -217,7 +79,7 @@ impl Resource {
     }
 
     /// Its original id (the first previous one, else the current one).
-    pub fn org_id(&self) -> ResId {
+    pub fn org_id(&self) -> ObjectId {
         self.prev_ids
             .first()
             .cloned()
@@ -233,7 +95,7 @@ impl Resource {
     }
 
     /// Whether this resource ever had `id` (current or previous).
-    pub fn had_id(&self, pred: impl Fn(&ResId) -> bool) -> bool {
+    pub fn had_id(&self, pred: impl Fn(&ObjectId) -> bool) -> bool {
         pred(&self.cur_id()) || self.prev_ids.iter().any(pred)
     }
 }
@@ -466,20 +328,5 @@ mod tests {
             e.to_string().contains("invalid document separator: ---x"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn gvk_parts() {
-        let g = Gvk::new("apps/v1", "Deployment");
-        assert_eq!((g.group.as_str(), g.version.as_str()), ("apps", "v1"));
-        assert_eq!(Gvk::new("v1", "Pod").api_version(), "v1");
-        assert!(g.is_selected_by(&Gvk {
-            kind: "Deployment".into(),
-            ..Default::default()
-        }));
-        assert!(!g.is_selected_by(&Gvk {
-            group: "batch".into(),
-            ..Default::default()
-        }));
     }
 }

@@ -18,8 +18,9 @@ use crate::k8s::Catalog;
 pub struct Accumulator<'o> {
     /// Build options.
     pub opts: &'o Options,
-    /// Deprecation warnings, in the order kustomize prints them.
-    pub warnings: Vec<String>,
+    /// Warnings (deprecations, then chart warnings), in the order
+    /// kustomize prints them.
+    pub warnings: Vec<crate::warning::Warning>,
     /// Every file read, for affected-app detection.
     pub files_read: Vec<PathBuf>,
     /// Directories being built, to detect cycles.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::decode::Decoder;
 use super::fieldspec::{apply, Create, FieldSpec};
-use super::resource::{Gvk, ResId, Resource};
+use super::resource::{Gvk, ObjectId, Resource};
 use super::Error;
 use crate::yaml::{self, Node, Resolver, Tag, Value};
 
@@ -86,14 +86,14 @@ pub fn merge(
     resources: &mut [Resource],
 ) -> Result<(), String> {
     for v in incoming {
-        let target = ResId {
+        let target = ObjectId {
             gvk: v.gvk.clone(),
             name: v.obj_name.clone(),
             namespace: v.obj_namespace.clone(),
         };
         // An empty namespace searches every namespace (GvknEquals).
         let exact_ns = !target.namespace.is_empty() || target.gvk.is_cluster_scoped();
-        let matches = |id: &ResId| {
+        let matches = |id: &ObjectId| {
             id.gvk == target.gvk
                 && id.name == target.name
                 && (!exact_ns || id.same_namespace(&target))

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::{Error, LayoutError};
 use crate::env::{Layout, Rendered};
+use crate::k8s::ObjectId;
 
 /// Where the ownership manifest lives in an output.
 pub const OWNED_PATH: &str = ".hydrate/owned.json";
@@ -59,38 +61,133 @@ fn is_safe_path(p: &str) -> bool {
 }
 
 /// The files of one rendered app, relative to the output root.
-pub fn app_files(r: &Rendered, layout: Layout) -> BTreeMap<String, Vec<u8>> {
+///
+/// With `layout: resources`, each object is written alone to
+/// `<app>/<kind>[.<group>]-<name>[_<namespace>].yaml`: the kind lowercased,
+/// the API group after a dot unless it is the core group
+/// (`deployment.apps-web.yaml`, `service-web.yaml`), and the namespace only
+/// when the app has the same group, kind and name in more than one
+/// namespace. Characters other than ASCII letters, digits, `-`, `_` and `.`
+/// in the name and namespace become `_`; a kind or group with any other
+/// character is an error. Two resources with the same identity (group,
+/// kind, namespace, name), or two that map to one file, are an error
+/// naming both: a file is never overwritten by another resource.
+pub fn app_files(r: &Rendered, layout: Layout) -> Result<BTreeMap<String, Vec<u8>>, Error> {
     let mut out = BTreeMap::new();
     match layout {
         Layout::Manifest => {
             out.insert(
                 format!("{}/manifest.yaml", r.app),
-                r.manifest().into_bytes(),
+                r.manifest.clone().into_bytes(),
             );
         }
         Layout::Resources => {
-            // helm can print documents that hold only comments: no resource.
-            for d in r.documents.iter().filter(|d| !d.kind.is_empty()) {
-                let mut name = format!("{}-{}", d.kind.to_ascii_lowercase(), sanitize(&d.name));
-                // Same kind and name in two namespaces: keep both apart.
-                if r.documents
-                    .iter()
-                    .filter(|o| o.kind == d.kind && o.name == d.name)
-                    .count()
-                    > 1
-                {
-                    name = format!("{}-{}", name, sanitize(&d.namespace));
+            let mut written: BTreeMap<String, usize> = BTreeMap::new();
+            for (i, o) in r.objects.iter().enumerate() {
+                let file = format!("{}/{}", r.app, resource_file_name(r, i)?);
+                if let Some(&j) = written.get(&file) {
+                    return Err(clash(r, j, i, file));
                 }
-                out.insert(
-                    format!("{}/{name}.yaml", r.app),
-                    d.yaml.clone().into_bytes(),
-                );
+                written.insert(file.clone(), i);
+                out.insert(file, o.printed.clone().into_bytes());
             }
         }
     }
-    out
+    Ok(out)
 }
 
+/// Where object `i` of `r` came from, for messages.
+fn source_of(r: &Rendered, i: usize) -> String {
+    match r.objects.get(i).and_then(|o| o.source.as_deref()) {
+        Some(s) => s.to_string(),
+        None => format!("resource {}", i + 1),
+    }
+}
+
+/// The error for objects `first` and `second` of `r` landing on `file`.
+fn clash(r: &Rendered, first: usize, second: usize, file: String) -> Error {
+    let (a, b) = (&r.objects[first].id, &r.objects[second].id);
+    let sources = [source_of(r, first), source_of(r, second)];
+    let e = if same_object(a, b) {
+        LayoutError::DuplicateObject {
+            env: r.env.clone(),
+            app: r.app.clone(),
+            id: a.clone(),
+            sources,
+            file,
+        }
+    } else {
+        LayoutError::FileNameClash {
+            env: r.env.clone(),
+            app: r.app.clone(),
+            ids: [a.clone(), b.clone()],
+            sources,
+            file,
+        }
+    };
+    Error::Layout(Box::new(e))
+}
+
+/// One Kubernetes object: the version is only a view of it.
+fn same_object(a: &ObjectId, b: &ObjectId) -> bool {
+    a.gvk.group == b.gvk.group
+        && a.gvk.kind == b.gvk.kind
+        && a.namespace == b.namespace
+        && a.name == b.name
+}
+
+/// The file name of object `i` of `r` (see [`app_files`]).
+fn resource_file_name(r: &Rendered, i: usize) -> Result<String, Error> {
+    let o = &r.objects[i];
+    let id = &o.id;
+    let unsafe_name = |reason: String| {
+        Error::Layout(Box::new(LayoutError::UnsafeName {
+            env: r.env.clone(),
+            app: r.app.clone(),
+            id: id.clone(),
+            source_name: source_of(r, i),
+            reason,
+        }))
+    };
+    let word = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    if !word(&id.gvk.kind) {
+        return Err(unsafe_name(format!(
+            "kind {:?} is not a word of ASCII letters, digits, `-`, `_` and `.`",
+            id.gvk.kind
+        )));
+    }
+    if !id.gvk.group.is_empty() && !word(&id.gvk.group) {
+        return Err(unsafe_name(format!(
+            "API group {:?} is not a word of ASCII letters, digits, `-`, `_` and `.`",
+            id.gvk.group
+        )));
+    }
+    let mut name = id.gvk.kind.to_ascii_lowercase();
+    if !id.gvk.group.is_empty() {
+        name = format!("{name}.{}", id.gvk.group);
+    }
+    name = format!("{name}-{}", sanitize(&id.name));
+    // The same group, kind and name in two namespaces: keep both apart.
+    let namespaces = r
+        .objects
+        .iter()
+        .filter(|o| {
+            o.id.gvk.group == id.gvk.group && o.id.gvk.kind == id.gvk.kind && o.id.name == id.name
+        })
+        .filter(|o| o.id.namespace != id.namespace)
+        .count();
+    if namespaces > 0 {
+        name = format!("{name}_{}", sanitize(&id.namespace));
+    }
+    Ok(format!("{name}.yaml"))
+}
+
+/// A name or namespace as a file name part: only ASCII letters, digits,
+/// `-`, `_` and `.` are kept (so no `/`), anything else becomes `_`.
 fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| {
@@ -212,5 +309,240 @@ mod tests {
         let evil = br#"{"apps": {"x": ["../../etc/passwd", "/abs", "x/ok.yaml"]}}"#;
         let parsed = Owned::parse(evil);
         assert_eq!(parsed.apps["x"].len(), 1);
+    }
+
+    /// An app whose objects are parsed from `(source, yaml)` pairs.
+    fn app(objects: &[(Option<&str>, &str)]) -> Rendered {
+        let objects = objects
+            .iter()
+            .map(|(source, text)| {
+                let node = crate::yaml::parse_one(text, crate::yaml::Resolver::V3)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                crate::k8s::Object::new(
+                    std::sync::Arc::new(node),
+                    text.to_string(),
+                    source.map(str::to_string),
+                )
+            })
+            .collect();
+        Rendered {
+            env: "dev".into(),
+            app: "web".into(),
+            objects,
+            manifest: String::new(),
+            files_read: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn names(r: &Rendered) -> Result<Vec<String>, String> {
+        app_files(r, Layout::Resources)
+            .map(|f| f.into_keys().collect())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn resource_files_are_named_from_group_kind_and_name() {
+        let r = app(&[
+            (None, "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"),
+            (None, "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"),
+            (None, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: \"system:web\"}\n"),
+        ]);
+        assert_eq!(
+            names(&r).unwrap(),
+            [
+                "web/clusterrole.rbac.authorization.k8s.io-system_web.yaml",
+                "web/deployment.apps-web.yaml",
+                "web/service-web.yaml",
+            ]
+        );
+        let files = app_files(&r, Layout::Resources).unwrap();
+        assert_eq!(
+            files["web/service-web.yaml"],
+            b"apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"
+        );
+    }
+
+    #[test]
+    fn same_kind_and_name_in_two_groups_both_land() {
+        let r = app(&[
+            (
+                None,
+                "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+            ),
+            (
+                None,
+                "apiVersion: other.io/v1\nkind: Widget\nmetadata: {name: w}\n",
+            ),
+            (None, "apiVersion: v1\nkind: Widget\nmetadata: {name: w}\n"),
+        ]);
+        assert_eq!(
+            names(&r).unwrap(),
+            [
+                "web/widget-w.yaml",
+                "web/widget.example.com-w.yaml",
+                "web/widget.other.io-w.yaml",
+            ]
+        );
+    }
+
+    #[test]
+    fn same_name_in_two_namespaces_gets_the_namespace() {
+        let r = app(&[
+            (
+                None,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\n",
+            ),
+            (
+                None,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: b}\n",
+            ),
+            (
+                None,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, namespace: a}\n",
+            ),
+        ]);
+        assert_eq!(
+            names(&r).unwrap(),
+            [
+                "web/configmap-c_a.yaml",
+                "web/configmap-c_b.yaml",
+                "web/configmap-d.yaml"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_duplicate_identity_is_an_error_naming_both_sources() {
+        let r = app(&[
+            (
+                Some("c/templates/a.yaml"),
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
+            ),
+            (
+                Some("c/templates/b.yaml"),
+                "apiVersion: apps/v1beta1\nkind: Deployment\nmetadata: {name: web}\n",
+            ),
+        ]);
+        let e = names(&r).unwrap_err();
+        assert!(
+            e.contains("dev/web: apps/v1 Deployment web is rendered twice"),
+            "{e}"
+        );
+        assert!(
+            e.contains("c/templates/a.yaml") && e.contains("c/templates/b.yaml"),
+            "{e}"
+        );
+        assert!(e.contains("web/deployment.apps-web.yaml"), "{e}");
+        // Without sources, the resources are named by their place.
+        let r = app(&[
+            (
+                None,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            ),
+            (None, "apiVersion: v1\nkind: Secret\nmetadata: {name: c}\n"),
+            (
+                None,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            ),
+        ]);
+        let e = names(&r).unwrap_err();
+        assert!(e.contains("(resource 1 and resource 3)"), "{e}");
+        // The manifest layout has one file whatever the objects.
+        assert!(app_files(&r, Layout::Manifest).is_ok());
+    }
+
+    #[test]
+    fn names_that_clash_after_sanitizing_are_an_error() {
+        let r = app(&[
+            (
+                None,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"a:b\"}\n",
+            ),
+            (
+                None,
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a/b}\n",
+            ),
+        ]);
+        let e = names(&r).unwrap_err();
+        assert!(
+            e.contains("v1 ConfigMap a:b (resource 1) and v1 ConfigMap a/b (resource 2) would both be written to web/configmap-a_b.yaml"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn kinds_and_groups_that_are_not_words_are_refused() {
+        for text in [
+            "apiVersion: v1\nkind: ../../x\nmetadata: {name: a}\n",
+            "apiVersion: v1\nkind: .hidden\nmetadata: {name: a}\n",
+            "apiVersion: v1\nmetadata: {name: a}\n",
+            "apiVersion: ../../v1/v1\nkind: A\nmetadata: {name: a}\n",
+        ] {
+            let e = names(&app(&[(Some("c/templates/x.yaml"), text)])).unwrap_err();
+            assert!(
+                e.contains("cannot name a file after it") && e.contains("c/templates/x.yaml"),
+                "{e}"
+            );
+        }
+        // Names are sanitized into one path component.
+        let r = app(&[(
+            None,
+            "apiVersion: v1\nkind: A\nmetadata: {name: ../../etc}\n",
+        )]);
+        assert_eq!(names(&r).unwrap(), ["web/a-.._.._etc.yaml"]);
+    }
+
+    #[test]
+    fn any_identity_gives_one_safe_file_or_an_error() {
+        let nasty = [
+            "",
+            ".",
+            "..",
+            "../..",
+            "/",
+            "/etc/passwd",
+            "a/../../b",
+            "a\\b",
+            "~",
+            "\u{0}",
+            "é",
+            "a b",
+            ":",
+            "-",
+            "_",
+            "x.yaml",
+            ".hydrate",
+            "owned.json",
+        ];
+        for kind in nasty.iter().chain(&["Deployment"]) {
+            for group in nasty.iter().chain(&["apps"]) {
+                for name in &nasty {
+                    let node = crate::yaml::Node::map();
+                    let mut o =
+                        crate::k8s::Object::new(std::sync::Arc::new(node), String::new(), None);
+                    o.id.gvk.kind = kind.to_string();
+                    o.id.gvk.group = group.to_string();
+                    o.id.name = name.to_string();
+                    o.id.namespace = name.to_string();
+                    let mut r = app(&[]);
+                    r.objects = vec![o];
+                    let Ok(files) = app_files(&r, Layout::Resources) else {
+                        continue;
+                    };
+                    for f in files.keys() {
+                        let (dir, file) = f.split_once('/').unwrap_or_default();
+                        assert_eq!(dir, "web", "{f}");
+                        assert!(
+                            is_safe_path(f)
+                                && !file.contains(['/', '\\', '\u{0}'])
+                                && !file.starts_with('.')
+                                && file.ends_with(".yaml"),
+                            "{kind:?} {group:?} {name:?}: {f}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

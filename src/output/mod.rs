@@ -63,6 +63,60 @@ pub enum Error {
     /// The commit message template failed.
     #[error("commit message template: {0}")]
     Template(String),
+    /// `layout: resources` cannot name an app's files.
+    #[error(transparent)]
+    Layout(Box<LayoutError>),
+}
+
+/// Why `layout: resources` cannot write an app's resources.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// Two resources of one app have the same identity (group, kind,
+    /// namespace and name; versions are views of one object), so
+    /// `layout: resources` would write both to one file.
+    #[error("{env}/{app}: {id} is rendered twice ({} and {}); with `layout: resources` both would be written to {file}", sources[0], sources[1])]
+    DuplicateObject {
+        /// Environment name.
+        env: String,
+        /// App name.
+        app: String,
+        /// The identity (of the first).
+        id: crate::k8s::ObjectId,
+        /// Where each came from: helm's `# Source:` template, else the
+        /// resource's place in the app's output (`resource 3`).
+        sources: [String; 2],
+        /// The file both would be written to.
+        file: String,
+    },
+    /// Two different resources of one app would get the same file name
+    /// (names that differ only in characters replaced by `_`).
+    #[error("{env}/{app}: {} ({}) and {} ({}) would both be written to {file}", ids[0], sources[0], ids[1], sources[1])]
+    FileNameClash {
+        /// Environment name.
+        env: String,
+        /// App name.
+        app: String,
+        /// The two identities.
+        ids: [crate::k8s::ObjectId; 2],
+        /// Where each came from (as in [`LayoutError::DuplicateObject`]).
+        sources: [String; 2],
+        /// The file.
+        file: String,
+    },
+    /// A resource's kind or group cannot be part of a file name.
+    #[error("{env}/{app}: {id} ({source_name}): cannot name a file after it: {reason}")]
+    UnsafeName {
+        /// Environment name.
+        env: String,
+        /// App name.
+        app: String,
+        /// The resource.
+        id: crate::k8s::ObjectId,
+        /// Where it came from (as in [`LayoutError::DuplicateObject`]).
+        source_name: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// How committed output differs from what a render produces.

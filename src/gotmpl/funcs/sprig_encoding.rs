@@ -78,9 +78,10 @@ pub fn register(m: &mut FuncMap) {
 
 /// Warns once per template that a non-deterministic function ran.
 pub fn warn_random(ctx: &FuncCtx<'_>, name: &str) {
-    ctx.shared.warn(format!(
-        "warning: {}: {name} is not deterministic; the output will change on every render",
-        ctx.template
+    ctx.shared.warn(crate::warning::Warning::new(
+        crate::warning::WarningKind::NonDeterminism,
+        format!("{name} is not deterministic; the output will change on every render"),
+        Some(ctx.template.into()),
     ));
 }
 

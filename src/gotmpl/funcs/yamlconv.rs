@@ -183,16 +183,22 @@ pub fn try_to_yaml(v: &Value) -> Result<String, String> {
 
 /// `sigs.k8s.io/yaml.Unmarshal` of the first document into `interface{}`.
 pub fn parse_yaml(text: &str) -> Result<Value, String> {
+    match parse_yaml_node(text)? {
+        Some(d) => from_node(&d),
+        None => Ok(Value::Nil),
+    }
+}
+
+/// The first document of `text` as `sigs.k8s.io/yaml` reads it (go-yaml
+/// v2 rules), before its conversion to values; `None` when there is none.
+pub fn parse_yaml_node(text: &str) -> Result<Option<yaml::Node>, String> {
     let docs = yaml::parse_all(text, yaml::Resolver::V2).map_err(|e| match e {
         yaml::Error::Syntax { line, problem, .. } => {
             format!("error converting YAML to JSON: yaml: line {line}: {problem}")
         }
         other => format!("error converting YAML to JSON: yaml: {other}"),
     })?;
-    match docs.first() {
-        Some(d) => from_node(d),
-        None => Ok(Value::Nil),
-    }
+    Ok(docs.into_iter().next())
 }
 
 /// go-yaml v3 `Encoder.SetIndent(2)` layout (Helm's `toYamlPretty`): like

@@ -1,0 +1,90 @@
+//! Warnings as data: what a render reports besides its output (deprecated
+//! kustomization fields, non-deterministic template functions, printed
+//! documents that are not objects). Renderers return them; the CLI decides
+//! how to print them. It imports nothing from hydrate.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// What a warning is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// A deprecated input field (kustomize's `# Warning: 'bases' is
+    /// deprecated...`).
+    Deprecation,
+    /// A template function whose result changes on every render (`now`,
+    /// `randAlphaNum`, `uuidv4`, `genCA`, ...).
+    NonDeterminism,
+    /// A printed document that cannot be read as a Kubernetes object (a
+    /// `crds/` file that does not parse): printed, but not handed on as an
+    /// [`crate::k8s::Object`].
+    NotAnObject,
+}
+
+impl WarningKind {
+    /// A short stable name (`deprecation`, `non-determinism`, `not-an-object`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningKind::Deprecation => "deprecation",
+            WarningKind::NonDeterminism => "non-determinism",
+            WarningKind::NotAnObject => "not-an-object",
+        }
+    }
+}
+
+/// One warning of a render.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Warning {
+    /// What it is about.
+    pub kind: WarningKind,
+    /// The message, without file or line.
+    pub message: String,
+    /// The file it is about: a kustomization, or a chart template as helm
+    /// names it (`chart/templates/x.yaml`).
+    pub file: Option<PathBuf>,
+    /// 1-based line in `file`, when known.
+    pub line: Option<u32>,
+}
+
+impl Warning {
+    /// A warning without a line.
+    pub fn new(kind: WarningKind, message: impl Into<String>, file: Option<PathBuf>) -> Warning {
+        Warning {
+            kind,
+            message: message.into(),
+            file,
+            line: None,
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    /// `file:line: message`, with whatever parts are known.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}", file.display())?;
+            if let Some(line) = self.line {
+                write!(f, ":{line}")?;
+            }
+            f.write_str(": ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_what_is_known() {
+        let mut w = Warning::new(WarningKind::Deprecation, "old field", None);
+        assert_eq!(w.to_string(), "old field");
+        w.file = Some("k/kustomization.yaml".into());
+        assert_eq!(w.to_string(), "k/kustomization.yaml: old field");
+        w.line = Some(3);
+        assert_eq!(w.to_string(), "k/kustomization.yaml:3: old field");
+        assert_eq!(WarningKind::NonDeterminism.as_str(), "non-determinism");
+    }
+}
