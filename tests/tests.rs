@@ -4,5 +4,6 @@ mod branches;
 mod cli;
 mod conformance;
 mod demo;
+mod limits;
 mod schema;
 mod support;
