@@ -291,3 +291,67 @@ fn padded_input_never_reaches_the_crate_panic() {
         Some("b")
     );
 }
+
+/// Scalar texts and structure, without tags or positions.
+fn shape(n: &Node) -> String {
+    match &n.value {
+        Value::Scalar(s) => format!("{:?}", s.text),
+        Value::Seq(items) => format!(
+            "[{}]",
+            items.iter().map(shape).collect::<Vec<_>>().join(",")
+        ),
+        Value::Map(m) => {
+            let entries: Vec<_> = m
+                .iter()
+                .map(|(k, v)| format!("{}:{}", shape(k), shape(v)))
+                .collect();
+            format!("{{{}}}", entries.join(","))
+        }
+    }
+}
+
+/// Each node's span, put back at its column and parsed alone, gives the node.
+fn reparses(src: &str, n: &Node, file: &std::path::Path) {
+    if n.pos.origin != Origin::Source {
+        return; // its span is the alias text or lies in the merged mapping
+    }
+    let text = n
+        .pos
+        .text(src)
+        .unwrap_or_else(|| panic!("{file:?}: {:?}", n.pos));
+    let start = n.pos.start as usize;
+    let line_start = src[..start].rfind('\n').map_or(0, |i| i + 1);
+    let header = text.lines().next().unwrap_or("");
+    let explicit_indent =
+        text.starts_with(['|', '>']) && header.contains(|c: char| c.is_ascii_digit());
+    if !text.is_empty() && !explicit_indent {
+        let padded = format!(
+            "{}{text}",
+            " ".repeat(src[line_start..start].chars().count())
+        );
+        let again =
+            parse_one(&padded, Resolver::V3).unwrap_or_else(|e| panic!("{file:?} {padded:?}: {e}"));
+        assert_eq!(shape(&again), shape(n), "{file:?} at {}", n.pos.line);
+    }
+    match &n.value {
+        Value::Scalar(_) => {}
+        Value::Seq(items) => items.iter().for_each(|i| reparses(src, i, file)),
+        Value::Map(m) => m.iter().for_each(|(k, v)| {
+            reparses(src, k, file);
+            reparses(src, v, file);
+        }),
+    }
+}
+
+#[test]
+fn every_span_in_the_test_data_reparses_to_its_node() {
+    let mut documents = 0;
+    insta::glob!("../../../testdata", "**/*.yaml", |path| {
+        let src = std::fs::read_to_string(path).unwrap_or_default();
+        for doc in parse_all(&src, Resolver::V3).unwrap_or_default() {
+            reparses(&src, &doc, path);
+            documents += 1;
+        }
+    });
+    assert!(documents > 100, "{documents} documents checked");
+}
