@@ -7,6 +7,7 @@ mod corpus;
 mod demo;
 mod goldens;
 mod layout;
+mod limits;
 mod remote;
 mod schema;
 mod support;

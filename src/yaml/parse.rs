@@ -4,39 +4,47 @@
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use libyaml_safer::{EventData, Parser, ScalarStyle};
+use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle, SequenceStyle};
 
-use super::node::{Node, Pos, Scalar, Style, Tag, Value};
+use super::node::{Node, Origin, Pos, Scalar, Style, Tag, Value};
 use super::resolve::{go_parse_float, parse_int, resolve_plain, strip_underscores, Resolver};
 use super::Error;
 
 /// Parses every document of a YAML stream. An empty document (or one holding
 /// only comments) parses to a null node.
+///
+/// go-yaml's limits apply: collections nest at most [`MAX_DEPTH`] deep, and
+/// aliases may not expand a document beyond go-yaml's alias budget.
 pub fn parse_all(src: &str, resolver: Resolver) -> Result<Vec<Node>, Error> {
-    // libyaml-safer 0.3 panics on a few inputs instead of failing (its issues
-    // #6 and #7); a panic there is a syntax error to us, never a crash.
-    silence_parser_panics();
-    let failed = || {
+    // libyaml (and go-yaml's port of it) reads a NUL past the end of its
+    // input; libyaml-safer 0.3 instead panics when a block scalar runs into
+    // the end of input without a final line break. Text that does not end
+    // in a line break is parsed with one added (and taken back off block
+    // scalars that reach it), so that common case never panics.
+    let padded;
+    let text = if src.is_empty() || src.ends_with(['\n', '\r']) {
+        src
+    } else {
+        padded = format!("{src}\n");
+        &padded
+    };
+    // The crate still panics on a few rare inputs (its issues #6 and #7, e.g.
+    // a tag followed by `,` in a flow collection): such a panic is a syntax
+    // error to us, never a crash. We deliberately install no panic hook to
+    // keep it quiet: a hook is process-wide state that a library would take
+    // from its host program (every thread's panics, the test harness's,
+    // another library's hook). The price is one "panicked at" line from the
+    // default hook on stderr for these rare inputs, which still fail cleanly.
+    catch_unwind(AssertUnwindSafe(|| {
+        Builder::new(resolver, text, src.len()).run()
+    }))
+    .unwrap_or_else(|_| {
         Err(Error::Syntax {
             line: 0,
             column: 0,
             problem: "the YAML parser could not read this input".into(),
         })
-    };
-    match catch_unwind(AssertUnwindSafe(|| Builder::new(resolver).run(src, None))) {
-        Ok(result) => result,
-        // One of those panics is a block scalar whose last line runs into
-        // the end of input: libyaml reads it, without a final line break.
-        // Parse again with the break added, then take it back off.
-        Err(_) if !src.is_empty() && !src.ends_with('\n') => {
-            let padded = format!("{src}\n");
-            catch_unwind(AssertUnwindSafe(|| {
-                Builder::new(resolver).run(&padded, Some(src.len()))
-            }))
-            .unwrap_or_else(|_| failed())
-        }
-        Err(_) => failed(),
-    }
+    })
 }
 
 /// Parses a stream that must hold at most one document (null when empty).
@@ -49,75 +57,150 @@ pub fn parse_one(src: &str, resolver: Resolver) -> Result<Node, Error> {
     })
 }
 
-/// Installs, once per process, a panic hook that keeps quiet about panics
-/// raised inside libyaml-safer (we turn those into errors) and defers to the
-/// previous hook for every other panic.
-fn silence_parser_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let inside = info
-                .location()
-                .is_some_and(|l| l.file().contains("libyaml-safer"));
-            if !inside {
-                previous(info);
-            }
-        }));
-    });
+/// How deep collections may nest. go-yaml's scanner refuses a flow level or
+/// an indentation stack deeper than 10,000 (scannerc.go `max_flow_level`,
+/// `max_indents`: "exceeded max depth of 10000"); we bound the nesting of
+/// collections itself, which is the same limit for documents nested in one
+/// style and at most stricter for ones mixing flow and block past 10,000.
+/// It also bounds every recursive walk of a parsed tree (emitter, Drop).
+pub const MAX_DEPTH: usize = 10_000;
+
+/// go-yaml decode.go `allowedAliasRatio`: the share of decode operations
+/// that may come from alias expansion — 99% up to 400,000 operations, then
+/// falling linearly to 10% at 4,000,000.
+fn allowed_alias_ratio(decoded: u64) -> f64 {
+    const LOW: u64 = 400_000;
+    const HIGH: u64 = 4_000_000;
+    match decoded {
+        d if d <= LOW => 0.99,
+        d if d >= HIGH => 0.10,
+        d => 0.99 - 0.89 * ((d - LOW) as f64 / (HIGH - LOW) as f64),
+    }
 }
 
-enum Frame {
-    Seq(Vec<Node>, Pos, Option<String>),
-    /// Entries so far, the key waiting for its value, position, anchor.
-    Map(Vec<(Node, Node)>, Option<Node>, Pos, Option<String>),
+/// go-yaml's alias budget for one document: it counts a decode operation
+/// per node it walks (the document, each key, value and item, each alias
+/// and, again, every node under the anchor an alias expands to) and fails
+/// with "document contains excessive aliasing" once more than 100 came from
+/// aliases, more than 1,000 in all, and their share passes the allowed ratio.
+#[derive(Default)]
+struct Budget {
+    decoded: u64,
+    aliased: u64,
 }
 
-struct Builder {
+impl Budget {
+    /// Counts `nodes` operations, `aliased` of them from an alias expansion.
+    /// Within one expansion the share only grows, so checking once after it
+    /// is the same as go-yaml's check at every node of it.
+    fn count(&mut self, nodes: u64, aliased: u64, line: u32) -> Result<(), Error> {
+        self.decoded = self.decoded.saturating_add(nodes);
+        self.aliased = self.aliased.saturating_add(aliased);
+        let share = self.aliased as f64 / self.decoded as f64;
+        if self.aliased > 100 && self.decoded > 1000 && share > allowed_alias_ratio(self.decoded) {
+            return Err(Error::Syntax {
+                line,
+                column: 0,
+                problem: "document contains excessive aliasing".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A collection being built: its entries so far, where it is, its anchor.
+struct Frame {
+    items: Items,
+    pos: Pos,
+    anchor: Option<String>,
+    /// Decode operations for the collection so far (itself and its content,
+    /// aliases expanded), as go-yaml's budget counts them.
+    size: u64,
+}
+
+enum Items {
+    Seq(Vec<Node>),
+    /// Entries so far and the key waiting for its value.
+    Map(Vec<(Node, Node)>, Option<Node>),
+}
+
+struct Builder<'a> {
     resolver: Resolver,
-    anchors: HashMap<String, Node>,
+    /// The text parsed (with the line break added when padded).
+    src: &'a str,
+    /// The length of the caller's text: spans never reach past it.
+    len: usize,
+    /// libyaml consumes a byte-order mark before counting: add its length back.
+    bom: usize,
+    /// Anchored nodes and their sizes in decode operations.
+    anchors: HashMap<String, (Node, u64)>,
     stack: Vec<Frame>,
     docs: Vec<Node>,
+    budget: Budget,
 }
 
-impl Builder {
-    fn new(resolver: Resolver) -> Builder {
+impl<'a> Builder<'a> {
+    /// `len`: the caller's text is `src[..len]` (a line break was added after it).
+    fn new(resolver: Resolver, src: &'a str, len: usize) -> Builder<'a> {
         Builder {
             resolver,
+            src,
+            len,
+            bom: if src.starts_with('\u{feff}') { 3 } else { 0 },
             anchors: HashMap::new(),
             stack: Vec::new(),
             docs: Vec::new(),
+            budget: Budget::default(),
         }
     }
 
-    /// `eof`: the input was padded with a line break after this offset.
-    fn run(mut self, src: &str, eof: Option<usize>) -> Result<Vec<Node>, Error> {
-        let mut input = src.as_bytes();
+    fn run(mut self) -> Result<Vec<Node>, Error> {
+        let mut input = self.src.as_bytes();
         let mut parser = Parser::new();
         parser.set_input_string(&mut input);
         loop {
             let event = parser.parse().map_err(syntax)?;
-            let pos = Pos {
-                offset: event.start_mark.index as u32,
-                line: event.start_mark.line as u32 + 1,
+            let start = self.offset(event.start_mark.index);
+            let end = self.offset(event.end_mark.index);
+            let line = event.start_mark.line as u32 + 1;
+            let pos = |start, end| Pos {
+                start,
+                end,
+                line,
+                ..Pos::default()
             };
             match event.data {
                 EventData::StreamStart { .. } => {}
                 EventData::StreamEnd => break,
                 // An empty document arrives as an empty plain scalar (null).
-                EventData::DocumentStart { .. } => self.anchors.clear(),
+                EventData::DocumentStart { .. } => {
+                    self.anchors.clear();
+                    self.budget = Budget::default();
+                    self.budget.count(1, 0, line)?;
+                }
                 EventData::DocumentEnd { .. } => {}
                 EventData::Alias { anchor } => {
-                    let node = self
-                        .anchors
-                        .get(&anchor)
-                        .cloned()
-                        .ok_or_else(|| Error::Syntax {
-                            line: pos.line,
+                    let Some((target, size)) = self.anchors.get(&anchor) else {
+                        return Err(Error::Syntax {
+                            line,
                             column: event.start_mark.column as u32 + 1,
                             problem: format!("unknown anchor '{anchor}' referenced"),
-                        })?;
-                    self.push(Node { pos, ..node }, None)?;
+                        });
+                    };
+                    let size = *size;
+                    // Counted before the copy is made: a refused expansion
+                    // never allocates.
+                    self.budget.count(1 + size, size, line)?;
+                    let node = target.clone();
+                    let origin = Origin::Alias {
+                        anchor: node.pos.start,
+                    };
+                    let pos = Pos {
+                        origin,
+                        flow: node.pos.flow,
+                        ..pos(start, end)
+                    };
+                    self.push(Node { pos, ..node }, None, 1 + size);
                 }
                 EventData::Scalar {
                     anchor,
@@ -128,31 +211,116 @@ impl Builder {
                 } => {
                     let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
                     if block
-                        && eof.is_some_and(|n| event.end_mark.index as usize >= n)
+                        && self.src.len() > self.len
+                        && event.end_mark.index as usize + self.bom >= self.len
                         && value.ends_with('\n')
                     {
                         value.pop();
                     }
+                    let content = self.content_start(start).min(end);
+                    let pos = pos(content, end);
                     let scalar = self.scalar(value, tag, style, pos)?;
-                    self.push(Node::at(Value::Scalar(scalar), pos), anchor)?;
+                    self.budget.count(1, 0, line)?;
+                    self.push(Node::at(Value::Scalar(scalar), pos), anchor, 1);
                 }
-                EventData::SequenceStart { anchor, .. } => {
-                    self.stack.push(Frame::Seq(Vec::new(), pos, anchor));
+                EventData::SequenceStart { anchor, style, .. } => {
+                    let flow = style == SequenceStyle::Flow;
+                    self.open(Items::Seq(Vec::new()), pos(start, end), flow, anchor)?;
                 }
-                EventData::MappingStart { anchor, .. } => {
-                    self.stack.push(Frame::Map(Vec::new(), None, pos, anchor));
+                EventData::MappingStart { anchor, style, .. } => {
+                    let flow = style == MappingStyle::Flow;
+                    let items = Items::Map(Vec::new(), None);
+                    self.open(items, pos(start, end), flow, anchor)?;
                 }
                 EventData::SequenceEnd | EventData::MappingEnd => {
-                    let (node, anchor) = match self.stack.pop() {
-                        Some(Frame::Seq(items, p, a)) => (Node::at(Value::Seq(items), p), a),
-                        Some(Frame::Map(entries, _, p, a)) => (merge_keys(entries, p)?, a),
-                        None => break,
+                    let Some(mut frame) = self.stack.pop() else {
+                        break;
                     };
-                    self.push(node, anchor)?;
+                    // A flow collection ends at its bracket; a block one at
+                    // its last value (the event sits on the next token).
+                    if frame.pos.flow {
+                        frame.pos.end = end;
+                    }
+                    let node = match frame.items {
+                        Items::Seq(items) => Node::at(Value::Seq(items), frame.pos),
+                        Items::Map(entries, _) => merge_keys(entries, frame.pos)?,
+                    };
+                    self.push(node, frame.anchor, frame.size);
                 }
             }
         }
         Ok(self.docs)
+    }
+
+    /// A libyaml mark index as a byte offset into the caller's text.
+    fn offset(&self, index: u64) -> u32 {
+        (index as usize + self.bom).min(self.len) as u32
+    }
+
+    /// Starts a collection. Its text starts after its properties (libyaml's
+    /// start mark is on its `&anchor` or `!tag`); a flow one at its bracket.
+    fn open(
+        &mut self,
+        items: Items,
+        pos: Pos,
+        flow: bool,
+        anchor: Option<String>,
+    ) -> Result<(), Error> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(Error::Syntax {
+                line: pos.line,
+                column: 0,
+                problem: format!("exceeded max depth of {MAX_DEPTH}"),
+            });
+        }
+        self.budget.count(1, 0, pos.line)?;
+        let start = if flow {
+            pos.end.saturating_sub(1)
+        } else {
+            self.content_start(pos.start)
+        };
+        let pos = Pos {
+            start,
+            end: start,
+            flow,
+            ..pos
+        };
+        self.stack.push(Frame {
+            items,
+            pos,
+            anchor,
+            size: 1,
+        });
+        Ok(())
+    }
+
+    /// Where a node's text starts: after the `&anchor` and `!tag` properties
+    /// and the blanks, line breaks and comments that may follow them.
+    fn content_start(&self, from: u32) -> u32 {
+        let b = self.src.as_bytes();
+        let mut i = from as usize;
+        while let Some(&c) = b.get(i) {
+            match c {
+                b'&' | b'!' if b.get(i + 1) == Some(&b'<') => {
+                    i += b[i..].iter().position(|&c| c == b'>').map_or(1, |n| n + 1);
+                }
+                b'&' | b'!' => {
+                    i += b[i..]
+                        .iter()
+                        .position(|c| b" \t\r\n,[]{}".contains(c))
+                        .unwrap_or(b.len() - i);
+                }
+                b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+                b'#' => {
+                    i += b[i..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .unwrap_or(b.len() - i)
+                }
+                _ => break,
+            }
+        }
+        i.min(self.len) as u32
     }
 
     fn scalar(
@@ -185,19 +353,27 @@ impl Builder {
         Ok(Scalar { text, tag, style })
     }
 
-    fn push(&mut self, node: Node, anchor: Option<String>) -> Result<(), Error> {
+    /// Adds a finished node to its collection (or the documents); `size`:
+    /// its decode operations.
+    fn push(&mut self, node: Node, anchor: Option<String>, size: u64) {
         if let Some(a) = anchor {
-            self.anchors.insert(a, node.clone());
+            self.anchors.insert(a, (node.clone(), size));
         }
-        match self.stack.last_mut() {
-            None => self.docs.push(node),
-            Some(Frame::Seq(items, ..)) => items.push(node),
-            Some(Frame::Map(entries, key, ..)) => match key.take() {
+        let Some(frame) = self.stack.last_mut() else {
+            self.docs.push(node);
+            return;
+        };
+        frame.size = frame.size.saturating_add(size);
+        if !frame.pos.flow {
+            frame.pos.end = frame.pos.end.max(node.pos.end);
+        }
+        match &mut frame.items {
+            Items::Seq(items) => items.push(node),
+            Items::Map(entries, key) => match key.take() {
                 Some(k) => entries.push((k, node)),
                 None => *key = Some(node),
             },
         }
-        Ok(())
     }
 }
 
@@ -266,18 +442,40 @@ fn merge_keys(entries: Vec<(Node, Node)>, pos: Pos) -> Result<Node, Error> {
             }
         }
     }
-    let mut out = Node::at(Value::Map(own.clone()), pos);
+    let mut out = own.clone();
     for source in sources {
         for (k, v) in source {
-            let Some(key) = k.key_text().map(str::to_string) else {
+            let Some(s) = k.as_scalar() else {
                 continue;
             };
-            if !own.iter().any(|(ok, _)| ok.key_text() == Some(&key)) {
-                out.set(&key, v);
+            if own.iter().any(|(ok, _)| ok.key_text() == Some(&s.text)) {
+                continue;
+            }
+            let merged = |pos: Pos| Pos {
+                origin: Origin::Merge,
+                ..pos
+            };
+            let v = Node {
+                pos: merged(v.pos),
+                ..v
+            };
+            match out
+                .iter_mut()
+                .find(|(ok, _)| ok.key_text() == Some(&s.text))
+            {
+                Some((_, old)) => *old = v,
+                // kyaml sets merged keys as strings (whatever they resolved to).
+                None => {
+                    let key = Scalar {
+                        tag: Tag::Str,
+                        ..s.clone()
+                    };
+                    out.push((Node::at(Value::Scalar(key), merged(k.pos)), v));
+                }
             }
         }
     }
-    Ok(out)
+    Ok(Node::at(Value::Map(out), pos))
 }
 
 fn merge_error(pos: Pos, problem: &str) -> Error {
@@ -309,79 +507,4 @@ impl Node {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn one(src: &str) -> Node {
-        parse_one(src, Resolver::V3).unwrap()
-    }
-
-    #[test]
-    fn maps_seqs_scalars_and_positions() {
-        let n = one("a: 1\nb:\n- x\n- 'y'\nc: {d: true}\n");
-        assert_eq!(n.get("a").unwrap().as_scalar().unwrap().tag, Tag::Int);
-        let b = n.get("b").unwrap().as_seq().unwrap();
-        assert_eq!(b[1].as_scalar().unwrap().style, Style::Single);
-        assert_eq!(b[1].pos.line, 4);
-        assert_eq!(n.get_path(&["c", "d"]).unwrap().kind_name(), "bool");
-    }
-
-    #[test]
-    fn multi_document_and_empty_documents() {
-        let docs = parse_all("a: 1\n---\n---\nb: 2\n", Resolver::V3).unwrap();
-        assert_eq!(docs.len(), 3);
-        assert!(docs[1].is_null());
-        assert!(parse_all("", Resolver::V3).unwrap().is_empty());
-        assert!(parse_all("# only a comment\n", Resolver::V3)
-            .unwrap()
-            .is_empty());
-    }
-
-    #[test]
-    fn aliases_and_merge_keys() {
-        let n = one("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 3\nz: *b\n");
-        assert_eq!(n.get_path(&["other", "x"]).unwrap().as_str(), Some("1"));
-        assert_eq!(n.get_path(&["other", "y"]).unwrap().as_str(), Some("3"));
-        assert_eq!(n.get_path(&["z", "y"]).unwrap().as_str(), Some("2"));
-    }
-
-    #[test]
-    fn explicit_tags() {
-        let n = one("a: !!str 3\nb: !!int \"4\"\nc: !custom x\nd: ! 5\n");
-        assert_eq!(n.get("a").unwrap().as_scalar().unwrap().tag, Tag::Str);
-        assert_eq!(n.get("b").unwrap().as_scalar().unwrap().tag, Tag::Int);
-        assert_eq!(
-            n.get("c").unwrap().as_scalar().unwrap().tag,
-            Tag::Other("!custom".into())
-        );
-        assert_eq!(n.get("d").unwrap().as_scalar().unwrap().tag, Tag::Str);
-        assert!(parse_one("a: !!int abc\n", Resolver::V3).is_err());
-    }
-
-    #[test]
-    fn block_scalar_at_end_of_input_without_a_line_break() {
-        // libyaml keeps the content and drops the missing final break.
-        for (src, want) in [
-            ("a: |\n  x\n  y", "x\ny"),
-            ("a: |+\n  x", "x"),
-            ("a: >\n  x\n  y", "x y"),
-            ("- |-\n  x", "x"),
-            ("a: |\n  x\n", "x\n"),
-        ] {
-            let n = parse_one(src, Resolver::V3).unwrap_or_else(|e| panic!("{src:?}: {e}"));
-            let v = n.as_map().map(|m| &m[0].1).or(n.as_seq().map(|s| &s[0]));
-            assert_eq!(v.and_then(Node::as_str), Some(want), "{src:?}");
-        }
-    }
-
-    #[test]
-    fn errors_carry_line_and_never_panic() {
-        let e = parse_one("a: b\n  c: d\n  - e\n", Resolver::V3).unwrap_err();
-        assert!(matches!(e, Error::Syntax { line: 2, .. }), "{e:?}");
-        // libyaml-safer issues #6 and #7 panic inside the crate: returning at
-        // all (either way) is what this checks.
-        let _ = parse_all("foo: |  \n", Resolver::V3);
-        let _ = parse_all("{a: !!str}", Resolver::V3);
-        assert!(parse_one("a: *nope\n", Resolver::V3).is_err());
-    }
-}
+mod tests;
