@@ -28,8 +28,7 @@ pub fn render(app: &ChartApp) -> Result<Chart, helm::Error> {
     }
     if let Some(v) = &app.values {
         docs.push(
-            crate::gotmpl::funcs::yamlconv::from_node(v)
-                .map_err(|e| helm::Error::Values(format!("values: {e}")))?,
+            helm::values::from_node(v).map_err(|e| helm::Error::Values(format!("values: {e}")))?,
         );
     }
     let mut opts = helm::Options {

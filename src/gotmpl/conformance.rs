@@ -143,7 +143,7 @@ fn only_builtins(text: &str, funcs: &FuncMap) -> bool {
 
 /// Everything Helm provides.
 fn vector_funcs() -> FuncMap {
-    FuncMap::with_helm()
+    crate::helm::template_funcs(crate::helm::HelmVersion::V3)
 }
 
 /// Runs one vector; returns a failure description.

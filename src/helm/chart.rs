@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Error;
-use crate::gotmpl::funcs::yamlconv::parse_yaml;
+use crate::gotmpl::convert::parse_yaml;
 use crate::gotmpl::Value;
 
 /// One loaded chart and its subcharts.
@@ -441,7 +441,7 @@ fn validate(c: &Chart) -> Result<(), Error> {
     if version.is_empty() {
         return Err(v("chart.metadata.version is required".into()));
     }
-    if crate::gotmpl::funcs::sprig_semver::Version::parse(&version).is_err() {
+    if crate::gotmpl::golib::Version::parse(&version).is_err() {
         return Err(v(format!("chart.metadata.version {version:?} is invalid")));
     }
     if !matches!(c.meta_str("type").as_str(), "" | "application" | "library") {

@@ -9,17 +9,19 @@
 //! `template` refuses them).
 
 mod chart;
+mod funcs;
 mod objects;
 mod output;
 mod output_dir;
 mod render;
 mod schema;
-mod values;
+pub mod values;
 mod version;
 
 use std::path::{Path, PathBuf};
 
 pub use chart::Chart;
+pub use funcs::func_map as template_funcs;
 pub use output_dir::OutputFile;
 pub use values::{read_values_file, SetKind};
 pub use version::{HelmVersion, KubeVersion};
@@ -151,10 +153,9 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
     if constraint.is_empty() {
         return Ok(());
     }
-    let v = crate::gotmpl::funcs::sprig_semver::Version::parse(&kube.normalized)
-        .map_err(Error::Usage)?;
+    let v = crate::gotmpl::golib::Version::parse(&kube.normalized).map_err(Error::Usage)?;
     // chartutil.IsCompatibleRange: an unparsable constraint is incompatible.
-    let ok = crate::gotmpl::funcs::sprig_semver::constraint_check(&constraint, &v).unwrap_or(false);
+    let ok = crate::gotmpl::golib::constraint_check(&constraint, &v).unwrap_or(false);
     if ok {
         return Ok(());
     }
@@ -354,13 +355,11 @@ mod tests {
             .filter(|(k, _)| k.starts_with('v'))
             .map(|(k, v)| {
                 let b64 = v.trim_matches('"');
-                let bytes =
-                    crate::gotmpl::funcs::sprig_encoding::b64_decode(b64).unwrap_or_default();
+                let bytes = crate::gotmpl::golib::b64_decode(b64).unwrap_or_default();
                 (k, String::from_utf8_lossy(&bytes).into_owned())
             })
             .collect();
-        let Ok(crate::gotmpl::Value::List(all)) = crate::gotmpl::funcs::json::unmarshal(&text)
-        else {
+        let Ok(crate::gotmpl::Value::List(all)) = crate::gotmpl::convert::from_json(&text) else {
             panic!("vectors.json did not parse");
         };
         let mut failures = Vec::new();

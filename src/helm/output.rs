@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::chart::Chart;
 use super::{Error, Options};
-use crate::gotmpl::funcs::yamlconv::parse_yaml;
+use crate::gotmpl::convert::parse_yaml;
 use crate::gotmpl::Value;
 
 /// helm's `SplitManifests` in document order: what splitting on the regexp
@@ -82,7 +82,7 @@ fn head(path: &str, doc: &str) -> Result<(String, Option<String>), Error> {
     if !matches!(v, Value::Map(_) | Value::Nil) {
         return Err(Error::Render(format!(
             "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",
-            crate::gotmpl::funcs::json::json_kind(&v)
+            crate::gotmpl::convert::json_kind(&v)
         )));
     }
     let kind = match str_at(&v, &["kind"]) {

@@ -11,7 +11,7 @@ use std::path::Path;
 use super::output::{Document, Sorted};
 use super::Error;
 // Go's `filepath.Clean` on `/`-separated paths is `path.Clean`.
-use crate::gotmpl::funcs::sprig_text::path_clean as clean;
+use crate::gotmpl::golib::path_clean as clean;
 
 /// One write of `--output-dir`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::chart::Chart;
+use super::funcs::{WARN_END, WARN_START};
 use super::objects::{Files, Record, VersionSet};
 use super::{Error, HelmVersion, Options};
-use crate::gotmpl::funcs::helm::{WARN_END, WARN_START};
-use crate::gotmpl::{Elem, ExecOptions, ExecShared, FuncMap, TemplateSet, Value};
+use crate::gotmpl::{Elem, ExecOptions, ExecShared, TemplateSet, Value};
 
 /// A template to render and the scope it renders in.
 struct Renderable {
@@ -358,10 +358,7 @@ pub fn render(
 
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
-    let funcs = match opts.helm_version {
-        HelmVersion::V3 => FuncMap::with_helm(),
-        HelmVersion::V4 => FuncMap::with_helm4(),
-    };
+    let funcs = super::funcs::func_map(opts.helm_version);
     let mut set = TemplateSet::new("gotpl", Arc::new(funcs));
     for n in &names {
         if let Some(r) = tpls.get(n) {

@@ -10,8 +10,7 @@ use std::sync::Arc;
 
 use super::chart::Chart;
 use super::Error;
-use crate::gotmpl::funcs::sprig_dicts::deep_copy;
-use crate::gotmpl::funcs::yamlconv::parse_yaml;
+use crate::gotmpl::convert::{deep_copy, parse_yaml};
 use crate::gotmpl::value::Map;
 use crate::gotmpl::Value;
 
@@ -42,7 +41,7 @@ fn as_map(v: &Value) -> Option<Arc<Map>> {
 }
 
 /// helm's `mergeMaps`: `b` over `a`, maps merged recursively.
-pub fn merge_maps(a: &Value, b: &Value) -> Value {
+pub(super) fn merge_maps(a: &Value, b: &Value) -> Value {
     let out = deep_copy(a);
     let (Some(o), Some(bm)) = (as_map(&out), as_map(b)) else {
         return deep_copy(b);
@@ -54,6 +53,13 @@ pub fn merge_maps(a: &Value, b: &Value) -> Value {
         }
     }
     out
+}
+
+/// Values written inline as YAML (an app's `values:`, kustomize's
+/// generated values), typed as helm reads a values file: sigs.k8s.io/yaml,
+/// so go-yaml v2 scalars carried through JSON's types.
+pub fn from_node(n: &crate::yaml::Node) -> Result<Value, Error> {
+    crate::gotmpl::convert::from_node(n).map_err(Error::Values)
 }
 
 /// Reads one `-f` file.
@@ -237,7 +243,7 @@ fn unescape(v: &str) -> String {
 }
 
 /// Applies one `--set*` argument to `base`.
-pub fn apply_set(base: &Value, arg: &str, kind: &SetKind) -> Result<Value, Error> {
+pub(super) fn apply_set(base: &Value, arg: &str, kind: &SetKind) -> Result<Value, Error> {
     let bad = |m: String| Error::Values(format!("failed parsing --set data: {m}"));
     if let SetKind::Literal = kind {
         let (k, v) = arg
@@ -257,7 +263,7 @@ pub fn apply_set(base: &Value, arg: &str, kind: &SetKind) -> Result<Value, Error
         let steps = key_path(k).map_err(bad)?;
         let value = match kind {
             SetKind::Json => {
-                crate::gotmpl::funcs::json::unmarshal(v).map_err(|e| bad(format!("json: {e}")))?
+                crate::gotmpl::convert::from_json(v).map_err(|e| bad(format!("json: {e}")))?
             }
             SetKind::File => {
                 let data = std::fs::read_to_string(v).map_err(|e| bad(format!("open {v}: {e}")))?;
@@ -355,7 +361,7 @@ fn coalesce_globals(child: &Map, parent: &Map) {
 }
 
 /// `CoalesceValues(chart, user)`: the final `.Values` tree.
-pub fn coalesce(chart: &Chart, user: &Value) -> Value {
+pub(super) fn coalesce(chart: &Chart, user: &Value) -> Value {
     coalesce_with(chart, user, false)
 }
 
@@ -396,7 +402,11 @@ fn path_value(v: &Value, path: &str) -> Option<Value> {
 
 /// Applies `condition`/`tags` (removing disabled subcharts) and `alias`
 /// (renaming), recursively, as `ProcessDependencies` does.
-pub fn process_dependencies(chart: &mut Chart, user: &Value, prefix: &str) -> Result<(), Error> {
+pub(super) fn process_dependencies(
+    chart: &mut Chart,
+    user: &Value,
+    prefix: &str,
+) -> Result<(), Error> {
     let declared = chart.declared_dependencies();
     let values = coalesce(chart, user);
     let tags = path_value(&values, "tags");
@@ -482,7 +492,7 @@ fn path_to_map(path: &str, data: Value) -> Value {
 /// entry copies a table of the dependency's values (`child`/`parent`
 /// pairs, or `exports.NAME` for plain strings) into the chart's values,
 /// under the chart's own values (which win).
-pub fn process_import_values(chart: &mut Chart) {
+pub(super) fn process_import_values(chart: &mut Chart) {
     for sub in &mut chart.dependencies {
         process_import_values(sub);
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::kustomization::{GeneratorArgs, GeneratorKind, GeneratorOptions};
+use super::model::{GeneratorArgs, GeneratorKind, GeneratorOptions};
 use super::origin::Origin;
 use super::resource::Resource;
 use super::Error;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use regex::Regex;
 
-use super::decode::{Decoder, Selector};
+use super::model::{Decoder, Selector};
 use super::patch::Reader;
 use super::resource::{ResId, Resource};
 use super::selector::Compiled;

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::sprig_encoding::b64_encode;
+use super::{ArgType, FuncMap, Signature};
 use crate::gotmpl::value::{Elem, Value};
 use crate::yaml::format_json;
 
@@ -433,6 +434,39 @@ pub fn json_kind(v: &Value) -> &'static str {
         Value::Float(_) => "number",
         Value::Bool(_) => "bool",
         _ => "null",
+    }
+}
+
+const PRETTY: Style = Style {
+    escape_html: true,
+    indent: "  ",
+};
+const RAW: Style = Style {
+    escape_html: false,
+    indent: "",
+};
+
+/// Sprig's JSON printers (`toJson`, `toPrettyJson`, `toRawJson` and their
+/// `must*` variants): the plain ones swallow marshal errors, `must*` report them.
+pub fn register(m: &mut FuncMap) {
+    let one_any = Signature::fixed(&[ArgType::Any]);
+    m.insert("toJson", one_any.clone(), |_, a| {
+        Ok(Value::from(marshal(&a[0], COMPACT).unwrap_or_default()))
+    });
+    m.insert("mustToJson", one_any.clone(), |_, a| {
+        marshal(&a[0], COMPACT).map(Value::from)
+    });
+    m.insert("toPrettyJson", one_any.clone(), |_, a| {
+        Ok(Value::from(marshal(&a[0], PRETTY).unwrap_or_default()))
+    });
+    m.insert("mustToPrettyJson", one_any.clone(), |_, a| {
+        marshal(&a[0], PRETTY).map(Value::from)
+    });
+    // toRawJson panics on an error in Sprig; both report it here.
+    for name in ["toRawJson", "mustToRawJson"] {
+        m.insert(name, one_any.clone(), |_, a| {
+            marshal(&a[0], RAW).map(Value::from)
+        });
     }
 }
 

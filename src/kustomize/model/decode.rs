@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
-use super::fieldspec::FieldSpec;
-use super::Error;
+use crate::kustomize::fieldspec::FieldSpec;
+use crate::kustomize::resource::Gvk;
+use crate::kustomize::Error;
 use crate::yaml::{self, Node, Tag, Value};
 /// One entry of `labels:`.
 #[derive(Clone, Debug, Default)]
@@ -50,7 +51,7 @@ pub struct Replica {
 #[derive(Clone, Debug, Default)]
 pub struct Selector {
     /// Group, version and kind (regular expressions).
-    pub gvk: super::Gvk,
+    pub gvk: Gvk,
     /// Name (a regular expression).
     pub name: String,
     /// Namespace (a regular expression).

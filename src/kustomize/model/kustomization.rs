@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Error;
+use crate::kustomize::Error;
 use crate::yaml::{self, Node, Resolver, Tag, Value};
 
 /// kustomize's accepted file names, in the order it looks for them.
@@ -19,9 +19,8 @@ pub enum Kind {
     Component,
 }
 
-pub use super::decode::{
-    Decoder, GeneratorArgs, GeneratorKind, GeneratorOptions, Image, LabelSet, Patch, Replica,
-    Selector, SortOptions,
+use super::decode::{
+    Decoder, GeneratorArgs, GeneratorOptions, Image, LabelSet, Patch, Replica, SortOptions,
 };
 
 /// A decoded kustomization.
@@ -70,7 +69,7 @@ pub struct Kustomization {
     /// `sortOptions`: order (legacy or fifo) and, for legacy, orderFirst/orderLast.
     pub sort_options: Option<SortOptions>,
     /// `vars`.
-    pub vars: Vec<super::vars::Var>,
+    pub vars: Vec<super::var::Var>,
     /// `configurations`: transformer config files.
     pub configurations: Vec<String>,
     /// `replacements`, decoded when the target loads its files.
@@ -80,9 +79,9 @@ pub struct Kustomization {
     /// `generators`: plugin config files, directories or inline YAML.
     pub generators_plugins: Vec<String>,
     /// `helmGlobals`.
-    pub helm_globals: Option<super::helmchart::Globals>,
+    pub helm_globals: Option<super::helm_chart::Globals>,
     /// `helmCharts`, then the deprecated `helmChartInflationGenerator`.
-    pub helm_charts: Vec<super::helmchart::Chart>,
+    pub helm_charts: Vec<super::helm_chart::Chart>,
     /// Deprecation warnings kustomize prints on stderr.
     pub warnings: Vec<String>,
 }
@@ -269,16 +268,16 @@ impl Kustomization {
                     k.sort_options = Some(d.sort_options(value)?);
                 }
                 "buildMetadata" => k.build_metadata = d.strings(value)?,
-                "vars" => k.vars = d.list(value, super::vars::decode)?,
+                "vars" => k.vars = d.list(value, super::var::decode)?,
                 "configurations" => k.configurations = d.strings(value)?,
                 "transformers" => k.transformers = d.strings(value)?,
                 "generators" => k.generators_plugins = d.strings(value)?,
                 "helmGlobals" if !value.is_null() => {
-                    k.helm_globals = Some(super::helmchart::decode_globals(&d, value)?);
+                    k.helm_globals = Some(super::helm_chart::decode_globals(&d, value)?);
                 }
-                "helmCharts" => k.helm_charts = d.list(value, super::helmchart::decode_chart)?,
+                "helmCharts" => k.helm_charts = d.list(value, super::helm_chart::decode_chart)?,
                 "helmChartInflationGenerator" => {
-                    legacy_charts = d.list(value, super::helmchart::decode_legacy)?;
+                    legacy_charts = d.list(value, super::helm_chart::decode_legacy)?;
                 }
                 "generatorOptions" if !value.is_null() => {
                     k.generator_options = Some(d.generator_options(value)?);
