@@ -6,6 +6,7 @@
 //! It knows nothing about Kubernetes.
 
 mod emit;
+pub mod fields;
 mod json;
 mod keyorder;
 mod node;

@@ -5,6 +5,7 @@
 
 use super::decode::Decoder;
 use crate::kustomize::Error;
+use crate::yaml::fields::field;
 use crate::yaml::{Node, Value};
 
 /// `helmGlobals`.
@@ -39,38 +40,18 @@ pub struct Chart {
     pub line: u32,
 }
 
-const CHART_FIELDS: &[&str] = &[
-    "name",
-    "version",
-    "repo",
-    "releaseName",
-    "namespace",
-    "additionalValuesFiles",
-    "valuesFile",
-    "valuesInline",
-    "valuesMerge",
-    "includeCRDs",
-    "skipHooks",
-    "apiVersions",
-    "kubeVersion",
-    "nameTemplate",
-    "skipTests",
-    "debug",
-    "devel",
-];
-
 /// Decodes `helmGlobals`.
 pub fn decode_globals(d: &Decoder, n: &Node) -> Result<Globals, Error> {
     let mut g = Globals::default();
-    d.object(n, &["chartHome", "configHome"], |f, v| {
-        if f == "chartHome" {
-            g.chart_home = d.string(v)?;
-        } else {
+    d.object(
+        n,
+        &mut g,
+        &[
+            field!("chartHome", |d, v, g| g.chart_home = d.string(v)?),
             // configHome only matters to a helm binary.
-            d.string(v)?;
-        }
-        Ok(())
-    })?;
+            field!("configHome", |d, v, _| d.string(v)?),
+        ],
+    )?;
     Ok(g)
 }
 
@@ -81,88 +62,84 @@ pub fn decode_chart(d: &Decoder, n: &Node) -> Result<Chart, Error> {
         line: n.pos.line,
         ..Chart::default()
     };
-    d.object(n, CHART_FIELDS, |f, v| {
-        match f {
-            "name" => c.name = d.string(v)?,
-            "version" => c.version = d.string(v)?,
-            "repo" => c.repo = d.string(v)?,
-            "releaseName" => c.release_name = d.string(v)?,
-            "namespace" => c.namespace = d.string(v)?,
-            "additionalValuesFiles" => c.additional_values_files = d.strings(v)?,
-            "valuesFile" => c.values_file = d.string(v)?,
-            "valuesInline" => {
-                if !(v.is_null() || matches!(&v.value, Value::Map(_))) {
-                    return Err(d.err(
-                        v,
-                        format!(
-                            "invalid {}: json: cannot unmarshal {} into a map field",
-                            d.what,
-                            v.kind_name()
-                        ),
-                    ));
-                }
-                c.values_inline = (!v.is_null()).then(|| v.clone());
-            }
-            "valuesMerge" => c.values_merge = d.string(v)?,
-            "includeCRDs" => c.include_crds = d.bool(v)?,
-            "skipHooks" => c.skip_hooks = d.bool(v)?,
-            "apiVersions" => c.api_versions = d.strings(v)?,
-            "kubeVersion" => c.kube_version = d.string(v)?,
-            "nameTemplate" => c.name_template = d.string(v)?,
-            "skipTests" => c.skip_tests = d.bool(v)?,
+    d.object(
+        n,
+        &mut c,
+        &[
+            field!("name", |d, v, c| c.name = d.string(v)?),
+            field!("version", |d, v, c| c.version = d.string(v)?),
+            field!("repo", |d, v, c| c.repo = d.string(v)?),
+            field!("releaseName", |d, v, c| c.release_name = d.string(v)?),
+            field!("namespace", |d, v, c| c.namespace = d.string(v)?),
+            field!("additionalValuesFiles", |d, v, c| {
+                c.additional_values_files = d.strings(v)?
+            }),
+            field!("valuesFile", |d, v, c| c.values_file = d.string(v)?),
+            field!("valuesInline", |d, v, c| c.values_inline =
+                values_inline(d, v)?),
+            field!("valuesMerge", |d, v, c| c.values_merge = d.string(v)?),
+            field!("includeCRDs", |d, v, c| c.include_crds = d.bool(v)?),
+            field!("skipHooks", |d, v, c| c.skip_hooks = d.bool(v)?),
+            field!("apiVersions", |d, v, c| c.api_versions = d.strings(v)?),
+            field!("kubeVersion", |d, v, c| c.kube_version = d.string(v)?),
+            field!("nameTemplate", |d, v, c| c.name_template = d.string(v)?),
+            field!("skipTests", |d, v, c| c.skip_tests = d.bool(v)?),
             // debug and devel only change what a helm binary prints or pulls.
-            _ => {
-                d.bool(v)?;
-            }
-        }
-        Ok(())
-    })?;
+            field!("debug", |d, v, _| d.bool(v)?),
+            field!("devel", |d, v, _| d.bool(v)?),
+        ],
+    )?;
     Ok(c)
+}
+
+/// `valuesInline`: a mapping or null.
+fn values_inline(d: &Decoder, v: &Node) -> Result<Option<Node>, Error> {
+    if !(v.is_null() || matches!(&v.value, Value::Map(_))) {
+        return Err(d.err(
+            v,
+            format!(
+                "invalid {}: json: cannot unmarshal {} into a map field",
+                d.what,
+                v.kind_name()
+            ),
+        ));
+    }
+    Ok((!v.is_null()).then(|| v.clone()))
 }
 
 /// Decodes one deprecated `helmChartInflationGenerator` entry into a chart
 /// and the globals it sets (kustomize's `SplitHelmParameters`).
 pub fn decode_legacy(d: &Decoder, n: &Node) -> Result<(Chart, Globals), Error> {
-    let mut c = Chart {
+    let c = Chart {
         source: Some(n.clone()),
         line: n.pos.line,
         ..Chart::default()
     };
-    let mut g = Globals::default();
-    let known = [
-        "chartName",
-        "chartVersion",
-        "chartRepoUrl",
-        "chartHome",
-        "chartRepoName",
-        "helmBin",
-        "helmHome",
-        "values",
-        "valuesLocal",
-        "valuesMerge",
-        "releaseName",
-        "releaseNamespace",
-        "extraArgs",
-    ];
-    d.object(n, &known, |f, v| {
-        match f {
-            "chartName" => c.name = d.string(v)?,
-            "chartVersion" => c.version = d.string(v)?,
-            "chartRepoUrl" => c.repo = d.string(v)?,
-            "chartHome" => g.chart_home = d.string(v)?,
-            "values" => c.values_file = d.string(v)?,
-            "valuesLocal" => c.values_inline = (!v.is_null()).then(|| v.clone()),
-            "valuesMerge" => c.values_merge = d.string(v)?,
-            "releaseName" => c.release_name = d.string(v)?,
+    let mut target = (c, Globals::default());
+    d.object(
+        n,
+        &mut target,
+        &[
+            field!("chartName", |d, v, (c, _)| c.name = d.string(v)?),
+            field!("chartVersion", |d, v, (c, _)| c.version = d.string(v)?),
+            field!("chartRepoUrl", |d, v, (c, _)| c.repo = d.string(v)?),
+            field!("chartHome", |d, v, (_, g)| g.chart_home = d.string(v)?),
+            field!("chartRepoName", |d, v, _| d.string(v)?),
+            field!("helmBin", |d, v, _| d.string(v)?),
+            field!("helmHome", |d, v, _| d.string(v)?),
+            field!("values", |d, v, (c, _)| c.values_file = d.string(v)?),
+            field!("valuesLocal", |_, v, (c, _)| {
+                c.values_inline = (!v.is_null()).then(|| v.clone())
+            }),
+            field!("valuesMerge", |d, v, (c, _)| c.values_merge =
+                d.string(v)?),
+            field!("releaseName", |d, v, (c, _)| c.release_name =
+                d.string(v)?),
             // kustomize drops releaseNamespace and extraArgs when converting.
-            "extraArgs" => {
-                d.strings(v)?;
-            }
-            _ => {
-                d.string(v)?;
-            }
-        }
-        Ok(())
-    })?;
+            field!("releaseNamespace", |d, v, _| d.string(v)?),
+            field!("extraArgs", |d, v, _| d.strings(v)?),
+        ],
+    )?;
+    let (c, g) = target;
     Ok((c, g))
 }

@@ -5,6 +5,7 @@
 use super::decode::Decoder;
 use crate::kustomize::resource::Gvk;
 use crate::kustomize::Error;
+use crate::yaml::fields::field;
 use crate::yaml::Node;
 
 /// One var (kustomize's `types.Var`, defaulted).
@@ -24,41 +25,32 @@ pub struct Var {
 
 /// Decodes `vars:` entries strictly, as part of a kustomization.
 pub fn decode(d: &Decoder, n: &Node) -> Result<Var, Error> {
-    let mut v = Var::default();
-    let mut api_version = String::new();
-    d.object(n, &["name", "objref", "fieldref"], |f, value| {
-        match f {
-            "name" => v.name = d.string(value)?,
-            "objref" => d.object(
-                value,
+    let mut target = (Var::default(), String::new());
+    d.object(
+        n,
+        &mut target,
+        &[
+            field!("name", |d, x, (v, _)| v.name = d.string(x)?),
+            field!("objref", |d, x, t| d.object(
+                x,
+                t,
                 &[
-                    "apiVersion",
-                    "group",
-                    "version",
-                    "kind",
-                    "name",
-                    "namespace",
+                    field!("apiVersion", |d, x, (_, a)| *a = d.string(x)?),
+                    field!("group", |d, x, (v, _)| v.gvk.group = d.string(x)?),
+                    field!("version", |d, x, (v, _)| v.gvk.version = d.string(x)?),
+                    field!("kind", |d, x, (v, _)| v.gvk.kind = d.string(x)?),
+                    field!("name", |d, x, (v, _)| v.obj_name = d.string(x)?),
+                    field!("namespace", |d, x, (v, _)| v.obj_namespace = d.string(x)?),
                 ],
-                |g, x| {
-                    let text = d.string(x)?;
-                    match g {
-                        "apiVersion" => api_version = text,
-                        "group" => v.gvk.group = text,
-                        "version" => v.gvk.version = text,
-                        "kind" => v.gvk.kind = text,
-                        "name" => v.obj_name = text,
-                        _ => v.obj_namespace = text,
-                    }
-                    Ok(())
-                },
-            )?,
-            _ => d.object(value, &["fieldPath"], |_, x| {
-                v.field_path = d.string(x)?;
-                Ok(())
-            })?,
-        }
-        Ok(())
-    })?;
+            )?),
+            field!("fieldref", |d, x, t| d.object(
+                x,
+                t,
+                &[field!("fieldPath", |d, x, (v, _)| v.field_path = d.string(x)?)],
+            )?),
+        ],
+    )?;
+    let (mut v, api_version) = target;
     // Var.Defaulting: fieldPath metadata.name; apiVersion sets group and version.
     if v.field_path.is_empty() {
         v.field_path = "metadata.name".into();
