@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use super::sprig_encoding::b64_encode;
 use super::{ArgType, FuncMap, Signature};
 use crate::gotmpl::value::{Elem, Value};
-use crate::yaml::format_json;
+use crate::yaml::{format_json, write_json_string as write_string};
 
 /// Encoder options.
 #[derive(Clone, Copy, Debug)]
@@ -111,25 +111,6 @@ fn write_map(
     newline(style, depth, out);
     out.push('}');
     Ok(())
-}
-
-/// Go's `encoding/json` string escaping.
-pub fn write_string(s: &str, html: bool, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' if html => out.push_str(&format!("\\u{:04x}", c as u32)),
-            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// `json.Unmarshal` into `interface{}`.

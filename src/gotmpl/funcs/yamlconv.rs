@@ -10,14 +10,6 @@ use std::collections::BTreeMap;
 use crate::gotmpl::value::Value;
 use crate::yaml::{self, Node, Tag};
 
-/// go-yaml v2's booleans.
-fn yaml_bool(text: &str) -> bool {
-    matches!(
-        text,
-        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
-    )
-}
-
 /// A scalar's number as JSON would carry it (float64).
 fn number(text: &str, tag: &Tag) -> Result<f64, String> {
     let t = match tag {
@@ -74,7 +66,7 @@ fn key_text(k: &Node, v: &Node) -> Result<String, String> {
                 go_syntax(v)
             ))
         }
-        Tag::Bool => (if yaml_bool(&s.text) { "true" } else { "false" }).into(),
+        Tag::Bool => (if yaml::yaml11_bool(&s.text) == Some(true) { "true" } else { "false" }).into(),
         Tag::Int => match yaml::parse_int(&s.text) {
             Some(yaml::Int::Signed(i)) => i.to_string(),
             Some(yaml::Int::Unsigned(u)) => u.to_string(),
@@ -95,7 +87,7 @@ pub fn from_node(n: &Node) -> Result<Value, String> {
     match &n.value {
         yaml::Value::Scalar(s) => Ok(match s.tag {
             Tag::Null => Value::Nil,
-            Tag::Bool => Value::Bool(yaml_bool(&s.text)),
+            Tag::Bool => Value::Bool(yaml::yaml11_bool(&s.text) == Some(true)),
             Tag::Int | Tag::Float => Value::Float(number(&s.text, &s.tag)?),
             _ => Value::from(s.text.as_str()),
         }),
