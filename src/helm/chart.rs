@@ -115,51 +115,44 @@ impl Ignore {
     }
 }
 
-/// helm's `LoadDir` walk (`sympath.Walk`): symlinks are followed, but
-/// unlike helm only when they resolve inside the chart (`root_canon`), so a
-/// chart cannot pull in `/etc/passwd` through `.Files`. Irregular files
-/// and files over 5 MiB are refused, as helm does.
-fn walk(
-    root: &Path,
-    root_canon: &Path,
-    rel: &str,
-    ignore: &Ignore,
-    out: &mut Vec<(String, PathBuf)>,
-    visited: &mut std::collections::HashSet<PathBuf>,
-) -> Result<(), Error> {
-    let dir = if rel.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(rel)
+/// helm's `LoadDir` walk (`sympath.Walk`, sorted by name): symlinks are
+/// followed, but unlike helm only when they resolve inside the chart
+/// (`root_canon`), so a chart cannot pull in `/etc/passwd` through `.Files`;
+/// a symlinked directory leading back to one being walked is walked once
+/// (walkdir's loop detection). Irregular files and files over 5 MiB are
+/// refused, as helm does.
+fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<(String, PathBuf)>, Error> {
+    let rel = |p: &Path| -> String {
+        let r = p.strip_prefix(root).unwrap_or(p);
+        let parts: Vec<_> = r.iter().map(|c| c.to_string_lossy()).collect();
+        parts.join("/")
     };
-    // Symlinked directories are followed, but a cycle is walked only once.
-    if !visited.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
-        return Ok(());
-    }
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let path = e.path();
-        let r = if rel.is_empty() {
-            name.clone()
-        } else {
-            format!("{rel}/{name}")
+    let entries = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0 || !ignore.ignored(&rel(e.path()), e.file_type().is_dir())
+        });
+    let mut out = Vec::new();
+    for entry in entries {
+        let e = match entry {
+            Ok(e) => e,
+            Err(err) if err.loop_ancestor().is_some() => continue,
+            // A dangling symlink the .helmignore excludes is never read.
+            Err(err) if err.path().is_some_and(|p| ignore.ignored(&rel(p), false)) => continue,
+            Err(err) => return Err(walk_error(root, &err)),
         };
-        let meta = std::fs::metadata(&path);
-        let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
-        if ignore.ignored(&r, is_dir) {
+        if e.depth() == 0 {
             continue;
         }
-        let io = |e: std::io::Error| Error::Io(path.display().to_string(), e.to_string());
-        if e.file_type().map_err(io)?.is_symlink() {
-            let target = std::fs::canonicalize(&path).map_err(|err| {
-                io(std::io::Error::other(format!(
-                    "error evaluating symlink: {err}"
-                )))
+        let (r, path) = (rel(e.path()), e.path());
+        if e.path_is_symlink() {
+            let target = std::fs::canonicalize(path).map_err(|err| {
+                Error::Io(
+                    path.display().to_string(),
+                    format!("error evaluating symlink: {err}"),
+                )
             })?;
             if !target.starts_with(root_canon) {
                 return Err(Error::Chart(format!(
@@ -168,9 +161,11 @@ fn walk(
                 )));
             }
         }
-        let meta = meta.map_err(io)?;
+        let meta = e
+            .metadata()
+            .map_err(|err| Error::Io(path.display().to_string(), err.to_string()))?;
         if meta.is_dir() {
-            walk(root, root_canon, &r, ignore, out, visited)?;
+            continue;
         } else if !meta.is_file() {
             return Err(Error::Chart(format!(
                 "cannot load irregular file {} as it has file mode type bits set",
@@ -180,11 +175,28 @@ fn walk(
             return Err(Error::Chart(format!(
                 "chart file {r:?} is larger than the maximum file size {MAX_FILE_SIZE}"
             )));
-        } else {
-            out.push((r, path));
         }
+        out.push((r, e.into_path()));
     }
-    Ok(())
+    Ok(out)
+}
+
+/// A walk error, naming the path; a dangling symlink is helm's
+/// "error evaluating symlink".
+fn walk_error(root: &Path, err: &walkdir::Error) -> Error {
+    let path = err.path().unwrap_or(root);
+    let is_link = path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    let text = err
+        .io_error()
+        .map_or_else(|| err.to_string(), ToString::to_string);
+    let text = if is_link {
+        format!("error evaluating symlink: {text}")
+    } else {
+        text
+    };
+    Error::Io(path.display().to_string(), text)
 }
 
 /// Loads a chart directory or a packaged chart (`.tgz`).
@@ -201,17 +213,9 @@ pub fn load(dir: &Path) -> Result<Chart, Error> {
         return load_archive(&data, dir);
     }
     let ignore = Ignore::load(dir);
-    let mut paths = Vec::new();
     let root_canon = std::fs::canonicalize(dir)
         .map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?;
-    walk(
-        dir,
-        &root_canon,
-        "",
-        &ignore,
-        &mut paths,
-        &mut Default::default(),
-    )?;
+    let paths = walk(dir, &root_canon, &ignore)?;
     let mut files = Vec::new();
     for (rel, path) in paths {
         let data = std::fs::read(&path)

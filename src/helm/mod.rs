@@ -168,24 +168,15 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
 /// Every file under a chart directory (or the archive itself): what a
 /// render of it depends on.
 pub fn chart_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
     if dir.is_file() {
         return vec![dir.to_path_buf()];
     }
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(p),
-                Ok(_) => out.push(p),
-                Err(_) => {}
-            }
-        }
-    }
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_type().is_dir())
+        .map(walkdir::DirEntry::into_path)
+        .collect();
     out.sort();
     out
 }
