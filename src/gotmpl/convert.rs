@@ -13,6 +13,21 @@ pub use sprig_dicts::deep_copy;
 pub use toml::{from_toml, to_toml};
 pub use yamlconv::{from_node, parse_yaml, to_yaml, to_yaml_pretty, try_to_yaml};
 
+/// A YAML document that does not convert: sigs.k8s.io/yaml's message and
+/// the line the YAML parser names, when it names one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct YamlError {
+    /// 1-based line.
+    pub line: Option<u32>,
+    /// The full message (`error converting YAML to JSON: yaml: line 3: ...`).
+    pub message: String,
+}
+
+/// [`parse_yaml`], keeping the line of a syntax error.
+pub fn parse_yaml_at(text: &str) -> Result<Value, YamlError> {
+    yamlconv::parse_yaml_at(text).map_err(|(line, message)| YamlError { line, message })
+}
+
 /// `json.Marshal`: compact, HTML-escaped.
 pub fn to_json(v: &Value) -> Result<String, String> {
     json::marshal(v, json::COMPACT)

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::Error;
-use crate::gotmpl::convert::parse_yaml;
+use super::{Error, FileError};
+use crate::gotmpl::convert::{parse_yaml, parse_yaml_at};
 use crate::gotmpl::Value;
 
 /// One loaded chart and its subcharts.
@@ -148,12 +148,8 @@ fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<(String, 
         }
         let (r, path) = (rel(e.path()), e.path());
         if e.path_is_symlink() {
-            let target = std::fs::canonicalize(path).map_err(|err| {
-                Error::Io(
-                    path.display().to_string(),
-                    format!("error evaluating symlink: {err}"),
-                )
-            })?;
+            let target = std::fs::canonicalize(path)
+                .map_err(|err| Error::io(path, format!("error evaluating symlink: {err}")))?;
             if !target.starts_with(root_canon) {
                 return Err(Error::Chart(format!(
                     "chart file {r} is a symlink to {} outside the chart directory",
@@ -163,7 +159,7 @@ fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<(String, 
         }
         let meta = e
             .metadata()
-            .map_err(|err| Error::Io(path.display().to_string(), err.to_string()))?;
+            .map_err(|err| Error::io(path, err.to_string()))?;
         if meta.is_dir() {
             continue;
         } else if !meta.is_file() {
@@ -196,7 +192,7 @@ fn walk_error(root: &Path, err: &walkdir::Error) -> Error {
     } else {
         text
     };
-    Error::Io(path.display().to_string(), text)
+    Error::io(path, text)
 }
 
 /// Loads a chart directory or a packaged chart (`.tgz`).
@@ -208,18 +204,15 @@ pub fn load(dir: &Path) -> Result<Chart, Error> {
         )));
     }
     if !dir.is_dir() {
-        let data =
-            std::fs::read(dir).map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?;
+        let data = std::fs::read(dir).map_err(|e| Error::io(dir, e.to_string()))?;
         return load_archive(&data, dir);
     }
     let ignore = Ignore::load(dir);
-    let root_canon = std::fs::canonicalize(dir)
-        .map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?;
+    let root_canon = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e.to_string()))?;
     let paths = walk(dir, &root_canon, &ignore)?;
     let mut files = Vec::new();
     for (rel, path) in paths {
-        let data = std::fs::read(&path)
-            .map_err(|e| Error::Io(path.display().to_string(), e.to_string()))?;
+        let data = std::fs::read(&path).map_err(|e| Error::io(path, e.to_string()))?;
         files.push((rel, data));
     }
     from_files(files, dir)
@@ -365,23 +358,32 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
             continue;
         }
         let text = || String::from_utf8_lossy(&data).into_owned();
+        let bad = |line, e: &str| {
+            Error::ChartFile(Box::new(FileError {
+                file: PathBuf::from(&rel),
+                line,
+                message: format!("cannot load {rel}: {e}"),
+            }))
+        };
         match rel.as_str() {
             "Chart.yaml" => {
-                let v = parse_yaml(&text())
-                    .map_err(|e| Error::Chart(format!("cannot load Chart.yaml: {e}")))?;
+                let v = parse_yaml_at(&text()).map_err(|e| bad(e.line, &e.message))?;
                 metadata = Some(v);
             }
             "values.yaml" => {
-                values = match parse_yaml(&text()) {
+                values = match parse_yaml_at(&text()) {
                     Ok(Value::Map(m)) => Value::Map(m),
                     Ok(Value::Nil) => Value::map(BTreeMap::new()),
-                    Ok(_) => {
-                        return Err(Error::Chart(
-                            "cannot load values.yaml: error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}".into(),
-                        ))
-                    }
-                    Err(e) => return Err(Error::Chart(format!("cannot load values.yaml: {e}"))),
+                    Ok(_) => return Err(bad(None, "error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}")),
+                    Err(e) => return Err(bad(e.line, &e.message)),
                 };
+            }
+            // helm's LoadFiles unmarshals requirements.yaml into the
+            // metadata whatever the apiVersion: a file that does not
+            // parse fails the load.
+            "requirements.yaml" => {
+                check_requirements(&text()).map_err(|(line, e)| bad(line, &e))?;
+                files.insert(rel.clone(), data);
             }
             "values.schema.json" => schema = Some(data),
             r if r.starts_with("templates/") => templates.push((rel.clone(), text())),
@@ -425,6 +427,26 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
             .push(load_archive(&data, &origin.join("charts").join(name))?);
     }
     Ok(chart)
+}
+
+/// `yaml.Unmarshal(requirements.yaml, &chart.Metadata)`: the document must
+/// be a mapping whose `dependencies`, if set, is a list.
+fn check_requirements(text: &str) -> Result<(), (Option<u32>, String)> {
+    const PREFIX: &str = "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal";
+    match parse_yaml_at(text).map_err(|e| (e.line, e.message))? {
+        Value::Nil => Ok(()),
+        Value::Map(m) => match m.get("dependencies") {
+            None | Some(Value::Nil | Value::List(_)) => Ok(()),
+            Some(other) => Err((None, format!(
+                "{PREFIX} {} into Go struct field Metadata.dependencies of type []*chart.Dependency",
+                crate::gotmpl::convert::json_kind(&other)
+            ))),
+        },
+        other => Err((None, format!(
+            "{PREFIX} {} into Go value of type chart.Metadata",
+            crate::gotmpl::convert::json_kind(&other)
+        ))),
+    }
 }
 
 /// helm's `Metadata.Validate`.
@@ -622,6 +644,51 @@ mod tests {
         assert!(
             e.contains("big.txt") && e.contains("maximum file size"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn unparseable_chart_files_fail_the_load_with_their_line() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = tmp.path();
+        let w = |p: &str, s: &str| std::fs::write(d.join(p), s).unwrap_or_else(|e| panic!("{e}"));
+        w("Chart.yaml", "apiVersion: v2\nname: x\nversion: 1.0.0\n");
+        w(
+            "requirements.yaml",
+            "dependencies:\n- name: a\n  version: [\n",
+        );
+        let e = load(d).map(|_| ()).unwrap_err();
+        // helm3 says line 3 here; libyaml-safer reports where it gave up.
+        let text = e.to_string();
+        assert!(
+            text.starts_with(
+                "cannot load requirements.yaml: error converting YAML to JSON: yaml: line "
+            ),
+            "{text}"
+        );
+        let Error::ChartFile(f) = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(f.file.to_str(), Some("requirements.yaml"));
+        assert!(
+            f.line.is_some_and(|l| text.contains(&format!("line {l}:"))),
+            "{e:?}"
+        );
+        w("requirements.yaml", "- a\n");
+        let e = load(d).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.ends_with("cannot unmarshal array into Go value of type chart.Metadata"),
+            "{e}"
+        );
+        w("requirements.yaml", "dependencies: 3\n");
+        let e = load(d).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("Go struct field Metadata.dependencies"), "{e}");
+        w("requirements.yaml", "dependencies: []\n");
+        w("values.yaml", "a: 1\nb: [\n");
+        let e = load(d).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(&e, Error::ChartFile(f) if f.file.to_str() == Some("values.yaml") && f.line.is_some()),
+            "{e:?}"
         );
     }
 }

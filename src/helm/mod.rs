@@ -29,21 +29,69 @@ pub use version::{HelmVersion, KubeVersion};
 /// Errors, with helm's wording where the conformance corpus shows it.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A file could not be read.
-    #[error("{0}: {1}")]
-    Io(String, String),
-    /// The chart is malformed.
+    /// A file could not be read or written.
+    #[error("{}: {message}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A chart file (`Chart.yaml`, `values.yaml`, `requirements.yaml`)
+    /// does not load: helm's message, with the file and its line when the
+    /// YAML parser names one.
+    #[error("{}", .0.message)]
+    ChartFile(Box<FileError>),
+    /// The chart is malformed as a whole (metadata, dependencies, kind).
     #[error("{0}")]
     Chart(String),
-    /// A values file or `--set` flag is malformed.
+    /// A `-f` values file does not parse: helm's message, with the line.
+    #[error("{}", .0.message)]
+    ValuesFile(Box<FileError>),
+    /// Inline values or a `--set` flag is malformed.
     #[error("{0}")]
     Values(String),
-    /// Template parsing/execution or output assembly failed.
+    /// A template does not parse or fails to execute: helm's message
+    /// (which carries the template's line).
+    #[error("{}", .0.message)]
+    Template(Box<TemplateError>),
+    /// Output assembly failed.
     #[error("{0}")]
     Render(String),
     /// A flag value is invalid.
     #[error("{0}")]
     Usage(String),
+}
+
+/// A file helm refuses, and where.
+#[derive(Debug)]
+pub struct FileError {
+    /// The file: relative to its chart for chart files (a subchart's is
+    /// relative to the subchart), as given for `-f` files.
+    pub file: PathBuf,
+    /// 1-based line, when the YAML parser names one.
+    pub line: Option<u32>,
+    /// helm's full message.
+    pub message: String,
+}
+
+/// A template helm refuses.
+#[derive(Debug)]
+pub struct TemplateError {
+    /// The template, as helm names it (`chart/templates/x.yaml`).
+    pub template: String,
+    /// helm's full message, which carries the template's line.
+    pub message: String,
+}
+
+impl Error {
+    /// A read or write of `path` failed.
+    pub(crate) fn io(path: impl AsRef<Path>, message: impl Into<String>) -> Error {
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            message: message.into(),
+        }
+    }
 }
 
 /// What `helm template` was asked to do.

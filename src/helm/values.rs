@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::chart::Chart;
 use super::Error;
-use crate::gotmpl::convert::{deep_copy, parse_yaml};
+use crate::gotmpl::convert::deep_copy;
 use crate::gotmpl::value::Map;
 use crate::gotmpl::Value;
 
@@ -66,14 +66,21 @@ pub fn from_node(n: &crate::yaml::Node) -> Result<Value, Error> {
 pub fn read_values_file(path: &Path) -> Result<Value, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Values(format!("open {}: {e}", path.display())))?;
-    match parse_yaml(&text) {
+    let bad = |line, e: &str| {
+        Error::ValuesFile(Box::new(super::FileError {
+            file: path.to_path_buf(),
+            line,
+            message: format!("failed to parse {}: {e}", path.display()),
+        }))
+    };
+    match crate::gotmpl::convert::parse_yaml_at(&text) {
         Ok(Value::Map(m)) => Ok(Value::Map(m)),
         Ok(Value::Nil) => Ok(new_map()),
-        Ok(_) => Err(Error::Values(format!(
-            "failed to parse {}: error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {{}}",
-            path.display()
-        ))),
-        Err(e) => Err(Error::Values(format!("failed to parse {}: {e}", path.display()))),
+        Ok(_) => Err(bad(
+            None,
+            "error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}",
+        )),
+        Err(e) => Err(bad(e.line, &e.message)),
     }
 }
 
@@ -546,6 +553,7 @@ fn merge_tables(dst: &Map, src: &Map) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gotmpl::convert::parse_yaml;
     use crate::gotmpl::fmt::to_string;
 
     #[test]

@@ -175,14 +175,23 @@ pub fn try_to_yaml(v: &Value) -> Result<String, String> {
 
 /// `sigs.k8s.io/yaml.Unmarshal` of the first document into `interface{}`.
 pub fn parse_yaml(text: &str) -> Result<Value, String> {
+    parse_yaml_at(text).map_err(|(_, message)| message)
+}
+
+/// [`parse_yaml`], with the line the YAML parser names (if any).
+pub fn parse_yaml_at(text: &str) -> Result<Value, (Option<u32>, String)> {
     let docs = yaml::parse_all(text, yaml::Resolver::V2).map_err(|e| match e {
-        yaml::Error::Syntax { line, problem, .. } => {
-            format!("error converting YAML to JSON: yaml: line {line}: {problem}")
-        }
-        other => format!("error converting YAML to JSON: yaml: {other}"),
+        yaml::Error::Syntax { line, problem, .. } => (
+            Some(line).filter(|l| *l > 0),
+            format!("error converting YAML to JSON: yaml: line {line}: {problem}"),
+        ),
+        other => (
+            None,
+            format!("error converting YAML to JSON: yaml: {other}"),
+        ),
     })?;
     match docs.first() {
-        Some(d) => from_node(d),
+        Some(d) => from_node(d).map_err(|e| (None, e)),
         None => Ok(Value::Nil),
     }
 }
