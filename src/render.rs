@@ -221,11 +221,15 @@ fn check_selection(envs: &[Environment], sel: &Selection) -> Result<(), Error> {
         }
     }
     if let Some((i, n)) = sel.shard {
-        if n == 0 || i == 0 || i > n {
-            return Err(Error::Usage(format!(
-                "--shard {i}/{n}: expected i/n with 1 <= i <= n"
-            )));
-        }
+        check_shard(i, n).map_err(|e| Error::Usage(format!("--shard {i}/{n}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// A shard `i/n` is 1-based: `1 <= i <= n`.
+pub fn check_shard(i: u32, n: u32) -> Result<(), String> {
+    if n == 0 || i == 0 || i > n {
+        return Err("expected 1 <= i <= n".into());
     }
     Ok(())
 }

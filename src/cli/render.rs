@@ -65,9 +65,7 @@ fn parse_shard(s: &str) -> Result<(u32, u32), String> {
     let (i, n) = s.split_once('/').ok_or("expected i/n, e.g. 1/4")?;
     let i: u32 = i.trim().parse().map_err(|_| "i must be a number")?;
     let n: u32 = n.trim().parse().map_err(|_| "n must be a number")?;
-    if n == 0 || i == 0 || i > n {
-        return Err("expected 1 <= i <= n".into());
-    }
+    crate::render::check_shard(i, n)?;
     Ok((i, n))
 }
 

@@ -16,8 +16,7 @@ pub fn render(app: &ChartApp) -> Result<(helm::Rendered, Vec<PathBuf>), helm::Er
     }
     if let Some(v) = &app.values {
         docs.push(
-            crate::gotmpl::funcs::yamlconv::from_node(v)
-                .map_err(|e| helm::Error::Values(format!("values: {e}")))?,
+            helm::values::from_node(v).map_err(|e| helm::Error::Values(format!("values: {e}")))?,
         );
     }
     let mut opts = helm::Options {

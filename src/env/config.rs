@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Error;
+use crate::yaml::fields::{self, Field, Keys, Strict};
 use crate::yaml::{self, Node, Resolver, Value};
 
 /// One environment.
@@ -137,50 +138,56 @@ impl Environment {
             apps: Vec::new(),
             file: file.to_path_buf(),
         };
-        let mut output = None;
-        let known = [
-            "name",
-            "promotesTo",
-            "output",
-            "commitMessage",
-            "discover",
-            "apps",
-        ];
-        d.fields(&root, &known, |k, v| {
-            match k {
-                "name" => env.name = d.string(v)?,
-                "promotesTo" => env.promotes_to = Some(d.string(v)?),
-                "output" => {
-                    let (o, layout) = d.output(v)?;
-                    output = o;
-                    env.layout = layout;
-                }
-                "commitMessage" => env.commit_message = Some(d.string(v)?),
-                "discover" => {
-                    env.discover = d
+        d.fields(
+            &root,
+            &mut env,
+            &[
+                ("name", |d, v, e| {
+                    e.name = d.string(v)?;
+                    Ok(())
+                }),
+                ("promotesTo", |d, v, e| {
+                    e.promotes_to = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("output", |d, v, e| {
+                    let (output, layout) = d.output(v)?;
+                    e.output_configured = output.is_some();
+                    e.output = output.unwrap_or(Output::Dir(PathBuf::new()));
+                    e.layout = layout;
+                    Ok(())
+                }),
+                ("commitMessage", |d, v, e| {
+                    e.commit_message = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("discover", |d, v, e| {
+                    e.discover = d
                         .seq(v)?
                         .iter()
                         .map(|x| d.discover(x))
-                        .collect::<Result<_, _>>()?
-                }
-                _ => {
-                    env.apps = d
+                        .collect::<Result<_, _>>()?;
+                    Ok(())
+                }),
+                ("apps", |d, v, e| {
+                    e.apps = d
                         .seq(v)?
                         .iter()
                         .map(|a| d.app(a))
-                        .collect::<Result<_, _>>()?
-                }
-            }
-            Ok(())
-        })?;
+                        .collect::<Result<_, _>>()?;
+                    Ok(())
+                }),
+            ],
+        )?;
         if env.name.is_empty() {
             return Err(d.err(&root, "missing required key `name`"));
         }
         if !is_valid_name(&env.name) {
             return Err(d.err(&root, format!("invalid environment name `{}`", env.name)));
         }
-        env.output_configured = output.is_some();
-        env.output = output.unwrap_or_else(|| Output::Dir(Path::new("rendered").join(&env.name)));
+        if !env.output_configured {
+            env.output = Output::Dir(Path::new("rendered").join(&env.name));
+        }
         let mut seen = std::collections::HashSet::new();
         for app in &env.apps {
             if !seen.insert(&app.name) {
@@ -204,6 +211,24 @@ struct Decoder<'a> {
     file: &'a Path,
 }
 
+impl Strict for Decoder<'_> {
+    type Error = Error;
+
+    fn keys(&self) -> Keys {
+        Keys::Exact
+    }
+
+    fn unknown(&self, key: &Node, name: &str, known: &[&str]) -> Result<(), Error> {
+        Err(self.err(
+            key,
+            format!(
+                "unknown key `{name}` (expected one of: {})",
+                known.join(", ")
+            ),
+        ))
+    }
+}
+
 impl Decoder<'_> {
     fn err(&self, at: &Node, message: impl Into<String>) -> Error {
         Error::Config {
@@ -213,29 +238,12 @@ impl Decoder<'_> {
         }
     }
 
-    fn fields(
-        &self,
-        n: &Node,
-        known: &[&str],
-        mut f: impl FnMut(&str, &Node) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        let Value::Map(entries) = &n.value else {
+    /// Decodes a mapping strictly through `table` (see [`yaml::fields`]).
+    fn fields<T>(&self, n: &Node, target: &mut T, table: &[Field<Self, T>]) -> Result<(), Error> {
+        if !matches!(n.value, Value::Map(_)) {
             return Err(self.err(n, format!("expected a mapping, found a {}", n.kind_name())));
-        };
-        for (k, v) in entries {
-            let key = k.key_text().unwrap_or_default();
-            if !known.contains(&key) {
-                return Err(self.err(
-                    k,
-                    format!(
-                        "unknown key `{key}` (expected one of: {})",
-                        known.join(", ")
-                    ),
-                ));
-            }
-            f(key, v)?;
         }
-        Ok(())
+        fields::decode(self, n, target, table)
     }
 
     fn string(&self, n: &Node) -> Result<String, Error> {
@@ -252,46 +260,60 @@ impl Decoder<'_> {
     }
 
     fn output(&self, n: &Node) -> Result<(Option<Output>, Layout), Error> {
-        let (mut out, mut layout) = (None, Layout::Manifest);
-        self.fields(n, &["dir", "branch", "layout"], |k, v| {
-            let s = self.string(v)?;
-            match k {
-                "dir" | "branch" if out.is_some() => {
-                    return Err(self.err(v, "output takes either `dir` or `branch`, not both"))
-                }
-                "dir" => out = Some(Output::Dir(PathBuf::from(s))),
-                "branch" => {
+        let mut out = (None, Layout::Manifest);
+        self.fields(
+            n,
+            &mut out,
+            &[
+                ("dir", |d, v, (out, _)| {
+                    let dir = PathBuf::from(d.string(v)?);
+                    d.only_one_output(v, out, Output::Dir(dir))
+                }),
+                ("branch", |d, v, (out, _)| {
+                    let s = d.string(v)?;
                     if s.is_empty() || s.starts_with('-') || s.contains("..") || s.contains(' ') {
-                        return Err(self.err(v, format!("invalid branch name `{s}`")));
+                        return Err(d.err(v, format!("invalid branch name `{s}`")));
                     }
-                    out = Some(Output::Branch(s));
-                }
-                _ => {
-                    layout = match s.as_str() {
+                    d.only_one_output(v, out, Output::Branch(s))
+                }),
+                ("layout", |d, v, (_, layout)| {
+                    *layout = match d.string(v)?.as_str() {
                         "manifest" => Layout::Manifest,
                         "resources" => Layout::Resources,
                         other => {
-                            return Err(self.err(
+                            return Err(d.err(
                                 v,
                                 format!(
                                     "unknown layout `{other}` (expected `manifest` or `resources`)"
                                 ),
                             ))
                         }
-                    }
-                }
-            }
-            Ok(())
-        })?;
-        Ok((out, layout))
+                    };
+                    Ok(())
+                }),
+            ],
+        )?;
+        Ok(out)
+    }
+
+    fn only_one_output(&self, v: &Node, out: &mut Option<Output>, o: Output) -> Result<(), Error> {
+        if out.is_some() {
+            return Err(self.err(v, "output takes either `dir` or `branch`, not both"));
+        }
+        *out = Some(o);
+        Ok(())
     }
 
     fn discover(&self, n: &Node) -> Result<Discover, Error> {
         let mut pattern = None;
-        self.fields(n, &["kustomize"], |_, v| {
-            pattern = Some(self.string(v)?);
-            Ok(())
-        })?;
+        self.fields(
+            n,
+            &mut pattern,
+            &[("kustomize", |d, v, p| {
+                *p = Some(d.string(v)?);
+                Ok(())
+            })],
+        )?;
         let pattern = pattern.ok_or_else(|| self.err(n, "a discover rule needs `kustomize`"))?;
         if !pattern.contains('*') {
             return Err(self.err(
@@ -303,18 +325,26 @@ impl Decoder<'_> {
     }
 
     fn app(&self, n: &Node) -> Result<App, Error> {
-        let (mut name, mut source) = (None, None);
-        self.fields(n, &["name", "kustomize", "helm"], |k, v| {
-            if source.is_some() && k != "name" {
-                return Err(self.err(v, "an app takes either `kustomize` or `helm`, not both"));
-            }
-            match k {
-                "name" => name = Some(self.string(v)?),
-                "kustomize" => source = Some(Source::Kustomize(PathBuf::from(self.string(v)?))),
-                _ => source = Some(Source::Helm(Box::new(self.chart_app(v)?))),
-            }
-            Ok(())
-        })?;
+        let mut app = (None, None);
+        self.fields(
+            n,
+            &mut app,
+            &[
+                ("name", |d, v, (name, _)| {
+                    *name = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("kustomize", |d, v, (_, source)| {
+                    let dir = PathBuf::from(d.string(v)?);
+                    d.only_one_source(v, source, Source::Kustomize(dir))
+                }),
+                ("helm", |d, v, (_, source)| {
+                    let chart = Box::new(d.chart_app(v)?);
+                    d.only_one_source(v, source, Source::Helm(chart))
+                }),
+            ],
+        )?;
+        let (name, source) = app;
         let name = name.ok_or_else(|| self.err(n, "an app needs `name`"))?;
         if !is_valid_name(&name) {
             return Err(self.err(n, format!("invalid app name `{name}`")));
@@ -327,6 +357,14 @@ impl Decoder<'_> {
             }
         }
         Ok(App { name, source })
+    }
+
+    fn only_one_source(&self, v: &Node, s: &mut Option<Source>, new: Source) -> Result<(), Error> {
+        if s.is_some() {
+            return Err(self.err(v, "an app takes either `kustomize` or `helm`, not both"));
+        }
+        *s = Some(new);
+        Ok(())
     }
 
     fn strings(&self, n: &Node) -> Result<Vec<String>, Error> {
@@ -343,54 +381,74 @@ impl Decoder<'_> {
 
     fn chart_app(&self, n: &Node) -> Result<ChartApp, Error> {
         let mut c = ChartApp::default();
-        let known = [
-            "chart",
-            "releaseName",
-            "release",
-            "namespace",
-            "valueFiles",
-            "values",
-            "set",
-            "skipCrds",
-            "skipTests",
-            "skipHooks",
-            "kubeVersion",
-            "apiVersions",
-            "helmVersion",
-        ];
-        self.fields(n, &known, |k, v| {
-            match k {
-                "chart" => c.chart = PathBuf::from(self.string(v)?),
-                "releaseName" | "release" => c.release_name = self.string(v)?,
-                "namespace" => c.namespace = self.string(v)?,
-                "valueFiles" => {
-                    c.value_files = self.strings(v)?.into_iter().map(PathBuf::from).collect();
-                }
-                // A list of files (the design sketch's form) or inline
-                // values (Argo CD's `valuesObject`).
-                "values" if v.as_seq().is_some() => {
-                    c.value_files
-                        .extend(self.strings(v)?.into_iter().map(PathBuf::from));
-                }
-                "values" => {
-                    if v.as_map().is_none() {
-                        return Err(self.err(v, "`values` must be a mapping or a list of files"));
+        self.fields(
+            n,
+            &mut c,
+            &[
+                ("chart", |d, v, c| {
+                    c.chart = PathBuf::from(d.string(v)?);
+                    Ok(())
+                }),
+                ("releaseName", |d, v, c| {
+                    c.release_name = d.string(v)?;
+                    Ok(())
+                }),
+                ("release", |d, v, c| {
+                    c.release_name = d.string(v)?;
+                    Ok(())
+                }),
+                ("namespace", |d, v, c| {
+                    c.namespace = d.string(v)?;
+                    Ok(())
+                }),
+                ("valueFiles", |d, v, c| {
+                    c.value_files = d.strings(v)?.into_iter().map(PathBuf::from).collect();
+                    Ok(())
+                }),
+                // A list of files (the design sketch's form) or inline values (Argo
+                // CD's `valuesObject`).
+                ("values", |d, v, c| {
+                    if v.as_seq().is_some() {
+                        c.value_files
+                            .extend(d.strings(v)?.into_iter().map(PathBuf::from));
+                    } else if v.as_map().is_some() {
+                        c.values = Some(v.clone());
+                    } else {
+                        return Err(d.err(v, "`values` must be a mapping or a list of files"));
                     }
-                    c.values = Some(v.clone());
-                }
-                "set" => c.set = self.strings(v)?,
-                "skipCrds" => c.skip_crds = self.bool(v)?,
-                "skipTests" => c.skip_tests = self.bool(v)?,
-                "skipHooks" => c.skip_hooks = self.bool(v)?,
-                "kubeVersion" => c.kube_version = Some(self.string(v)?),
-                "helmVersion" => {
-                    c.helm_version = crate::helm::HelmVersion::parse(&self.string(v)?)
-                        .map_err(|e| self.err(v, e.to_string()))?;
-                }
-                _ => c.api_versions = self.strings(v)?,
-            }
-            Ok(())
-        })?;
+                    Ok(())
+                }),
+                ("set", |d, v, c| {
+                    c.set = d.strings(v)?;
+                    Ok(())
+                }),
+                ("skipCrds", |d, v, c| {
+                    c.skip_crds = d.bool(v)?;
+                    Ok(())
+                }),
+                ("skipTests", |d, v, c| {
+                    c.skip_tests = d.bool(v)?;
+                    Ok(())
+                }),
+                ("skipHooks", |d, v, c| {
+                    c.skip_hooks = d.bool(v)?;
+                    Ok(())
+                }),
+                ("kubeVersion", |d, v, c| {
+                    c.kube_version = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("apiVersions", |d, v, c| {
+                    c.api_versions = d.strings(v)?;
+                    Ok(())
+                }),
+                ("helmVersion", |d, v, c| {
+                    c.helm_version = crate::helm::HelmVersion::parse(&d.string(v)?)
+                        .map_err(|e| d.err(v, e.to_string()))?;
+                    Ok(())
+                }),
+            ],
+        )?;
         if c.chart.as_os_str().is_empty() {
             return Err(self.err(n, "a helm app needs `chart`"));
         }

@@ -6,13 +6,45 @@ use std::path::{Path, PathBuf};
 
 /// Expands `pattern` (relative to `root`, `{env}` already replaced) into
 /// directories holding a kustomization, named by the first `*` component.
+/// One walk (walkdir, symlinks followed with loop detection) as deep as the
+/// pattern, descending only into directories that match its component at
+/// that depth; hidden directories match only a literal component.
 pub fn expand(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
     let parts: Vec<&str> = pattern
         .split('/')
         .filter(|p| !p.is_empty() && *p != ".")
         .collect();
-    let mut out = Vec::new();
-    walk(root, PathBuf::new(), &parts, None, &mut out);
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    let component_matches = |e: &walkdir::DirEntry| {
+        let Some(part) = e.depth().checked_sub(1).and_then(|i| parts.get(i)) else {
+            return true;
+        };
+        let name = e.file_name().to_str().unwrap_or_default();
+        e.file_type().is_dir()
+            && if part.contains(['*', '?']) {
+                !name.starts_with('.') && matches(part, name)
+            } else {
+                name == *part
+            }
+    };
+    let mut out: Vec<(String, PathBuf)> = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .max_depth(parts.len())
+        .into_iter()
+        // Not min_depth: walkdir would not pass the shallower entries
+        // through the filter, and every component must match.
+        .filter_entry(component_matches)
+        .filter_map(Result::ok)
+        .filter(|e| e.depth() == parts.len())
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(root).ok()?.to_path_buf();
+            let named = parts.iter().position(|p| p.contains('*'))?;
+            let name = rel.iter().nth(named)?.to_str()?.to_string();
+            Some((name, rel))
+        })
+        .collect();
     out.retain(|(_, dir)| {
         crate::kustomize::FILE_NAMES
             .iter()
@@ -20,44 +52,6 @@ pub fn expand(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
     });
     out.sort();
     out
-}
-
-fn walk(
-    root: &Path,
-    rel: PathBuf,
-    parts: &[&str],
-    name: Option<String>,
-    out: &mut Vec<(String, PathBuf)>,
-) {
-    let Some((first, rest)) = parts.split_first() else {
-        if let Some(n) = name {
-            out.push((n, rel));
-        }
-        return;
-    };
-    if !first.contains(['*', '?']) {
-        let next = rel.join(first);
-        if root.join(&next).is_dir() {
-            walk(root, next, rest, name, out);
-        }
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(root.join(&rel)) else {
-        return;
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| !n.starts_with('.') && matches(first, n))
-        .collect();
-    names.sort();
-    for n in names {
-        let app = name
-            .clone()
-            .or_else(|| first.contains('*').then(|| n.clone()));
-        walk(root, rel.join(&n), rest, app, out);
-    }
 }
 
 /// Shell-style match of one path component: `*` any run, `?` one char.
@@ -116,5 +110,26 @@ mod tests {
         let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["api", "web"]);
         assert_eq!(found[0].1, PathBuf::from("apps/api/overlays/dev"));
+    }
+
+    #[test]
+    fn every_component_must_match_and_loops_end() {
+        let d = tempfile::tempdir().unwrap();
+        for dir in [
+            "apps/web/overlays/dev",
+            "apps/web/other/dev",
+            "apps/.git/overlays/dev",
+        ] {
+            std::fs::create_dir_all(d.path().join(dir)).unwrap();
+            std::fs::write(d.path().join(dir).join("kustomization.yaml"), "{}\n").unwrap();
+        }
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(d.path().join("apps"), d.path().join("apps/web/loop")).unwrap();
+        let found = expand(d.path(), "apps/*/overlays/dev");
+        assert_eq!(
+            found,
+            [("web".to_string(), PathBuf::from("apps/web/overlays/dev"))]
+        );
+        assert!(expand(d.path(), "apps/*/*/*/*/*/*").is_empty());
     }
 }

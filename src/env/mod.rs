@@ -66,18 +66,24 @@ pub enum Error {
 /// discovered apps added after the listed ones.
 pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
     let dir = root.join("environments");
-    let entries = std::fs::read_dir(&dir).map_err(|source| Error::Read {
-        path: dir.clone(),
-        source,
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
-        })
-        .collect();
-    files.sort();
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(&dir)
+        .min_depth(1)
+        .max_depth(1)
+        .sort_by_file_name()
+    {
+        let p = entry
+            .map_err(|e| Error::Read {
+                path: e.path().unwrap_or(&dir).to_path_buf(),
+                source: e
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("walk")),
+            })?
+            .into_path();
+        if p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+            files.push(p);
+        }
+    }
     let mut envs: Vec<Environment> = files
         .iter()
         .map(|f| Environment::load(f))

@@ -2,15 +2,17 @@
 //! lexing, parsing, execution, Go's `fmt` formatting and the builtin
 //! functions – byte for byte as Go 1.23 (the Go of helm v3.17.3) behaves,
 //! including its error texts. It knows nothing about charts: Helm-specific
-//! behaviour enters only through functions registered in a [`FuncMap`]
-//! (which may execute templates through [`funcs::FuncCtx`], as `include` and
-//! `tpl` do) and through [`Value::Object`] host objects.
+//! behaviour enters only through functions a host registers in a
+//! [`FuncMap`] (which may execute templates through [`FuncCtx`], as helm's
+//! `include` and `tpl` do) and through [`Value::Object`] host objects.
 //!
 //! Parse once into an immutable, `Send + Sync` [`TemplateSet`]; execute many
 //! times, in parallel, each execution with its own data.
 //!
-//! The function library ([`FuncMap::with_helm`]) is Go's builtins, Sprig
-//! v3.3.0 and Helm v3.17.3's own functions (`funcs/`).
+//! The function library ([`FuncMap::with_sprig`]) is Go's builtins and
+//! Sprig v3.3.0 (`funcs/`, private). What hosts may reuse outside a
+//! template is public under [`convert`] (Go-compatible YAML/JSON/TOML
+//! conversion of values) and [`golib`] (base64, `path.Clean`, semver).
 //!
 //! Known differences from Go: strings are UTF-8 (a `"\xff"` literal or a
 //! byte-cut `slice` of a string is repaired with U+FFFD); complex number
@@ -26,11 +28,13 @@
 //! work and record a warning naming the template in [`ExecShared`].
 
 mod ast;
+pub mod convert;
 mod eval;
 mod exec;
 mod float;
 pub mod fmt;
-pub mod funcs;
+mod funcs;
+pub mod golib;
 mod lexer;
 mod parse;
 mod quote;

@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::Error;
-use crate::gotmpl::funcs::yamlconv::parse_yaml;
+use super::{Error, FileError};
+use crate::gotmpl::convert::{parse_yaml, parse_yaml_at};
 use crate::gotmpl::Value;
 
 /// One loaded chart and its subcharts.
@@ -115,52 +115,41 @@ impl Ignore {
     }
 }
 
-/// helm's `LoadDir` walk (`sympath.Walk`): symlinks are followed, but
-/// unlike helm only when they resolve inside the chart (`root_canon`), so a
-/// chart cannot pull in `/etc/passwd` through `.Files`. Irregular files
-/// and files over 5 MiB are refused, as helm does.
-fn walk(
-    root: &Path,
-    root_canon: &Path,
-    rel: &str,
-    ignore: &Ignore,
-    out: &mut Vec<(String, PathBuf)>,
-    visited: &mut std::collections::HashSet<PathBuf>,
-) -> Result<(), Error> {
-    let dir = if rel.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(rel)
+/// helm's `LoadDir` walk (`sympath.Walk`, sorted by name): symlinks are
+/// followed, but unlike helm only when they resolve inside the chart
+/// (`root_canon`), so a chart cannot pull in `/etc/passwd` through `.Files`;
+/// a symlinked directory leading back to one being walked is walked once
+/// (walkdir's loop detection). Irregular files and files over 5 MiB are
+/// refused, as helm does.
+fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<(String, PathBuf)>, Error> {
+    let rel = |p: &Path| -> String {
+        let r = p.strip_prefix(root).unwrap_or(p);
+        let parts: Vec<_> = r.iter().map(|c| c.to_string_lossy()).collect();
+        parts.join("/")
     };
-    // Symlinked directories are followed, but a cycle is walked only once.
-    if !visited.insert(std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone())) {
-        return Ok(());
-    }
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?
-        .filter_map(Result::ok)
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let path = e.path();
-        let r = if rel.is_empty() {
-            name.clone()
-        } else {
-            format!("{rel}/{name}")
+    let entries = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0 || !ignore.ignored(&rel(e.path()), e.file_type().is_dir())
+        });
+    let mut out = Vec::new();
+    for entry in entries {
+        let e = match entry {
+            Ok(e) => e,
+            Err(err) if err.loop_ancestor().is_some() => continue,
+            // A dangling symlink the .helmignore excludes is never read.
+            Err(err) if err.path().is_some_and(|p| ignore.ignored(&rel(p), false)) => continue,
+            Err(err) => return Err(walk_error(root, &err)),
         };
-        let meta = std::fs::metadata(&path);
-        let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
-        if ignore.ignored(&r, is_dir) {
+        if e.depth() == 0 {
             continue;
         }
-        let io = |e: std::io::Error| Error::Io(path.display().to_string(), e.to_string());
-        if e.file_type().map_err(io)?.is_symlink() {
-            let target = std::fs::canonicalize(&path).map_err(|err| {
-                io(std::io::Error::other(format!(
-                    "error evaluating symlink: {err}"
-                )))
-            })?;
+        let (r, path) = (rel(e.path()), e.path());
+        if e.path_is_symlink() {
+            let target = std::fs::canonicalize(path)
+                .map_err(|err| Error::io(path, format!("error evaluating symlink: {err}")))?;
             if !target.starts_with(root_canon) {
                 return Err(Error::Chart(format!(
                     "chart file {r} is a symlink to {} outside the chart directory",
@@ -168,9 +157,11 @@ fn walk(
                 )));
             }
         }
-        let meta = meta.map_err(io)?;
+        let meta = e
+            .metadata()
+            .map_err(|err| Error::io(path, err.to_string()))?;
         if meta.is_dir() {
-            walk(root, root_canon, &r, ignore, out, visited)?;
+            continue;
         } else if !meta.is_file() {
             return Err(Error::Chart(format!(
                 "cannot load irregular file {} as it has file mode type bits set",
@@ -180,11 +171,28 @@ fn walk(
             return Err(Error::Chart(format!(
                 "chart file {r:?} is larger than the maximum file size {MAX_FILE_SIZE}"
             )));
-        } else {
-            out.push((r, path));
         }
+        out.push((r, e.into_path()));
     }
-    Ok(())
+    Ok(out)
+}
+
+/// A walk error, naming the path; a dangling symlink is helm's
+/// "error evaluating symlink".
+fn walk_error(root: &Path, err: &walkdir::Error) -> Error {
+    let path = err.path().unwrap_or(root);
+    let is_link = path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    let text = err
+        .io_error()
+        .map_or_else(|| err.to_string(), ToString::to_string);
+    let text = if is_link {
+        format!("error evaluating symlink: {text}")
+    } else {
+        text
+    };
+    Error::io(path, text)
 }
 
 /// Loads a chart directory or a packaged chart (`.tgz`).
@@ -196,26 +204,15 @@ pub fn load(dir: &Path) -> Result<Chart, Error> {
         )));
     }
     if !dir.is_dir() {
-        let data =
-            std::fs::read(dir).map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?;
+        let data = std::fs::read(dir).map_err(|e| Error::io(dir, e.to_string()))?;
         return load_archive(&data, dir);
     }
     let ignore = Ignore::load(dir);
-    let mut paths = Vec::new();
-    let root_canon = std::fs::canonicalize(dir)
-        .map_err(|e| Error::Io(dir.display().to_string(), e.to_string()))?;
-    walk(
-        dir,
-        &root_canon,
-        "",
-        &ignore,
-        &mut paths,
-        &mut Default::default(),
-    )?;
+    let root_canon = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e.to_string()))?;
+    let paths = walk(dir, &root_canon, &ignore)?;
     let mut files = Vec::new();
     for (rel, path) in paths {
-        let data = std::fs::read(&path)
-            .map_err(|e| Error::Io(path.display().to_string(), e.to_string()))?;
+        let data = std::fs::read(&path).map_err(|e| Error::io(path, e.to_string()))?;
         files.push((rel, data));
     }
     from_files(files, dir)
@@ -361,23 +358,32 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
             continue;
         }
         let text = || String::from_utf8_lossy(&data).into_owned();
+        let bad = |line, e: &str| {
+            Error::ChartFile(Box::new(FileError {
+                file: PathBuf::from(&rel),
+                line,
+                message: format!("cannot load {rel}: {e}"),
+            }))
+        };
         match rel.as_str() {
             "Chart.yaml" => {
-                let v = parse_yaml(&text())
-                    .map_err(|e| Error::Chart(format!("cannot load Chart.yaml: {e}")))?;
+                let v = parse_yaml_at(&text()).map_err(|e| bad(e.line, &e.message))?;
                 metadata = Some(v);
             }
             "values.yaml" => {
-                values = match parse_yaml(&text()) {
+                values = match parse_yaml_at(&text()) {
                     Ok(Value::Map(m)) => Value::Map(m),
                     Ok(Value::Nil) => Value::map(BTreeMap::new()),
-                    Ok(_) => {
-                        return Err(Error::Chart(
-                            "cannot load values.yaml: error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}".into(),
-                        ))
-                    }
-                    Err(e) => return Err(Error::Chart(format!("cannot load values.yaml: {e}"))),
+                    Ok(_) => return Err(bad(None, "error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}")),
+                    Err(e) => return Err(bad(e.line, &e.message)),
                 };
+            }
+            // helm's LoadFiles unmarshals requirements.yaml into the
+            // metadata whatever the apiVersion: a file that does not
+            // parse fails the load.
+            "requirements.yaml" => {
+                check_requirements(&text()).map_err(|(line, e)| bad(line, &e))?;
+                files.insert(rel.clone(), data);
             }
             "values.schema.json" => schema = Some(data),
             r if r.starts_with("templates/") => templates.push((rel.clone(), text())),
@@ -423,6 +429,26 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
     Ok(chart)
 }
 
+/// `yaml.Unmarshal(requirements.yaml, &chart.Metadata)`: the document must
+/// be a mapping whose `dependencies`, if set, is a list.
+fn check_requirements(text: &str) -> Result<(), (Option<u32>, String)> {
+    const PREFIX: &str = "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal";
+    match parse_yaml_at(text).map_err(|e| (e.line, e.message))? {
+        Value::Nil => Ok(()),
+        Value::Map(m) => match m.get("dependencies") {
+            None | Some(Value::Nil | Value::List(_)) => Ok(()),
+            Some(other) => Err((None, format!(
+                "{PREFIX} {} into Go struct field Metadata.dependencies of type []*chart.Dependency",
+                crate::gotmpl::convert::json_kind(&other)
+            ))),
+        },
+        other => Err((None, format!(
+            "{PREFIX} {} into Go value of type chart.Metadata",
+            crate::gotmpl::convert::json_kind(&other)
+        ))),
+    }
+}
+
 /// helm's `Metadata.Validate`.
 fn validate(c: &Chart) -> Result<(), Error> {
     let v = |m: String| Error::Chart(format!("validation: {m}"));
@@ -441,7 +467,7 @@ fn validate(c: &Chart) -> Result<(), Error> {
     if version.is_empty() {
         return Err(v("chart.metadata.version is required".into()));
     }
-    if crate::gotmpl::funcs::sprig_semver::Version::parse(&version).is_err() {
+    if crate::gotmpl::golib::Version::parse(&version).is_err() {
         return Err(v(format!("chart.metadata.version {version:?} is invalid")));
     }
     if !matches!(c.meta_str("type").as_str(), "" | "application" | "library") {
@@ -618,6 +644,51 @@ mod tests {
         assert!(
             e.contains("big.txt") && e.contains("maximum file size"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn unparseable_chart_files_fail_the_load_with_their_line() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = tmp.path();
+        let w = |p: &str, s: &str| std::fs::write(d.join(p), s).unwrap_or_else(|e| panic!("{e}"));
+        w("Chart.yaml", "apiVersion: v2\nname: x\nversion: 1.0.0\n");
+        w(
+            "requirements.yaml",
+            "dependencies:\n- name: a\n  version: [\n",
+        );
+        let e = load(d).map(|_| ()).unwrap_err();
+        // helm3 says line 3 here; libyaml-safer reports where it gave up.
+        let text = e.to_string();
+        assert!(
+            text.starts_with(
+                "cannot load requirements.yaml: error converting YAML to JSON: yaml: line "
+            ),
+            "{text}"
+        );
+        let Error::ChartFile(f) = &e else {
+            panic!("{e:?}");
+        };
+        assert_eq!(f.file.to_str(), Some("requirements.yaml"));
+        assert!(
+            f.line.is_some_and(|l| text.contains(&format!("line {l}:"))),
+            "{e:?}"
+        );
+        w("requirements.yaml", "- a\n");
+        let e = load(d).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.ends_with("cannot unmarshal array into Go value of type chart.Metadata"),
+            "{e}"
+        );
+        w("requirements.yaml", "dependencies: 3\n");
+        let e = load(d).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("Go struct field Metadata.dependencies"), "{e}");
+        w("requirements.yaml", "dependencies: []\n");
+        w("values.yaml", "a: 1\nb: [\n");
+        let e = load(d).map(|_| ()).unwrap_err();
+        assert!(
+            matches!(&e, Error::ChartFile(f) if f.file.to_str() == Some("values.yaml") && f.line.is_some()),
+            "{e:?}"
         );
     }
 }

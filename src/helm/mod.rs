@@ -9,17 +9,19 @@
 //! `template` refuses them).
 
 mod chart;
+mod funcs;
 mod objects;
 mod output;
 mod output_dir;
 mod render;
 mod schema;
-mod values;
+pub mod values;
 mod version;
 
 use std::path::{Path, PathBuf};
 
 pub use chart::Chart;
+pub use funcs::func_map as template_funcs;
 pub use output_dir::OutputFile;
 pub use values::{read_values_file, SetKind};
 pub use version::{HelmVersion, KubeVersion};
@@ -27,21 +29,69 @@ pub use version::{HelmVersion, KubeVersion};
 /// Errors, with helm's wording where the conformance corpus shows it.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A file could not be read.
-    #[error("{0}: {1}")]
-    Io(String, String),
-    /// The chart is malformed.
+    /// A file could not be read or written.
+    #[error("{}: {message}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A chart file (`Chart.yaml`, `values.yaml`, `requirements.yaml`)
+    /// does not load: helm's message, with the file and its line when the
+    /// YAML parser names one.
+    #[error("{}", .0.message)]
+    ChartFile(Box<FileError>),
+    /// The chart is malformed as a whole (metadata, dependencies, kind).
     #[error("{0}")]
     Chart(String),
-    /// A values file or `--set` flag is malformed.
+    /// A `-f` values file does not parse: helm's message, with the line.
+    #[error("{}", .0.message)]
+    ValuesFile(Box<FileError>),
+    /// Inline values or a `--set` flag is malformed.
     #[error("{0}")]
     Values(String),
-    /// Template parsing/execution or output assembly failed.
+    /// A template does not parse or fails to execute: helm's message
+    /// (which carries the template's line).
+    #[error("{}", .0.message)]
+    Template(Box<TemplateError>),
+    /// Output assembly failed.
     #[error("{0}")]
     Render(String),
     /// A flag value is invalid.
     #[error("{0}")]
     Usage(String),
+}
+
+/// A file helm refuses, and where.
+#[derive(Debug)]
+pub struct FileError {
+    /// The file: relative to its chart for chart files (a subchart's is
+    /// relative to the subchart), as given for `-f` files.
+    pub file: PathBuf,
+    /// 1-based line, when the YAML parser names one.
+    pub line: Option<u32>,
+    /// helm's full message.
+    pub message: String,
+}
+
+/// A template helm refuses.
+#[derive(Debug)]
+pub struct TemplateError {
+    /// The template, as helm names it (`chart/templates/x.yaml`).
+    pub template: String,
+    /// helm's full message, which carries the template's line.
+    pub message: String,
+}
+
+impl Error {
+    /// A read or write of `path` failed.
+    pub(crate) fn io(path: impl AsRef<Path>, message: impl Into<String>) -> Error {
+        Error::Io {
+            path: path.as_ref().to_path_buf(),
+            message: message.into(),
+        }
+    }
 }
 
 /// What `helm template` was asked to do.
@@ -155,10 +205,9 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
     if constraint.is_empty() {
         return Ok(());
     }
-    let v = crate::gotmpl::funcs::sprig_semver::Version::parse(&kube.normalized)
-        .map_err(Error::Usage)?;
+    let v = crate::gotmpl::golib::Version::parse(&kube.normalized).map_err(Error::Usage)?;
     // chartutil.IsCompatibleRange: an unparsable constraint is incompatible.
-    let ok = crate::gotmpl::funcs::sprig_semver::constraint_check(&constraint, &v).unwrap_or(false);
+    let ok = crate::gotmpl::golib::constraint_check(&constraint, &v).unwrap_or(false);
     if ok {
         return Ok(());
     }
@@ -171,24 +220,15 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
 /// Every file under a chart directory (or the archive itself): what a
 /// render of it depends on.
 pub fn chart_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
     if dir.is_file() {
         return vec![dir.to_path_buf()];
     }
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(p),
-                Ok(_) => out.push(p),
-                Err(_) => {}
-            }
-        }
-    }
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_type().is_dir())
+        .map(walkdir::DirEntry::into_path)
+        .collect();
     out.sort();
     out
 }

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::gotmpl::funcs::sprig_encoding::b64_encode;
-use crate::gotmpl::funcs::yamlconv::to_yaml;
+use crate::gotmpl::convert::to_yaml;
+use crate::gotmpl::golib::b64_encode;
 use crate::gotmpl::{Elem, Object, Value};
 
 /// gobwas/glob with `/` as separator: `*` and `?` stay within a path

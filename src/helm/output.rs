@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::chart::Chart;
 use super::{Error, Options};
-use crate::gotmpl::funcs::yamlconv::{from_node, parse_yaml_node};
+use crate::gotmpl::convert::{from_node, parse_yaml_node};
 use crate::gotmpl::Value;
 use crate::k8s::Object;
 use crate::warning::{Warning, WarningKind};
@@ -100,7 +100,7 @@ fn head(path: &str, doc: &str) -> Result<Head, Error> {
     if !matches!(v, Value::Map(_) | Value::Nil) {
         return Err(Error::Render(format!(
             "YAML parse error on {path}: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",
-            crate::gotmpl::funcs::json::json_kind(&v)
+            crate::gotmpl::convert::json_kind(&v)
         )));
     }
     let kind = match str_at(&v, &["kind"]) {

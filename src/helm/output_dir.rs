@@ -11,7 +11,7 @@ use std::path::Path;
 use super::output::{Document, Sorted};
 use super::Error;
 // Go's `filepath.Clean` on `/`-separated paths is `path.Clean`.
-use crate::gotmpl::funcs::sprig_text::path_clean as clean;
+use crate::gotmpl::golib::path_clean as clean;
 
 /// One write of `--output-dir`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +30,10 @@ impl OutputFile {
     /// appends to the file.
     pub fn write(&self) -> Result<(), Error> {
         use std::io::Write;
-        let io = |e: std::io::Error| Error::Io(self.path.clone(), e.to_string());
+        let io = |e: std::io::Error| Error::Io {
+            path: self.path.clone().into(),
+            message: e.to_string(),
+        };
         let path = Path::new(&self.path);
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             let mut b = std::fs::DirBuilder::new();

@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::chart::Chart;
+use super::funcs::{WARN_END, WARN_START};
 use super::objects::{Files, Record, VersionSet};
-use super::{Error, HelmVersion, Options};
-use crate::gotmpl::funcs::helm::{WARN_END, WARN_START};
-use crate::gotmpl::{Elem, ExecOptions, ExecShared, FuncMap, TemplateSet, Value};
+use super::{Error, HelmVersion, Options, TemplateError};
+use crate::gotmpl::{Elem, ExecOptions, ExecShared, TemplateSet, Value};
 
 /// A template to render and the scope it renders in.
 struct Renderable {
@@ -358,15 +358,16 @@ pub fn render(
 
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
-    let funcs = match opts.helm_version {
-        HelmVersion::V3 => FuncMap::with_helm(),
-        HelmVersion::V4 => FuncMap::with_helm4(),
-    };
+    let funcs = super::funcs::func_map(opts.helm_version);
     let mut set = TemplateSet::new("gotpl", Arc::new(funcs));
     for n in &names {
         if let Some(r) = tpls.get(n) {
-            set.parse(n, &r.text)
-                .map_err(|e| Error::Render(parse_error(n, &e.to_string())))?;
+            set.parse(n, &r.text).map_err(|e| {
+                Error::Template(Box::new(TemplateError {
+                    template: n.clone(),
+                    message: parse_error(n, &e.to_string()),
+                }))
+            })?;
         }
     }
     // helm4 is built with Go 1.25, whose text/template ranges over ints.
@@ -389,7 +390,12 @@ pub fn render(
         vals.insert("Template".into(), Value::map(t));
         let text = set
             .execute_shared(n, Value::map(vals), &exec, &shared)
-            .map_err(|e| Error::Render(exec_error(n, &e.to_string())))?;
+            .map_err(|e| {
+                Error::Template(Box::new(TemplateError {
+                    template: n.clone(),
+                    message: exec_error(n, &e.to_string()),
+                }))
+            })?;
         out.insert(n.clone(), text.replace("<no value>", ""));
     }
     Ok((out, shared.warnings()))

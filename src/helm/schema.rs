@@ -17,7 +17,7 @@ fn to_json(v: &Value) -> serde_json::Value {
         Value::Uint8(u) => J::from(*u),
         Value::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
         Value::Str(s) => J::String(s.to_string()),
-        Value::Bytes(b) => J::String(crate::gotmpl::funcs::sprig_encoding::b64_encode(b)),
+        Value::Bytes(b) => J::String(crate::gotmpl::golib::b64_encode(b)),
         Value::List(l) => J::Array(l.items.iter().map(to_json).collect()),
         Value::Map(m) => J::Object(
             m.entries()
@@ -87,7 +87,7 @@ pub fn validate(chart: &Chart, values: &Value) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gotmpl::funcs::yamlconv::parse_yaml;
+    use crate::gotmpl::convert::parse_yaml;
 
     #[test]
     fn schema_failures_are_reported() {

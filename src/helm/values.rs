@@ -10,8 +10,7 @@ use std::sync::Arc;
 
 use super::chart::Chart;
 use super::Error;
-use crate::gotmpl::funcs::sprig_dicts::deep_copy;
-use crate::gotmpl::funcs::yamlconv::parse_yaml;
+use crate::gotmpl::convert::deep_copy;
 use crate::gotmpl::value::Map;
 use crate::gotmpl::Value;
 
@@ -42,7 +41,7 @@ fn as_map(v: &Value) -> Option<Arc<Map>> {
 }
 
 /// helm's `mergeMaps`: `b` over `a`, maps merged recursively.
-pub fn merge_maps(a: &Value, b: &Value) -> Value {
+pub(super) fn merge_maps(a: &Value, b: &Value) -> Value {
     let out = deep_copy(a);
     let (Some(o), Some(bm)) = (as_map(&out), as_map(b)) else {
         return deep_copy(b);
@@ -56,18 +55,32 @@ pub fn merge_maps(a: &Value, b: &Value) -> Value {
     out
 }
 
+/// Values written inline as YAML (an app's `values:`, kustomize's
+/// generated values), typed as helm reads a values file: sigs.k8s.io/yaml,
+/// so go-yaml v2 scalars carried through JSON's types.
+pub fn from_node(n: &crate::yaml::Node) -> Result<Value, Error> {
+    crate::gotmpl::convert::from_node(n).map_err(Error::Values)
+}
+
 /// Reads one `-f` file.
 pub fn read_values_file(path: &Path) -> Result<Value, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Values(format!("open {}: {e}", path.display())))?;
-    match parse_yaml(&text) {
+    let bad = |line, e: &str| {
+        Error::ValuesFile(Box::new(super::FileError {
+            file: path.to_path_buf(),
+            line,
+            message: format!("failed to parse {}: {e}", path.display()),
+        }))
+    };
+    match crate::gotmpl::convert::parse_yaml_at(&text) {
         Ok(Value::Map(m)) => Ok(Value::Map(m)),
         Ok(Value::Nil) => Ok(new_map()),
-        Ok(_) => Err(Error::Values(format!(
-            "failed to parse {}: error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {{}}",
-            path.display()
-        ))),
-        Err(e) => Err(Error::Values(format!("failed to parse {}: {e}", path.display()))),
+        Ok(_) => Err(bad(
+            None,
+            "error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}",
+        )),
+        Err(e) => Err(bad(e.line, &e.message)),
     }
 }
 
@@ -237,7 +250,7 @@ fn unescape(v: &str) -> String {
 }
 
 /// Applies one `--set*` argument to `base`.
-pub fn apply_set(base: &Value, arg: &str, kind: &SetKind) -> Result<Value, Error> {
+pub(super) fn apply_set(base: &Value, arg: &str, kind: &SetKind) -> Result<Value, Error> {
     let bad = |m: String| Error::Values(format!("failed parsing --set data: {m}"));
     if let SetKind::Literal = kind {
         let (k, v) = arg
@@ -257,7 +270,7 @@ pub fn apply_set(base: &Value, arg: &str, kind: &SetKind) -> Result<Value, Error
         let steps = key_path(k).map_err(bad)?;
         let value = match kind {
             SetKind::Json => {
-                crate::gotmpl::funcs::json::unmarshal(v).map_err(|e| bad(format!("json: {e}")))?
+                crate::gotmpl::convert::from_json(v).map_err(|e| bad(format!("json: {e}")))?
             }
             SetKind::File => {
                 let data = std::fs::read_to_string(v).map_err(|e| bad(format!("open {v}: {e}")))?;
@@ -355,7 +368,7 @@ fn coalesce_globals(child: &Map, parent: &Map) {
 }
 
 /// `CoalesceValues(chart, user)`: the final `.Values` tree.
-pub fn coalesce(chart: &Chart, user: &Value) -> Value {
+pub(super) fn coalesce(chart: &Chart, user: &Value) -> Value {
     coalesce_with(chart, user, false)
 }
 
@@ -396,7 +409,11 @@ fn path_value(v: &Value, path: &str) -> Option<Value> {
 
 /// Applies `condition`/`tags` (removing disabled subcharts) and `alias`
 /// (renaming), recursively, as `ProcessDependencies` does.
-pub fn process_dependencies(chart: &mut Chart, user: &Value, prefix: &str) -> Result<(), Error> {
+pub(super) fn process_dependencies(
+    chart: &mut Chart,
+    user: &Value,
+    prefix: &str,
+) -> Result<(), Error> {
     let declared = chart.declared_dependencies();
     let values = coalesce(chart, user);
     let tags = path_value(&values, "tags");
@@ -482,7 +499,7 @@ fn path_to_map(path: &str, data: Value) -> Value {
 /// entry copies a table of the dependency's values (`child`/`parent`
 /// pairs, or `exports.NAME` for plain strings) into the chart's values,
 /// under the chart's own values (which win).
-pub fn process_import_values(chart: &mut Chart) {
+pub(super) fn process_import_values(chart: &mut Chart) {
     for sub in &mut chart.dependencies {
         process_import_values(sub);
     }
@@ -536,6 +553,7 @@ fn merge_tables(dst: &Map, src: &Map) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gotmpl::convert::parse_yaml;
     use crate::gotmpl::fmt::to_string;
 
     #[test]

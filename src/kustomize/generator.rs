@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::kustomization::{GeneratorArgs, GeneratorKind, GeneratorOptions};
+use super::model::{GeneratorArgs, GeneratorKind, GeneratorOptions};
 use super::origin::Origin;
 use super::resource::Resource;
 use super::Error;
-use crate::yaml::{Node, Scalar, Style, Tag, Value};
+use crate::yaml::{self, Node, Scalar, Style, Tag, Value};
 
 /// Reads a file named in the kustomization, as bytes.
 pub type ByteReader<'a> = dyn FnMut(&str) -> Result<(PathBuf, Vec<u8>), Error> + 'a;
@@ -520,22 +520,8 @@ fn json(n: &Node) -> String {
 
 /// A Go JSON string: HTML-safe escapes included.
 fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
-            }
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    let mut out = String::new();
+    yaml::write_json_string(s, true, &mut out);
     out
 }
 

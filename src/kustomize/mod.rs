@@ -6,13 +6,12 @@
 //! It never shells out to kustomize and never reads the network.
 
 mod crds;
-mod decode;
 mod error;
 mod fieldspec;
 mod generator;
 mod helmchart;
 mod jsonpatch;
-mod kustomization;
+mod model;
 mod nameref;
 mod openapi;
 mod order;
@@ -32,7 +31,7 @@ use std::path::{Path, PathBuf};
 pub use error::Error;
 pub use fieldspec::{FieldSpec, TransformerConfig};
 pub use helmchart::Settings as HelmSettings;
-pub use kustomization::{Kustomization, FILE_NAMES};
+pub use model::{Kustomization, FILE_NAMES};
 pub use resource::{Gvk, ObjectId, Resource};
 
 use crate::yaml::Node;

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::kustomization::Kustomization;
+use super::model::Kustomization;
 use super::patch::Reader;
 use super::resource::Resource;
 use super::Error;

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::jsonpatch::{self, Op};
-use super::kustomization::{Kustomization, Patch, Selector};
+use super::model::{Kustomization, Patch, Selector};
 use super::resource::{read_file, ObjectId, Resource};
 use super::selector::Compiled;
 use super::{smp, Error};

@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use super::decode::{Decoder, GeneratorArgs, GeneratorKind, Image, Patch, Replica, Selector};
 use super::fieldspec::FieldSpec;
+use super::model::{Decoder, GeneratorArgs, GeneratorKind, Image, Patch, Replica, Selector};
 use super::patch::{Patches, Reader};
 use super::resource::Resource;
 use super::transform::{self, NamespaceOptions, SubjectMode};
@@ -429,7 +429,7 @@ pub enum Generator {
     Args(GeneratorArgs),
     /// HelmChartInflationGenerator: `helmGlobals` and `helmCharts` fields
     /// inline in one config.
-    Helm(super::helmchart::Globals, Box<super::helmchart::Chart>),
+    Helm(super::model::HelmGlobals, Box<super::model::HelmChart>),
     /// IAMPolicyGenerator: the one resource it makes.
     Iam(Box<Node>),
 }
@@ -444,8 +444,8 @@ pub fn load_generator(config: &Node, file: &Path) -> Result<Generator, Error> {
         "ConfigMapGenerator" => GeneratorKind::ConfigMap,
         "SecretGenerator" => GeneratorKind::Secret,
         "HelmChartInflationGenerator" => {
-            let globals = super::helmchart::decode_globals(&d, config)?;
-            let chart = super::helmchart::decode_chart(&d, config)?;
+            let globals = super::model::decode_globals(&d, config)?;
+            let chart = super::model::decode_chart(&d, config)?;
             return Ok(Generator::Helm(globals, Box::new(chart)));
         }
         "IAMPolicyGenerator" => return Ok(Generator::Iam(Box::new(iam_policy(&d, config)?))),

@@ -8,11 +8,12 @@ use std::path::Path;
 
 use regex::Regex;
 
-use super::decode::{Decoder, Selector};
+use super::model::{Decoder, Selector};
 use super::patch::Reader;
 use super::resource::{ObjectId, Resource};
 use super::selector::Compiled;
 use super::Error;
+use crate::yaml::fields::field;
 use crate::yaml::{self, Node, Resolver, Tag, Value};
 
 /// `options` of a source or target.
@@ -112,72 +113,69 @@ pub fn from_plugin_config(
 }
 
 fn decode_replacement(d: &Decoder, n: &Node, path: &mut String) -> Result<Replacement, Error> {
-    let mut r = Replacement::default();
-    d.object(n, &["source", "targets", "sourceValue", "path"], |f, v| {
-        match f {
-            "source" if !v.is_null() => r.source = Some(decode_source(d, v)?),
-            "targets" if !v.is_null() => r.targets = Some(d.list(v, decode_target)?),
-            "sourceValue" if !v.is_null() => r.source_value = Some(d.string(v)?),
-            "path" => *path = d.string(v)?,
-            _ => {}
-        }
-        Ok(())
-    })?;
+    let mut target = (Replacement::default(), String::new());
+    d.object(
+        n,
+        &mut target,
+        &[
+            field!("source", |d, v, (r, _)| {
+                if !v.is_null() {
+                    r.source = Some(decode_source(d, v)?);
+                }
+            }),
+            field!("targets", |d, v, (r, _)| {
+                if !v.is_null() {
+                    r.targets = Some(d.list(v, decode_target)?);
+                }
+            }),
+            field!("sourceValue", |d, v, (r, _)| {
+                if !v.is_null() {
+                    r.source_value = Some(d.string(v)?);
+                }
+            }),
+            field!("path", |d, v, (_, path)| *path = d.string(v)?),
+        ],
+    )?;
+    let (r, p) = target;
+    *path = p;
     Ok(r)
-}
-
-const ID_FIELDS: [&str; 5] = ["group", "version", "kind", "name", "namespace"];
-
-fn set_id_field(s: &mut Selector, f: &str, text: String) {
-    match f {
-        "group" => s.gvk.group = text,
-        "version" => s.gvk.version = text,
-        "kind" => s.gvk.kind = text,
-        "name" => s.name = text,
-        "namespace" => s.namespace = text,
-        "labelSelector" => s.label_selector = text,
-        _ => s.annotation_selector = text,
-    }
 }
 
 fn decode_source(d: &Decoder, n: &Node) -> Result<Source, Error> {
     let mut s = Source::default();
-    let mut known = ID_FIELDS.to_vec();
-    known.extend(["fieldPath", "options"]);
-    d.object(n, &known, |f, v| {
-        match f {
-            "fieldPath" => s.field_path = d.string(v)?,
-            "options" => s.options = decode_options(d, v)?,
-            _ => set_id_field(&mut s.id, f, d.string(v)?),
-        }
-        Ok(())
-    })?;
-    Ok(s)
-}
-
-fn decode_selector(d: &Decoder, n: &Node) -> Result<Selector, Error> {
-    let mut s = Selector::default();
-    let mut known = ID_FIELDS.to_vec();
-    known.extend(["labelSelector", "annotationSelector"]);
-    d.object(n, &known, |f, v| {
-        set_id_field(&mut s, f, d.string(v)?);
-        Ok(())
-    })?;
+    d.object(
+        n,
+        &mut s,
+        &[
+            field!("group", |d, v, s| s.id.gvk.group = d.string(v)?),
+            field!("version", |d, v, s| s.id.gvk.version = d.string(v)?),
+            field!("kind", |d, v, s| s.id.gvk.kind = d.string(v)?),
+            field!("name", |d, v, s| s.id.name = d.string(v)?),
+            field!("namespace", |d, v, s| s.id.namespace = d.string(v)?),
+            field!("fieldPath", |d, v, s| s.field_path = d.string(v)?),
+            field!("options", |d, v, s| s.options = decode_options(d, v)?),
+        ],
+    )?;
     Ok(s)
 }
 
 fn decode_target(d: &Decoder, n: &Node) -> Result<Target, Error> {
     let mut t = Target::default();
-    d.object(n, &["select", "reject", "fieldPaths", "options"], |f, v| {
-        match f {
-            "select" if !v.is_null() => t.select = Some(decode_selector(d, v)?),
-            "reject" => t.reject = d.list(v, decode_selector)?,
-            "fieldPaths" => t.field_paths = d.strings(v)?,
-            "options" => t.options = decode_options(d, v)?,
-            _ => {}
-        }
-        Ok(())
-    })?;
+    d.object(
+        n,
+        &mut t,
+        &[
+            field!("select", |d, v, t| {
+                if !v.is_null() {
+                    t.select = Some(d.selector(v)?);
+                }
+            }),
+            field!("reject", |d, v, t| t.reject =
+                d.list(v, Decoder::selector)?),
+            field!("fieldPaths", |d, v, t| t.field_paths = d.strings(v)?),
+            field!("options", |d, v, t| t.options = decode_options(d, v)?),
+        ],
+    )?;
     Ok(t)
 }
 
@@ -186,25 +184,30 @@ fn decode_options(d: &Decoder, n: &Node) -> Result<Option<FieldOptions>, Error> 
         return Ok(None);
     }
     let mut o = FieldOptions::default();
-    d.object(n, &["delimiter", "index", "encoding", "create"], |f, v| {
-        match f {
-            "delimiter" => o.delimiter = d.string(v)?,
-            "create" => o.create = d.bool(v)?,
-            "index" => {
-                o.index = match v.as_scalar() {
-                    Some(s) if s.tag == Tag::Int => match yaml::parse_int(&s.text) {
-                        Some(yaml::Int::Signed(i)) => i,
-                        _ => return Err(d.err(v, "options.index is not an int")),
-                    },
-                    _ if v.is_null() => 0,
-                    _ => return Err(d.err(v, "options.index is not an int")),
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    })?;
+    d.object(
+        n,
+        &mut o,
+        &[
+            field!("delimiter", |d, v, o| o.delimiter = d.string(v)?),
+            field!("index", |d, v, o| o.index = decode_index(d, v)?),
+            // kustomize accepts `encoding` and does nothing with it.
+            ("encoding", |_, _, _| Ok(())),
+            field!("create", |d, v, o| o.create = d.bool(v)?),
+        ],
+    )?;
     Ok(Some(o))
+}
+
+/// `options.index`: an int.
+fn decode_index(d: &Decoder, v: &Node) -> Result<i64, Error> {
+    match v.as_scalar() {
+        Some(s) if s.tag == Tag::Int => match yaml::parse_int(&s.text) {
+            Some(yaml::Int::Signed(i)) => Ok(i),
+            _ => Err(d.err(v, "options.index is not an int")),
+        },
+        _ if v.is_null() => Ok(0),
+        _ => Err(d.err(v, "options.index is not an int")),
+    }
 }
 
 /// Runs the replacements over `resources`, in order.

@@ -5,7 +5,7 @@
 
 use regex::Regex;
 
-use super::kustomization::Selector;
+use super::model::Selector;
 use super::resource::Resource;
 use crate::yaml::Node;
 

@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use super::fieldspec::TransformerConfig;
-use super::kustomization::{self, GeneratorKind, Kind, Kustomization};
+use super::model::{self, GeneratorKind, Kind, Kustomization, Var};
 use super::openapi::SchemaSetting;
 use super::origin::{self, Origin};
 use super::patch::Patches;
 use super::resource::{read_file, Resource};
-use super::vars::{self, Var};
+use super::vars;
 use super::{plugin, replacement};
 use super::{Error, LoadRestrictor, Options};
 use crate::k8s::Catalog;
@@ -63,7 +63,7 @@ impl<'o> Accumulator<'o> {
                 format!("cycle detected: {} includes itself", dir.display()),
             ));
         }
-        let Some(file) = kustomization::find(&dir)? else {
+        let Some(file) = model::find(&dir)? else {
             return Err(Error::invalid(
                 &dir,
                 format!(
@@ -255,8 +255,8 @@ impl<'o> Accumulator<'o> {
         &mut self,
         dir: &Path,
         kpath: &Path,
-        globals: &super::helmchart::Globals,
-        chart: &super::helmchart::Chart,
+        globals: &super::model::HelmGlobals,
+        chart: &super::model::HelmChart,
         origin: Option<&Origin>,
         resources: &mut Vec<Resource>,
     ) -> Result<(), Error> {

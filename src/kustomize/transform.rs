@@ -4,7 +4,7 @@
 //! build's config.
 
 use super::fieldspec::{apply, set_entry, Create, FieldSpec, TransformerConfig};
-use super::kustomization::{Image, Kustomization};
+use super::model::{Image, Kustomization};
 use super::patch::{After, Patches};
 use super::resource::Resource;
 use super::Error;

@@ -11,7 +11,8 @@ use super::keyorder::natural_cmp;
 use super::node::{Node, Scalar, Tag, Value};
 use super::number::{format_g, format_json};
 use super::resolve::{
-    is_base60_float, parse_int, resolve_plain, strip_underscores, timestamp_rfc3339, Int, Resolver,
+    is_base60_float, parse_int, resolve_plain, strip_underscores, timestamp_rfc3339, yaml11_bool,
+    Int, Resolver,
 };
 use super::Error;
 
@@ -268,10 +269,7 @@ fn output_scalar(s: &Scalar) -> Result<(Cow<'_, str>, bool), Error> {
     Ok(match s.tag {
         Tag::Null => (Cow::Borrowed("null"), false),
         Tag::Bool => {
-            let t = matches!(
-                s.text.as_str(),
-                "true" | "True" | "TRUE" | "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON"
-            );
+            let t = yaml11_bool(&s.text) == Some(true);
             (Cow::Borrowed(if t { "true" } else { "false" }), false)
         }
         Tag::Int => {

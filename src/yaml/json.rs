@@ -2,7 +2,7 @@
 //! scalars become the JSON type they resolved to, keys become strings.
 
 use super::node::{Node, Tag, Value};
-use super::resolve::{parse_int, Int};
+use super::resolve::{parse_int, yaml11_bool, Int};
 
 /// Converts a node to a JSON value.
 pub fn to_json(n: &Node) -> serde_json::Value {
@@ -17,10 +17,7 @@ pub fn to_json(n: &Node) -> serde_json::Value {
         ),
         Value::Scalar(s) => match s.tag {
             Tag::Null => J::Null,
-            Tag::Bool => J::Bool(matches!(
-                s.text.as_str(),
-                "true" | "True" | "TRUE" | "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON"
-            )),
+            Tag::Bool => J::Bool(yaml11_bool(&s.text) == Some(true)),
             Tag::Int => match parse_int(&s.text.replace('_', "")) {
                 Some(Int::Signed(i)) => J::from(i),
                 Some(Int::Unsigned(u)) => J::from(u),
@@ -36,6 +33,26 @@ pub fn to_json(n: &Node) -> serde_json::Value {
             _ => J::String(s.text.clone()),
         },
     }
+}
+
+/// Go's `encoding/json` string escaping (`encodeState.string`): `html`
+/// also escapes `<`, `>` and `&`, as `json.Marshal` does.
+pub fn write_json_string(s: &str, html: bool, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' if html => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! It knows nothing about Kubernetes.
 
 mod emit;
+pub mod fields;
 mod json;
 mod keyorder;
 mod node;
@@ -14,12 +15,14 @@ mod parse;
 mod resolve;
 
 pub use emit::{float_text, to_string};
-pub use json::to_json;
+pub use json::{to_json, write_json_string};
 pub use keyorder::natural_cmp;
 pub use node::{Node, Origin, Pos, Scalar, Style, Tag, Value};
 pub use number::{format_e, format_f, format_g, format_json};
 pub use parse::{parse_all, parse_one, MAX_DEPTH};
-pub use resolve::{is_timestamp, parse_int, resolve_plain, timestamp_rfc3339, Int, Resolver};
+pub use resolve::{
+    is_timestamp, parse_int, resolve_plain, timestamp_rfc3339, yaml11_bool, Int, Resolver,
+};
 
 /// A YAML error without a file: callers add the path.
 #[derive(Debug, thiserror::Error)]

@@ -60,19 +60,29 @@ pub fn resolve_plain(text: &str, resolver: Resolver) -> Tag {
 
 fn table(text: &str, resolver: Resolver) -> Option<Tag> {
     let tag = match text {
+        // YAML 1.2's core booleans (go-yaml v3); v2 adds YAML 1.1's.
         "true" | "True" | "TRUE" | "false" | "False" | "FALSE" => Tag::Bool,
         "~" | "null" | "Null" | "NULL" => Tag::Null,
         ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF"
         | "-.inf" | "-.Inf" | "-.INF" => Tag::Float,
-        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "n" | "N" | "no" | "No" | "NO"
-        | "off" | "Off" | "OFF"
-            if resolver == Resolver::V2 =>
-        {
-            Tag::Bool
-        }
+        _ if resolver == Resolver::V2 && yaml11_bool(text).is_some() => Tag::Bool,
         _ => return None,
     };
     Some(tag)
+}
+
+/// go-yaml v2's boolean table (YAML 1.1, resolve.go): the value of a plain
+/// scalar that resolves as a boolean, `None` for any other text.
+pub fn yaml11_bool(text: &str) -> Option<bool> {
+    match text {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            Some(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            Some(false)
+        }
+        _ => None,
+    }
 }
 
 fn resolve_number(text: &str) -> Tag {

@@ -8,8 +8,9 @@
 use std::collections::BTreeMap;
 
 use super::sprig_encoding::b64_encode;
+use super::{ArgType, FuncMap, Signature};
 use crate::gotmpl::value::{Elem, Value};
-use crate::yaml::format_json;
+use crate::yaml::{format_json, write_json_string as write_string};
 
 /// Encoder options.
 #[derive(Clone, Copy, Debug)]
@@ -110,25 +111,6 @@ fn write_map(
     newline(style, depth, out);
     out.push('}');
     Ok(())
-}
-
-/// Go's `encoding/json` string escaping.
-pub fn write_string(s: &str, html: bool, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' if html => out.push_str(&format!("\\u{:04x}", c as u32)),
-            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// `json.Unmarshal` into `interface{}`.
@@ -525,6 +507,39 @@ pub fn json_kind(v: &Value) -> &'static str {
         Value::Float(_) => "number",
         Value::Bool(_) => "bool",
         _ => "null",
+    }
+}
+
+const PRETTY: Style = Style {
+    escape_html: true,
+    indent: "  ",
+};
+const RAW: Style = Style {
+    escape_html: false,
+    indent: "",
+};
+
+/// Sprig's JSON printers (`toJson`, `toPrettyJson`, `toRawJson` and their
+/// `must*` variants): the plain ones swallow marshal errors, `must*` report them.
+pub fn register(m: &mut FuncMap) {
+    let one_any = Signature::fixed(&[ArgType::Any]);
+    m.insert("toJson", one_any.clone(), |_, a| {
+        Ok(Value::from(marshal(&a[0], COMPACT).unwrap_or_default()))
+    });
+    m.insert("mustToJson", one_any.clone(), |_, a| {
+        marshal(&a[0], COMPACT).map(Value::from)
+    });
+    m.insert("toPrettyJson", one_any.clone(), |_, a| {
+        Ok(Value::from(marshal(&a[0], PRETTY).unwrap_or_default()))
+    });
+    m.insert("mustToPrettyJson", one_any.clone(), |_, a| {
+        marshal(&a[0], PRETTY).map(Value::from)
+    });
+    // toRawJson panics on an error in Sprig; both report it here.
+    for name in ["toRawJson", "mustToRawJson"] {
+        m.insert(name, one_any.clone(), |_, a| {
+            marshal(&a[0], RAW).map(Value::from)
+        });
     }
 }
 

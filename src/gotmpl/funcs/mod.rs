@@ -5,7 +5,6 @@
 //! host functions such as Helm's `include` and `tpl` can execute templates.
 
 pub mod builtin;
-pub mod helm;
 pub mod json;
 pub mod sprig_collections;
 pub mod sprig_date;
@@ -173,22 +172,7 @@ impl FuncMap {
         sprig_regex::register(&mut m);
         sprig_dicts::register(&mut m);
         sprig_url::register(&mut m);
-        m
-    }
-
-    /// Everything a Helm v3.17.3 template sees: Go builtins, Sprig v3.3.0
-    /// and Helm's own functions.
-    pub fn with_helm() -> Self {
-        let mut m = FuncMap::with_sprig();
-        helm::register(&mut m);
-        m
-    }
-
-    /// Helm v4.1.4's functions: v3's plus `mustToYaml` (and Helm's own
-    /// `mustToJson`, which behaves as Sprig's).
-    pub fn with_helm4() -> Self {
-        let mut m = FuncMap::with_helm();
-        helm::register_v4(&mut m);
+        json::register(&mut m);
         m
     }
 

@@ -10,14 +10,6 @@ use std::collections::BTreeMap;
 use crate::gotmpl::value::Value;
 use crate::yaml::{self, Node, Tag};
 
-/// go-yaml v2's booleans.
-fn yaml_bool(text: &str) -> bool {
-    matches!(
-        text,
-        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON"
-    )
-}
-
 /// A scalar's number as JSON would carry it (float64).
 fn number(text: &str, tag: &Tag) -> Result<f64, String> {
     let t = match tag {
@@ -74,7 +66,7 @@ fn key_text(k: &Node, v: &Node) -> Result<String, String> {
                 go_syntax(v)
             ))
         }
-        Tag::Bool => (if yaml_bool(&s.text) { "true" } else { "false" }).into(),
+        Tag::Bool => (if yaml::yaml11_bool(&s.text) == Some(true) { "true" } else { "false" }).into(),
         Tag::Int => match yaml::parse_int(&s.text) {
             Some(yaml::Int::Signed(i)) => i.to_string(),
             Some(yaml::Int::Unsigned(u)) => u.to_string(),
@@ -95,7 +87,7 @@ pub fn from_node(n: &Node) -> Result<Value, String> {
     match &n.value {
         yaml::Value::Scalar(s) => Ok(match s.tag {
             Tag::Null => Value::Nil,
-            Tag::Bool => Value::Bool(yaml_bool(&s.text)),
+            Tag::Bool => Value::Bool(yaml::yaml11_bool(&s.text) == Some(true)),
             Tag::Int | Tag::Float => Value::Float(number(&s.text, &s.tag)?),
             _ => Value::from(s.text.as_str()),
         }),
@@ -183,8 +175,13 @@ pub fn try_to_yaml(v: &Value) -> Result<String, String> {
 
 /// `sigs.k8s.io/yaml.Unmarshal` of the first document into `interface{}`.
 pub fn parse_yaml(text: &str) -> Result<Value, String> {
-    match parse_yaml_node(text)? {
-        Some(d) => from_node(&d),
+    parse_yaml_at(text).map_err(|(_, message)| message)
+}
+
+/// [`parse_yaml`], with the line the YAML parser names (if any).
+pub fn parse_yaml_at(text: &str) -> Result<Value, (Option<u32>, String)> {
+    match parse_yaml_node_at(text)? {
+        Some(d) => from_node(&d).map_err(|e| (None, e)),
         None => Ok(Value::Nil),
     }
 }
@@ -192,11 +189,20 @@ pub fn parse_yaml(text: &str) -> Result<Value, String> {
 /// The first document of `text` as `sigs.k8s.io/yaml` reads it (go-yaml
 /// v2 rules), before its conversion to values; `None` when there is none.
 pub fn parse_yaml_node(text: &str) -> Result<Option<yaml::Node>, String> {
+    parse_yaml_node_at(text).map_err(|(_, message)| message)
+}
+
+/// [`parse_yaml_node`], with the line the YAML parser names (if any).
+fn parse_yaml_node_at(text: &str) -> Result<Option<yaml::Node>, (Option<u32>, String)> {
     let docs = yaml::parse_all(text, yaml::Resolver::V2).map_err(|e| match e {
-        yaml::Error::Syntax { line, problem, .. } => {
-            format!("error converting YAML to JSON: yaml: line {line}: {problem}")
-        }
-        other => format!("error converting YAML to JSON: yaml: {other}"),
+        yaml::Error::Syntax { line, problem, .. } => (
+            Some(line).filter(|l| *l > 0),
+            format!("error converting YAML to JSON: yaml: line {line}: {problem}"),
+        ),
+        other => (
+            None,
+            format!("error converting YAML to JSON: yaml: {other}"),
+        ),
     })?;
     Ok(docs.into_iter().next())
 }

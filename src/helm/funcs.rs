@@ -2,16 +2,19 @@
 //! `engine.go`): `include` (with its per-name nesting limit), `tpl`,
 //! `required`, `fail`, the YAML/JSON/TOML converters, `lookup` (always
 //! empty: there is no cluster), `getHostByName` (DNS disabled), and the
-//! removal of `env`/`expandenv`. Sprig's JSON functions live here too
-//! because Helm replaces some of them.
+//! removal of `env`/`expandenv`. They are registered on gotmpl's
+//! [`FuncMap`] through its public API; the converters they wrap are
+//! gotmpl's [`crate::gotmpl::convert`].
 
 use std::collections::BTreeMap;
 
-use super::json::{self, error_map, json_kind, Style, COMPACT};
-use super::yamlconv::{parse_yaml, to_yaml, to_yaml_pretty, try_to_yaml};
-use super::{ArgType, FuncMap, Signature};
+use super::HelmVersion;
+use crate::gotmpl::convert::{
+    error_map, from_json, from_toml, json_kind, parse_yaml, to_json, to_toml, to_yaml,
+    to_yaml_pretty, try_to_yaml,
+};
 use crate::gotmpl::fmt::quote;
-use crate::gotmpl::value::Value;
+use crate::gotmpl::{ArgType, FuncMap, Signature, Value};
 
 use ArgType::{Any, String as Str};
 
@@ -26,17 +29,19 @@ fn s(v: &Value) -> &str {
     v.as_str().unwrap_or_default()
 }
 
-const PRETTY: Style = Style {
-    escape_html: true,
-    indent: "  ",
-};
-const RAW: Style = Style {
-    escape_html: false,
-    indent: "",
-};
+/// Everything a template of `version`'s helm sees: Go's builtins, Sprig
+/// v3.3.0 and helm's own functions (`pkg/engine/funcs.go`).
+pub fn func_map(version: HelmVersion) -> FuncMap {
+    let mut m = FuncMap::with_sprig();
+    register(&mut m);
+    if version == HelmVersion::V4 {
+        register_v4(&mut m);
+    }
+    m
+}
 
 /// Registers Helm's functions on top of Sprig's (call after Sprig).
-pub fn register(m: &mut FuncMap) {
+fn register(m: &mut FuncMap) {
     m.remove("env");
     m.remove("expandenv");
     register_templates(m);
@@ -71,12 +76,10 @@ pub fn register(m: &mut FuncMap) {
         })
     });
     m.insert("toToml", Signature::fixed(&[Any]), |_, a| {
-        Ok(Value::from(
-            super::toml::to_toml(&a[0]).unwrap_or_else(|e| e),
-        ))
+        Ok(Value::from(to_toml(&a[0]).unwrap_or_else(|e| e)))
     });
     m.insert("fromToml", one, |_, a| {
-        Ok(match super::toml::from_toml(s(&a[0])) {
+        Ok(match from_toml(s(&a[0])) {
             Ok(v) => v,
             Err(e) => error_map(e),
         })
@@ -134,39 +137,20 @@ fn register_templates(m: &mut FuncMap) {
 
 /// helm4's additions (pkg/engine/funcs.go v4.1.4): `mustToYaml` reports
 /// marshal errors instead of printing an empty string.
-pub fn register_v4(m: &mut FuncMap) {
+fn register_v4(m: &mut FuncMap) {
     m.insert("mustToYaml", Signature::fixed(&[Any]), |_, a| {
         try_to_yaml(&a[0]).map(Value::from)
     });
 }
 
 fn register_json(m: &mut FuncMap) {
-    let one_any = Signature::fixed(&[Any]);
-    // Helm's toJson swallows errors; Sprig's must* variants report them.
-    m.insert("toJson", one_any.clone(), |_, a| {
-        Ok(Value::from(
-            json::marshal(&a[0], COMPACT).unwrap_or_default(),
-        ))
+    // Helm's toJson swallows marshal errors (Sprig's must* variants report them).
+    m.insert("toJson", Signature::fixed(&[Any]), |_, a| {
+        Ok(Value::from(to_json(&a[0]).unwrap_or_default()))
     });
-    m.insert("mustToJson", one_any.clone(), |_, a| {
-        json::marshal(&a[0], COMPACT).map(Value::from)
-    });
-    m.insert("toPrettyJson", one_any.clone(), |_, a| {
-        Ok(Value::from(
-            json::marshal(&a[0], PRETTY).unwrap_or_default(),
-        ))
-    });
-    m.insert("mustToPrettyJson", one_any.clone(), |_, a| {
-        json::marshal(&a[0], PRETTY).map(Value::from)
-    });
-    for name in ["toRawJson", "mustToRawJson"] {
-        m.insert(name, one_any.clone(), |_, a| {
-            json::marshal(&a[0], RAW).map(Value::from)
-        });
-    }
     let one = Signature::fixed(&[Str]);
     m.insert("fromJson", one.clone(), |_, a| {
-        Ok(match json::unmarshal(s(&a[0])) {
+        Ok(match from_json(s(&a[0])) {
             Ok(Value::Map(m)) => Value::Map(m),
             Ok(Value::Nil) => Value::map(BTreeMap::new()),
             Ok(other) => error_map(format!(
@@ -177,7 +161,7 @@ fn register_json(m: &mut FuncMap) {
         })
     });
     m.insert("fromJsonArray", one.clone(), |_, a| {
-        Ok(match json::unmarshal(s(&a[0])) {
+        Ok(match from_json(s(&a[0])) {
             Ok(Value::List(l)) => Value::List(l),
             Ok(Value::Nil) => Value::list(Vec::new()),
             Ok(other) => Value::list(vec![Value::from(format!(
@@ -187,7 +171,7 @@ fn register_json(m: &mut FuncMap) {
             Err(e) => Value::list(vec![Value::from(e)]),
         })
     });
-    m.insert("mustFromJson", one, |_, a| json::unmarshal(s(&a[0])));
+    m.insert("mustFromJson", one, |_, a| from_json(s(&a[0])));
 }
 
 #[cfg(test)]

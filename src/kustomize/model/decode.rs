@@ -6,8 +6,10 @@
 
 use std::path::Path;
 
-use super::fieldspec::FieldSpec;
-use super::Error;
+use crate::kustomize::fieldspec::FieldSpec;
+use crate::kustomize::resource::Gvk;
+use crate::kustomize::Error;
+use crate::yaml::fields::{self, field, Field, Keys, Strict};
 use crate::yaml::{self, Node, Tag, Value};
 /// One entry of `labels:`.
 #[derive(Clone, Debug, Default)]
@@ -50,7 +52,7 @@ pub struct Replica {
 #[derive(Clone, Debug, Default)]
 pub struct Selector {
     /// Group, version and kind (regular expressions).
-    pub gvk: super::Gvk,
+    pub gvk: Gvk,
     /// Name (a regular expression).
     pub name: String,
     /// Namespace (a regular expression).
@@ -145,6 +147,25 @@ pub struct Decoder<'a> {
     pub what: &'a str,
 }
 
+impl Strict for Decoder<'_> {
+    type Error = Error;
+
+    fn keys(&self) -> Keys {
+        // encoding/json matches field names case-insensitively.
+        Keys::GoJson
+    }
+
+    fn unknown(&self, key: &Node, name: &str, _known: &[&str]) -> Result<(), Error> {
+        if !self.strict {
+            return Ok(());
+        }
+        Err(self.err(
+            key,
+            format!("invalid {}: json: unknown field \"{name}\"", self.what),
+        ))
+    }
+}
+
 impl<'a> Decoder<'a> {
     pub fn err(&self, at: &Node, message: impl Into<String>) -> Error {
         Error::Invalid {
@@ -229,41 +250,26 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Visits the fields of an object, rejecting unknown ones as Go's strict decoder does.
-    pub fn object(
+    /// Decodes an object through `table`, rejecting unknown fields as Go's
+    /// strict decoder does (or ignoring them when not strict); null is empty.
+    pub fn object<T>(
         &self,
         n: &Node,
-        known: &[&str],
-        mut f: impl FnMut(&str, &Node) -> Result<(), Error>,
+        target: &mut T,
+        table: &[Field<Self, T>],
     ) -> Result<(), Error> {
-        let entries = match &n.value {
-            Value::Map(m) => m,
-            _ if n.is_null() => return Ok(()),
-            _ => {
-                return Err(self.err(
-                    n,
-                    format!(
-                        "invalid {}: json: cannot unmarshal {} into an object",
-                        self.what,
-                        json_kind(n)
-                    ),
-                ))
-            }
-        };
-        for (k, v) in entries {
-            let name = k.key_text().unwrap_or_default();
-            match known.iter().find(|f| f.eq_ignore_ascii_case(name)) {
-                Some(field) => f(field, v)?,
-                None if !self.strict => {}
-                None => {
-                    return Err(self.err(
-                        k,
-                        format!("invalid {}: json: unknown field \"{name}\"", self.what),
-                    ))
-                }
-            }
+        match &n.value {
+            Value::Map(_) => fields::decode(self, n, target, table),
+            _ if n.is_null() => Ok(()),
+            _ => Err(self.err(
+                n,
+                format!(
+                    "invalid {}: json: cannot unmarshal {} into an object",
+                    self.what,
+                    json_kind(n)
+                ),
+            )),
         }
-        Ok(())
     }
 
     pub fn bool(&self, n: &Node) -> Result<bool, Error> {
@@ -285,19 +291,18 @@ impl<'a> Decoder<'a> {
         let mut l = LabelSet::default();
         self.object(
             n,
-            &["pairs", "includeSelectors", "includeTemplates", "fields"],
-            |f, v| {
-                match f {
-                    "pairs" => l.pairs = self.string_map(v)?,
-                    "includeSelectors" => l.include_selectors = self.bool(v)?,
-                    "includeTemplates" => l.include_templates = self.bool(v)?,
-                    _ => {
-                        l.fields = FieldSpec::list_from(v)
-                            .map_err(|m| self.err(v, format!("invalid {}: {m}", self.what)))?
-                    }
-                }
-                Ok(())
-            },
+            &mut l,
+            &[
+                field!("pairs", |d, v, l| l.pairs = d.string_map(v)?),
+                field!("includeSelectors", |d, v, l| l.include_selectors =
+                    d.bool(v)?),
+                field!("includeTemplates", |d, v, l| l.include_templates =
+                    d.bool(v)?),
+                field!("fields", |d, v, l| {
+                    l.fields = FieldSpec::list_from(v)
+                        .map_err(|m| d.err(v, format!("invalid {}: {m}", d.what)))?
+                }),
+            ],
         )?;
         Ok(l)
     }
@@ -306,18 +311,14 @@ impl<'a> Decoder<'a> {
         let mut i = Image::default();
         self.object(
             n,
-            &["name", "newName", "tagSuffix", "newTag", "digest"],
-            |f, v| {
-                let s = self.string(v)?;
-                match f {
-                    "name" => i.name = s,
-                    "newName" => i.new_name = s,
-                    "tagSuffix" => i.tag_suffix = s,
-                    "newTag" => i.new_tag = s,
-                    _ => i.digest = s,
-                }
-                Ok(())
-            },
+            &mut i,
+            &[
+                field!("name", |d, v, i| i.name = d.string(v)?),
+                field!("newName", |d, v, i| i.new_name = d.string(v)?),
+                field!("tagSuffix", |d, v, i| i.tag_suffix = d.string(v)?),
+                field!("newTag", |d, v, i| i.new_tag = d.string(v)?),
+                field!("digest", |d, v, i| i.digest = d.string(v)?),
+            ],
         )?;
         Ok(i)
     }
@@ -327,52 +328,49 @@ impl<'a> Decoder<'a> {
             line: n.pos.line,
             ..Default::default()
         };
-        self.object(n, &["path", "patch", "target", "options"], |f, v| {
-            match f {
-                "path" => p.path = self.string(v)?,
-                "patch" => p.patch = self.string(v)?,
-                "target" => {
+        self.object(
+            n,
+            &mut p,
+            &[
+                field!("path", |d, v, p| p.path = d.string(v)?),
+                field!("patch", |d, v, p| p.patch = d.string(v)?),
+                field!("target", |d, v, p| {
                     if !v.is_null() {
-                        p.target = Some(self.selector(v)?);
+                        p.target = Some(d.selector(v)?);
                     }
-                }
-                _ => self.object(v, &["allowNameChange", "allowKindChange"], |o, b| {
-                    match o {
-                        "allowNameChange" => p.allow_name_change = self.bool(b)?,
-                        _ => p.allow_kind_change = self.bool(b)?,
-                    }
-                    Ok(())
-                })?,
-            }
-            Ok(())
-        })?;
+                }),
+                field!("options", |d, v, p| d.object(
+                    v,
+                    p,
+                    &[
+                        field!("allowNameChange", |d, b, p| p.allow_name_change =
+                            d.bool(b)?),
+                        field!("allowKindChange", |d, b, p| p.allow_kind_change =
+                            d.bool(b)?),
+                    ],
+                )?),
+            ],
+        )?;
         Ok(p)
     }
 
+    /// A patch or replacement target (kustomize's `types.Selector`).
     pub fn selector(&self, n: &Node) -> Result<Selector, Error> {
         let mut s = Selector::default();
-        let fields = [
-            "group",
-            "version",
-            "kind",
-            "name",
-            "namespace",
-            "labelSelector",
-            "annotationSelector",
-        ];
-        self.object(n, &fields, |f, v| {
-            let text = self.string(v)?;
-            match f {
-                "group" => s.gvk.group = text,
-                "version" => s.gvk.version = text,
-                "kind" => s.gvk.kind = text,
-                "name" => s.name = text,
-                "namespace" => s.namespace = text,
-                "labelSelector" => s.label_selector = text,
-                _ => s.annotation_selector = text,
-            }
-            Ok(())
-        })?;
+        self.object(
+            n,
+            &mut s,
+            &[
+                field!("group", |d, v, s| s.gvk.group = d.string(v)?),
+                field!("version", |d, v, s| s.gvk.version = d.string(v)?),
+                field!("kind", |d, v, s| s.gvk.kind = d.string(v)?),
+                field!("name", |d, v, s| s.name = d.string(v)?),
+                field!("namespace", |d, v, s| s.namespace = d.string(v)?),
+                field!("labelSelector", |d, v, s| s.label_selector = d.string(v)?),
+                field!("annotationSelector", |d, v, s| s.annotation_selector =
+                    d.string(v)?),
+            ],
+        )?;
         Ok(s)
     }
 
@@ -398,40 +396,26 @@ impl<'a> Decoder<'a> {
             line: n.pos.line,
         };
         let mut env = String::new();
-        let common = [
-            "name",
-            "namespace",
-            "behavior",
-            "literals",
-            "files",
-            "envs",
-            "env",
-            "options",
-            "type",
-        ];
-        let known = if kind == GeneratorKind::Secret {
-            &common[..]
-        } else {
-            &common[..8]
-        };
-        self.object(n, known, |f, v| {
-            match f {
-                "name" => g.name = self.string(v)?,
-                "namespace" => g.namespace = self.string(v)?,
-                "behavior" => g.behavior = self.string(v)?,
-                "literals" => g.literals = self.strings(v)?,
-                "files" => g.files = self.strings(v)?,
-                "envs" => g.envs = self.strings(v)?,
-                "env" => env = self.string(v)?,
-                "type" => g.secret_type = self.string(v)?,
-                _ => {
-                    if !v.is_null() {
-                        g.options = Some(self.generator_options(v)?);
-                    }
+        let mut table: Vec<Field<Self, (GeneratorArgs, String)>> = vec![
+            field!("name", |d, v, (g, _)| g.name = d.string(v)?),
+            field!("namespace", |d, v, (g, _)| g.namespace = d.string(v)?),
+            field!("behavior", |d, v, (g, _)| g.behavior = d.string(v)?),
+            field!("literals", |d, v, (g, _)| g.literals = d.strings(v)?),
+            field!("files", |d, v, (g, _)| g.files = d.strings(v)?),
+            field!("envs", |d, v, (g, _)| g.envs = d.strings(v)?),
+            field!("env", |d, v, (_, env)| *env = d.string(v)?),
+            field!("options", |d, v, (g, _)| {
+                if !v.is_null() {
+                    g.options = Some(d.generator_options(v)?);
                 }
-            }
-            Ok(())
-        })?;
+            }),
+        ];
+        if kind == GeneratorKind::Secret {
+            table.push(field!("type", |d, v, (g, _)| g.secret_type = d.string(v)?));
+        }
+        let mut target = (g, env);
+        self.object(n, &mut target, &table)?;
+        (g, env) = target;
         // FixKustomization: `env` is appended to `envs`.
         if !env.is_empty() {
             g.envs.push(env);
@@ -441,46 +425,70 @@ impl<'a> Decoder<'a> {
 
     pub fn generator_options(&self, n: &Node) -> Result<GeneratorOptions, Error> {
         let mut o = GeneratorOptions::default();
-        let known = [
-            "labels",
-            "annotations",
-            "disableNameSuffixHash",
-            "immutable",
-        ];
-        self.object(n, &known, |f, v| {
-            match f {
-                "labels" => o.labels = (!v.is_null()).then(|| self.string_map(v)).transpose()?,
-                "annotations" => {
-                    o.annotations = (!v.is_null()).then(|| self.string_map(v)).transpose()?
-                }
-                "disableNameSuffixHash" => o.disable_name_suffix_hash = self.bool(v)?,
-                _ => o.immutable = self.bool(v)?,
-            }
-            Ok(())
-        })?;
+        self.object(
+            n,
+            &mut o,
+            &[
+                field!("labels", |d, v, o| {
+                    o.labels = (!v.is_null()).then(|| d.string_map(v)).transpose()?
+                }),
+                field!("annotations", |d, v, o| {
+                    o.annotations = (!v.is_null()).then(|| d.string_map(v)).transpose()?
+                }),
+                field!("disableNameSuffixHash", |d, v, o| {
+                    o.disable_name_suffix_hash = d.bool(v)?
+                }),
+                field!("immutable", |d, v, o| o.immutable = d.bool(v)?),
+            ],
+        )?;
         Ok(o)
     }
 
     /// `sortOptions`.
     pub fn sort_options(&self, n: &Node) -> Result<SortOptions, Error> {
         let mut o = SortOptions::default();
-        self.object(n, &["order", "legacySortOptions"], |f, v| {
-            if f == "order" {
-                o.order = self.string(v)?;
-            } else if !v.is_null() {
-                let (mut first, mut last) = (Vec::new(), Vec::new());
-                self.object(v, &["orderFirst", "orderLast"], |g, x| {
-                    match g {
-                        "orderFirst" => first = self.strings(x)?,
-                        _ => last = self.strings(x)?,
+        self.object(
+            n,
+            &mut o,
+            &[
+                field!("order", |d, v, o| o.order = d.string(v)?),
+                field!("legacySortOptions", |d, v, o| {
+                    if !v.is_null() {
+                        let mut legacy = (Vec::new(), Vec::new());
+                        d.object(
+                            v,
+                            &mut legacy,
+                            &[
+                                field!("orderFirst", |d, x, (first, _)| *first = d.strings(x)?),
+                                field!("orderLast", |d, x, (_, last)| *last = d.strings(x)?),
+                            ],
+                        )?;
+                        o.legacy = Some(legacy);
                     }
-                    Ok(())
-                })?;
-                o.legacy = Some((first, last));
-            }
-            Ok(())
-        })?;
+                }),
+            ],
+        )?;
         Ok(o)
+    }
+
+    /// `Replica.count`: an int64.
+    fn replica_count(&self, v: &Node) -> Result<i64, Error> {
+        let text = v
+            .as_scalar()
+            .filter(|s| s.tag == Tag::Int)
+            .map(|s| s.text.as_str());
+        match text.and_then(|t| yaml::parse_int(&t.replace('_', ""))) {
+            Some(yaml::Int::Signed(c)) => Ok(c),
+            _ if v.is_null() => Ok(0),
+            _ => Err(self.err(
+                v,
+                format!(
+                    "invalid {}: json: cannot unmarshal {} into Go struct field Replica.replicas.count of type int64",
+                    self.what,
+                    json_kind(v)
+                ),
+            )),
+        }
     }
 
     pub fn replica(&self, n: &Node) -> Result<Replica, Error> {
@@ -488,28 +496,14 @@ impl<'a> Decoder<'a> {
             name: String::new(),
             count: 0,
         };
-        self.object(n, &["name", "count"], |f, v| {
-            if f == "name" {
-                r.name = self.string(v)?;
-                return Ok(());
-            }
-            let text = v.as_scalar().filter(|s| s.tag == Tag::Int).map(|s| s.text.as_str());
-            r.count = match text.and_then(|t| yaml::parse_int(&t.replace('_', ""))) {
-                Some(yaml::Int::Signed(c)) => c,
-                _ if v.is_null() => 0,
-                _ => {
-                    return Err(self.err(
-                        v,
-                        format!(
-                            "invalid {}: json: cannot unmarshal {} into Go struct field Replica.replicas.count of type int64",
-                            self.what,
-                            json_kind(v)
-                        ),
-                    ))
-                }
-            };
-            Ok(())
-        })?;
+        self.object(
+            n,
+            &mut r,
+            &[
+                field!("name", |d, v, r| r.name = d.string(v)?),
+                field!("count", |d, v, r| r.count = d.replica_count(v)?),
+            ],
+        )?;
         Ok(r)
     }
 }

@@ -4,8 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Error;
+use super::helm_chart::{Chart as HelmChart, Globals as HelmGlobals};
+use crate::kustomize::Error;
 use crate::warning::{Warning, WarningKind};
+use crate::yaml::fields::{field, Field, Strict};
 use crate::yaml::{self, Node, Resolver, Tag, Value};
 
 /// kustomize's accepted file names, in the order it looks for them.
@@ -20,9 +22,8 @@ pub enum Kind {
     Component,
 }
 
-pub use super::decode::{
-    Decoder, GeneratorArgs, GeneratorKind, GeneratorOptions, Image, LabelSet, Patch, Replica,
-    Selector, SortOptions,
+use super::decode::{
+    Decoder, GeneratorArgs, GeneratorOptions, Image, LabelSet, Patch, Replica, SortOptions,
 };
 
 /// A decoded kustomization.
@@ -71,7 +72,7 @@ pub struct Kustomization {
     /// `sortOptions`: order (legacy or fifo) and, for legacy, orderFirst/orderLast.
     pub sort_options: Option<SortOptions>,
     /// `vars`.
-    pub vars: Vec<super::vars::Var>,
+    pub vars: Vec<super::var::Var>,
     /// `configurations`: transformer config files.
     pub configurations: Vec<String>,
     /// `replacements`, decoded when the target loads its files.
@@ -81,51 +82,117 @@ pub struct Kustomization {
     /// `generators`: plugin config files, directories or inline YAML.
     pub generators_plugins: Vec<String>,
     /// `helmGlobals`.
-    pub helm_globals: Option<super::helmchart::Globals>,
+    pub helm_globals: Option<super::helm_chart::Globals>,
     /// `helmCharts`, then the deprecated `helmChartInflationGenerator`.
-    pub helm_charts: Vec<super::helmchart::Chart>,
+    pub helm_charts: Vec<super::helm_chart::Chart>,
     /// Deprecation warnings kustomize prints on stderr (the message is
     /// kustomize's text after `# Warning: `).
     pub warnings: Vec<Warning>,
 }
 
-/// Every field kustomize v5.7.1 knows, and whether hydrate implements it.
-const FIELDS: &[(&str, bool)] = &[
-    ("apiVersion", true),
-    ("kind", true),
-    ("metadata", true),
-    ("resources", true),
-    ("bases", true),
-    ("namespace", true),
-    ("namePrefix", true),
-    ("nameSuffix", true),
-    ("commonLabels", true),
-    ("labels", true),
-    ("commonAnnotations", true),
-    ("images", true),
-    ("imageTags", true),
-    ("replicas", true),
-    ("openapi", true),
-    ("patchesStrategicMerge", true),
-    ("patchesJson6902", true),
-    ("patches", true),
-    ("replacements", true),
-    ("vars", true),
-    ("sortOptions", true),
-    ("components", true),
-    ("crds", true),
-    ("configMapGenerator", true),
-    ("secretGenerator", true),
-    ("helmGlobals", true),
-    ("helmCharts", true),
-    ("helmChartInflationGenerator", true),
-    ("generatorOptions", true),
-    ("configurations", true),
-    ("generators", true),
-    ("transformers", true),
-    ("validators", false),
-    ("buildMetadata", true),
-];
+/// A kustomization while it is decoded: the deprecated fields and the
+/// generators are kept apart until `FixKustomization` appends them.
+struct Draft {
+    k: Kustomization,
+    bases: Vec<String>,
+    image_tags: Vec<Image>,
+    config_maps: Vec<GeneratorArgs>,
+    secrets: Vec<GeneratorArgs>,
+    api_version: Option<(String, u32)>,
+    legacy_charts: Vec<(HelmChart, HelmGlobals)>,
+}
+
+/// Every field kustomize v5.7.1 knows, each with its decoder.
+fn fields<'a>() -> [Field<Decoder<'a>, Draft>; 34] {
+    [
+        field!("apiVersion", |d, v, t| t.api_version =
+            Some((d.string(v)?, v.pos.line))),
+        field!("kind", |d, v, t| t.k.kind = kind(d, v)?),
+        ("metadata", |_, _, _| Ok(())),
+        field!("resources", |d, v, t| t.k.resources = d.strings(v)?),
+        field!("bases", |d, v, t| t.bases = d.strings(v)?),
+        field!("namespace", |d, v, t| t.k.namespace = d.string(v)?),
+        field!("namePrefix", |d, v, t| t.k.name_prefix = d.string(v)?),
+        field!("nameSuffix", |d, v, t| t.k.name_suffix = d.string(v)?),
+        field!("commonLabels", |d, v, t| t.k.common_labels =
+            d.string_map(v)?),
+        field!("labels", |d, v, t| t.k.labels =
+            d.list(v, Decoder::label_set)?),
+        field!("commonAnnotations", |d, v, t| t.k.common_annotations =
+            d.string_map(v)?),
+        field!("images", |d, v, t| t.k.images =
+            d.list(v, Decoder::image)?),
+        field!("imageTags", |d, v, t| t.image_tags =
+            d.list(v, Decoder::image)?),
+        field!("replicas", |d, v, t| t.k.replicas =
+            d.list(v, Decoder::replica)?),
+        field!("openapi", |d, v, t| t.k.openapi = d.string_map(v)?),
+        field!("patchesStrategicMerge", |d, v, t| {
+            t.k.patches_strategic_merge = d.strings(v)?
+        }),
+        field!("patchesJson6902", |d, v, t| t.k.patches_json6902 =
+            d.list(v, Decoder::patch)?),
+        field!("patches", |d, v, t| t.k.patches =
+            d.list(v, Decoder::patch)?),
+        field!("replacements", |d, v, t| t.k.replacements =
+            d.list(v, |_, n| Ok(n.clone()))?),
+        field!("vars", |d, v, t| t.k.vars =
+            d.list(v, super::var::decode)?),
+        field!("sortOptions", |d, v, t| {
+            if !v.is_null() {
+                t.k.sort_options = Some(d.sort_options(v)?);
+            }
+        }),
+        field!("components", |d, v, t| t.k.components = d.strings(v)?),
+        field!("crds", |d, v, t| t.k.crds = d.strings(v)?),
+        field!("configMapGenerator", |d, v, t| t.config_maps =
+            d.list(v, Decoder::config_map)?),
+        field!("secretGenerator", |d, v, t| t.secrets =
+            d.list(v, Decoder::secret)?),
+        field!("helmGlobals", |d, v, t| {
+            if !v.is_null() {
+                t.k.helm_globals = Some(super::helm_chart::decode_globals(d, v)?);
+            }
+        }),
+        field!("helmCharts", |d, v, t| {
+            t.k.helm_charts = d.list(v, super::helm_chart::decode_chart)?
+        }),
+        field!("helmChartInflationGenerator", |d, v, t| {
+            t.legacy_charts = d.list(v, super::helm_chart::decode_legacy)?
+        }),
+        field!("generatorOptions", |d, v, t| {
+            if !v.is_null() {
+                t.k.generator_options = Some(d.generator_options(v)?);
+            }
+        }),
+        field!("configurations", |d, v, t| t.k.configurations =
+            d.strings(v)?),
+        field!("generators", |d, v, t| t.k.generators_plugins =
+            d.strings(v)?),
+        field!("transformers", |d, v, t| t.k.transformers = d.strings(v)?),
+        // Not implemented by hydrate: an error unless empty.
+        ("validators", |d, v, _| {
+            if is_empty(v) {
+                return Ok(());
+            }
+            Err(Error::NotSupported {
+                path: d.path.to_path_buf(),
+                field: "validators".to_string(),
+            })
+        }),
+        field!("buildMetadata", |d, v, t| t.k.build_metadata =
+            d.strings(v)?),
+    ]
+}
+
+/// `kind:` Kustomization (the default) or Component.
+fn kind(d: &Decoder, v: &Node) -> Result<Kind, Error> {
+    match d.string(v)?.as_str() {
+        "" | "Kustomization" => Ok(Kind::Kustomization),
+        "Component" => Ok(Kind::Component),
+        other => Err(d.err(v, format!("kind {other} is not supported"))),
+    }
+}
 
 const EDIT_FIX: &str = "Run 'kustomize edit fix' to update your Kustomization automatically.";
 
@@ -163,7 +230,7 @@ impl Kustomization {
     /// Decodes kustomization text (`path` is only for messages).
     pub fn parse(path: &Path, src: &str) -> Result<Kustomization, Error> {
         let root = yaml::parse_one(src, Resolver::V2).map_err(|e| Error::yaml(path, e))?;
-        let mut k = Kustomization {
+        let k = Kustomization {
             path: path.to_path_buf(),
             kind: Kind::Kustomization,
             resources: Vec::new(),
@@ -206,11 +273,6 @@ impl Kustomization {
                 return Err(d.err(&root, "invalid Kustomization: expected a mapping"));
             }
         };
-        let mut bases = Vec::new();
-        let mut image_tags = Vec::new();
-        let (mut config_maps, mut secrets) = (Vec::new(), Vec::new());
-        let mut api_version: Option<(String, u32)> = None;
-        let mut legacy_charts = Vec::new();
         // kustomize's CheckEmpty: nothing but apiVersion/kind set (or null).
         let empty = entries.iter().all(|(key, value)| {
             value.is_null()
@@ -222,73 +284,34 @@ impl Kustomization {
         if empty {
             return Err(Error::invalid(path, "kustomization.yaml is empty"));
         }
+        let mut t = Draft {
+            k,
+            bases: Vec::new(),
+            image_tags: Vec::new(),
+            config_maps: Vec::new(),
+            secrets: Vec::new(),
+            api_version: None,
+            legacy_charts: Vec::new(),
+        };
+        let table = fields();
         for (key, value) in entries {
             let name = key.key_text().unwrap_or_default();
-            let Some(&(field, supported)) =
-                FIELDS.iter().find(|(f, _)| f.eq_ignore_ascii_case(name))
-            else {
-                return Err(d.err(
-                    key,
-                    format!("invalid Kustomization: json: unknown field \"{name}\""),
-                ));
+            let Some((field, set)) = yaml::fields::find(&table, d.keys(), name) else {
+                d.unknown(key, name, &[])?;
+                continue;
             };
-            if !supported && !is_empty(value) {
-                return Err(Error::NotSupported {
-                    path: path.to_path_buf(),
-                    field: field.to_string(),
-                });
-            }
-            match field {
-                "kind" => {
-                    k.kind = match d.string(value)?.as_str() {
-                        "" | "Kustomization" => Kind::Kustomization,
-                        "Component" => Kind::Component,
-                        other => return Err(d.err(value, format!("kind {other} is not supported"))),
-                    }
-                }
-                "apiVersion" => api_version = Some((d.string(value)?, value.pos.line)),
-                "resources" => k.resources = d.strings(value)?,
-                "bases" => bases = d.strings(value)?,
-                "components" => k.components = d.strings(value)?,
-                "namespace" => k.namespace = d.string(value)?,
-                "namePrefix" => k.name_prefix = d.string(value)?,
-                "nameSuffix" => k.name_suffix = d.string(value)?,
-                "commonLabels" => k.common_labels = d.string_map(value)?,
-                "commonAnnotations" => k.common_annotations = d.string_map(value)?,
-                "labels" => k.labels = d.list(value, Decoder::label_set)?,
-                "images" => k.images = d.list(value, Decoder::image)?,
-                "imageTags" => image_tags = d.list(value, Decoder::image)?,
-                "replicas" => k.replicas = d.list(value, Decoder::replica)?,
-                "openapi" => k.openapi = d.string_map(value)?,
-                "crds" => k.crds = d.strings(value)?,
-                "patchesStrategicMerge" => k.patches_strategic_merge = d.strings(value)?,
-                "patches" => k.patches = d.list(value, Decoder::patch)?,
-                "patchesJson6902" => k.patches_json6902 = d.list(value, Decoder::patch)?,
-                "configMapGenerator" => config_maps = d.list(value, Decoder::config_map)?,
-                "secretGenerator" => secrets = d.list(value, Decoder::secret)?,
-                "replacements" => k.replacements = d.list(value, |_, n| Ok(n.clone()))?,
-                "sortOptions" if !value.is_null() => {
-                    k.sort_options = Some(d.sort_options(value)?);
-                }
-                "buildMetadata" => k.build_metadata = d.strings(value)?,
-                "vars" => k.vars = d.list(value, super::vars::decode)?,
-                "configurations" => k.configurations = d.strings(value)?,
-                "transformers" => k.transformers = d.strings(value)?,
-                "generators" => k.generators_plugins = d.strings(value)?,
-                "helmGlobals" if !value.is_null() => {
-                    k.helm_globals = Some(super::helmchart::decode_globals(&d, value)?);
-                }
-                "helmCharts" => k.helm_charts = d.list(value, super::helmchart::decode_chart)?,
-                "helmChartInflationGenerator" => {
-                    legacy_charts = d.list(value, super::helmchart::decode_legacy)?;
-                }
-                "generatorOptions" if !value.is_null() => {
-                    k.generator_options = Some(d.generator_options(value)?);
-                }
-                _ => {}
-            }
-            k.warn_deprecated(field, key.pos.line, value);
+            set(&d, value, &mut t)?;
+            t.k.warn_deprecated(field, key.pos.line, value);
         }
+        let Draft {
+            mut k,
+            bases,
+            image_tags,
+            config_maps,
+            secrets,
+            api_version,
+            legacy_charts,
+        } = t;
         // EnforceFields: each kind has its own apiVersion.
         if let Some((v, line)) = api_version.filter(|(v, _)| !v.is_empty()) {
             let (kind, required) = match k.kind {

@@ -1,0 +1,9 @@
+//! Go library routines the function library is built on, for hosts that
+//! need the same Go behaviour outside a template (helm's chart loader and
+//! `.Files`): `encoding/base64`'s standard encoding, `path.Clean` and
+//! Masterminds semver (the version and constraint checks Sprig and helm
+//! share).
+
+pub use super::funcs::sprig_encoding::{b64_decode, b64_encode};
+pub use super::funcs::sprig_semver::{constraint_check, Version};
+pub use super::funcs::sprig_text::path_clean;
