@@ -12,5 +12,6 @@ pub mod helm;
 pub mod k8s;
 pub mod kustomize;
 pub mod output;
+pub mod promote;
 pub mod render;
 pub mod yaml;

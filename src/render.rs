@@ -34,6 +34,8 @@ pub struct Options {
     pub check: bool,
     /// Commit author/committer (required for branch output).
     pub identity: Option<Identity>,
+    /// Extra trailers for branch commits (`Hydrate-Promotion`).
+    pub trailers: Vec<(String, String)>,
 }
 
 /// What happened to one environment.
@@ -245,6 +247,7 @@ fn write_env(
                         source: &g.source,
                         apps: &names,
                         changed_apps: changed,
+                        trailers: &opts.trailers,
                     },
                 )
             };

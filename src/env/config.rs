@@ -25,6 +25,8 @@ pub struct Environment {
     pub discover: Vec<Discover>,
     /// Its apps, in file order.
     pub apps: Vec<App>,
+    /// `promotion:`: policies for promotions into this environment.
+    pub promotion: super::pins::Promotion,
     /// The file it came from.
     pub file: PathBuf,
 }
@@ -64,6 +66,8 @@ pub struct App {
     pub name: String,
     /// How it renders.
     pub source: Source,
+    /// `pins:`: declared pins (helm value paths, file pins).
+    pub pins: Vec<super::pins::PinDecl>,
 }
 
 /// How an app renders.
@@ -135,6 +139,7 @@ impl Environment {
             commit_message: None,
             discover: Vec::new(),
             apps: Vec::new(),
+            promotion: Default::default(),
             file: file.to_path_buf(),
         };
         let mut output = None;
@@ -145,6 +150,7 @@ impl Environment {
             "commitMessage",
             "discover",
             "apps",
+            "promotion",
         ];
         d.fields(&root, &known, |k, v| {
             match k {
@@ -156,6 +162,7 @@ impl Environment {
                     env.layout = layout;
                 }
                 "commitMessage" => env.commit_message = Some(d.string(v)?),
+                "promotion" => env.promotion = super::pins::decode_promotion(file, v)?,
                 "discover" => {
                     env.discover = d
                         .seq(v)?
@@ -303,8 +310,12 @@ impl Decoder<'_> {
     }
 
     fn app(&self, n: &Node) -> Result<App, Error> {
-        let (mut name, mut source) = (None, None);
-        self.fields(n, &["name", "kustomize", "helm"], |k, v| {
+        let (mut name, mut source, mut pins) = (None, None, Vec::new());
+        self.fields(n, &["name", "kustomize", "helm", "pins"], |k, v| {
+            if k == "pins" {
+                pins = super::pins::decode_pins(self.file, v)?;
+                return Ok(());
+            }
             if source.is_some() && k != "name" {
                 return Err(self.err(v, "an app takes either `kustomize` or `helm`, not both"));
             }
@@ -326,7 +337,7 @@ impl Decoder<'_> {
                 c.release_name.clone_from(&name);
             }
         }
-        Ok(App { name, source })
+        Ok(App { name, source, pins })
     }
 
     fn strings(&self, n: &Node) -> Result<Vec<String>, Error> {

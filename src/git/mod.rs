@@ -3,6 +3,11 @@
 //! never touches the working tree, the index or HEAD, and decides nothing
 //! about what to commit.
 
+mod log;
+mod work;
+
+pub use log::{trailers, LogEntry};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
