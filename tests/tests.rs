@@ -4,5 +4,6 @@ mod branches;
 mod cli;
 mod conformance;
 mod demo;
+mod promote;
 mod schema;
 mod support;
