@@ -17,7 +17,7 @@ mod resolve;
 pub use emit::{float_text, to_string};
 pub use json::to_json;
 pub use keyorder::natural_cmp;
-pub use node::{Node, Pos, Scalar, Style, Tag, Value};
+pub use node::{Node, Origin, Pos, Scalar, Style, Tag, Value};
 pub use number::{format_e, format_f, format_g, format_json};
 pub use parse::{parse_all, parse_one};
 pub use resolve::{is_timestamp, parse_int, resolve_plain, timestamp_rfc3339, Int, Resolver};

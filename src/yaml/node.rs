@@ -3,13 +3,59 @@
 
 use std::fmt;
 
-/// Where a node starts in its source: byte offset and 1-based line.
+/// Where a node is in its source, and how it got into the tree: the spans a
+/// format-preserving editor splices on.
+///
+/// Offsets are UTF-8 byte offsets into the text that was parsed (a leading
+/// byte-order mark counts, CRLF counts two). `src[start..end]` is the node's
+/// own text, after any `&anchor` and `!tag` properties: a scalar with its
+/// quotes or its `|`/`>` header and lines, a flow collection from its opening
+/// to its closing bracket, a block collection from its first key or `-` to the
+/// end of its last value (without the final line break). A node made in
+/// memory has the default: all zero, [`Origin::Source`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pos {
-    /// Byte offset from the start of the source.
-    pub offset: u32,
-    /// 1-based line number (0 when the node was made in memory).
+    /// Byte offset where the node's text starts.
+    pub start: u32,
+    /// Byte offset just past the node's text.
+    pub end: u32,
+    /// 1-based line where the node begins, counting its anchor or tag as
+    /// go-yaml v3's `Node.Line` does (0 when the node was made in memory).
     pub line: u32,
+    /// Whether the node is where it was written, an alias, or merged.
+    pub origin: Origin,
+    /// A collection written in flow style (`[a]`, `{k: v}`); false for block
+    /// collections and for scalars (see [`Scalar::style`]).
+    pub flow: bool,
+}
+
+/// How a node got to its place in the tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Origin {
+    /// Written here.
+    #[default]
+    Source,
+    /// An alias `*name`: the node's span is the alias's own text; its
+    /// content (and its children's spans) are those of the anchored node,
+    /// whose text starts at byte `anchor`. Editing below it edits the anchor.
+    Alias {
+        /// Start of the anchored node's text (after its `&name`).
+        anchor: u32,
+    },
+    /// A key or value a `<<` merge key copied into this mapping: the span is
+    /// where it was written, in the merged mapping.
+    Merge,
+}
+
+impl Pos {
+    /// The node's text in `src`, the source it was parsed from (`None` for a
+    /// node made in memory or a `src` that is not its source).
+    pub fn text<'a>(&self, src: &'a str) -> Option<&'a str> {
+        if self.line == 0 {
+            return None;
+        }
+        src.get(self.start as usize..self.end as usize)
+    }
 }
 
 /// The resolved type of a scalar, as a Go YAML decoder would see it.
@@ -63,7 +109,7 @@ pub struct Scalar {
 pub struct Node {
     /// The content.
     pub value: Value,
-    /// Where it starts.
+    /// Where it is in its source (see [`Pos`]).
     pub pos: Pos,
 }
 

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use libyaml_safer::{EventData, Parser, ScalarStyle};
+use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle, SequenceStyle};
 
-use super::node::{Node, Pos, Scalar, Style, Tag, Value};
+use super::node::{Node, Origin, Pos, Scalar, Style, Tag, Value};
 use super::resolve::{go_parse_float, parse_int, resolve_plain, strip_underscores, Resolver};
 use super::Error;
 
@@ -23,7 +23,9 @@ pub fn parse_all(src: &str, resolver: Resolver) -> Result<Vec<Node>, Error> {
             problem: "the YAML parser could not read this input".into(),
         })
     };
-    match catch_unwind(AssertUnwindSafe(|| Builder::new(resolver).run(src, None))) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        Builder::new(resolver, src, src.len()).run()
+    })) {
         Ok(result) => result,
         // One of those panics is a block scalar whose last line runs into
         // the end of input: libyaml reads it, without a final line break.
@@ -31,7 +33,7 @@ pub fn parse_all(src: &str, resolver: Resolver) -> Result<Vec<Node>, Error> {
         Err(_) if !src.is_empty() && !src.ends_with('\n') => {
             let padded = format!("{src}\n");
             catch_unwind(AssertUnwindSafe(|| {
-                Builder::new(resolver).run(&padded, Some(src.len()))
+                Builder::new(resolver, &padded, src.len()).run()
             }))
             .unwrap_or_else(|_| failed())
         }
@@ -67,39 +69,60 @@ fn silence_parser_panics() {
     });
 }
 
-enum Frame {
-    Seq(Vec<Node>, Pos, Option<String>),
-    /// Entries so far, the key waiting for its value, position, anchor.
-    Map(Vec<(Node, Node)>, Option<Node>, Pos, Option<String>),
+/// A collection being built: its entries so far, where it is, its anchor.
+struct Frame {
+    items: Items,
+    pos: Pos,
+    anchor: Option<String>,
 }
 
-struct Builder {
+enum Items {
+    Seq(Vec<Node>),
+    /// Entries so far and the key waiting for its value.
+    Map(Vec<(Node, Node)>, Option<Node>),
+}
+
+struct Builder<'a> {
     resolver: Resolver,
+    /// The text parsed (with the line break added when padded).
+    src: &'a str,
+    /// The length of the caller's text: spans never reach past it.
+    len: usize,
+    /// libyaml consumes a byte-order mark before counting: add its length back.
+    bom: usize,
     anchors: HashMap<String, Node>,
     stack: Vec<Frame>,
     docs: Vec<Node>,
 }
 
-impl Builder {
-    fn new(resolver: Resolver) -> Builder {
+impl<'a> Builder<'a> {
+    /// `len`: the caller's text is `src[..len]` (a line break was added after it).
+    fn new(resolver: Resolver, src: &'a str, len: usize) -> Builder<'a> {
         Builder {
             resolver,
+            src,
+            len,
+            bom: if src.starts_with('\u{feff}') { 3 } else { 0 },
             anchors: HashMap::new(),
             stack: Vec::new(),
             docs: Vec::new(),
         }
     }
 
-    /// `eof`: the input was padded with a line break after this offset.
-    fn run(mut self, src: &str, eof: Option<usize>) -> Result<Vec<Node>, Error> {
-        let mut input = src.as_bytes();
+    fn run(mut self) -> Result<Vec<Node>, Error> {
+        let mut input = self.src.as_bytes();
         let mut parser = Parser::new();
         parser.set_input_string(&mut input);
         loop {
             let event = parser.parse().map_err(syntax)?;
-            let pos = Pos {
-                offset: event.start_mark.index as u32,
-                line: event.start_mark.line as u32 + 1,
+            let start = self.offset(event.start_mark.index);
+            let end = self.offset(event.end_mark.index);
+            let line = event.start_mark.line as u32 + 1;
+            let pos = |start, end| Pos {
+                start,
+                end,
+                line,
+                ..Pos::default()
             };
             match event.data {
                 EventData::StreamStart { .. } => {}
@@ -113,10 +136,18 @@ impl Builder {
                         .get(&anchor)
                         .cloned()
                         .ok_or_else(|| Error::Syntax {
-                            line: pos.line,
+                            line,
                             column: event.start_mark.column as u32 + 1,
                             problem: format!("unknown anchor '{anchor}' referenced"),
                         })?;
+                    let origin = Origin::Alias {
+                        anchor: node.pos.start,
+                    };
+                    let pos = Pos {
+                        origin,
+                        flow: node.pos.flow,
+                        ..pos(start, end)
+                    };
                     self.push(Node { pos, ..node }, None)?;
                 }
                 EventData::Scalar {
@@ -128,31 +159,95 @@ impl Builder {
                 } => {
                     let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
                     if block
-                        && eof.is_some_and(|n| event.end_mark.index as usize >= n)
+                        && self.src.len() > self.len
+                        && event.end_mark.index as usize + self.bom >= self.len
                         && value.ends_with('\n')
                     {
                         value.pop();
                     }
+                    let content = self.content_start(start).min(end);
+                    let pos = pos(content, end);
                     let scalar = self.scalar(value, tag, style, pos)?;
                     self.push(Node::at(Value::Scalar(scalar), pos), anchor)?;
                 }
-                EventData::SequenceStart { anchor, .. } => {
-                    self.stack.push(Frame::Seq(Vec::new(), pos, anchor));
+                EventData::SequenceStart { anchor, style, .. } => {
+                    let flow = style == SequenceStyle::Flow;
+                    self.open(Items::Seq(Vec::new()), pos(start, end), flow, anchor);
                 }
-                EventData::MappingStart { anchor, .. } => {
-                    self.stack.push(Frame::Map(Vec::new(), None, pos, anchor));
+                EventData::MappingStart { anchor, style, .. } => {
+                    let flow = style == MappingStyle::Flow;
+                    let items = Items::Map(Vec::new(), None);
+                    self.open(items, pos(start, end), flow, anchor);
                 }
                 EventData::SequenceEnd | EventData::MappingEnd => {
-                    let (node, anchor) = match self.stack.pop() {
-                        Some(Frame::Seq(items, p, a)) => (Node::at(Value::Seq(items), p), a),
-                        Some(Frame::Map(entries, _, p, a)) => (merge_keys(entries, p)?, a),
-                        None => break,
+                    let Some(mut frame) = self.stack.pop() else {
+                        break;
                     };
-                    self.push(node, anchor)?;
+                    // A flow collection ends at its bracket; a block one at
+                    // its last value (the event sits on the next token).
+                    if frame.pos.flow {
+                        frame.pos.end = end;
+                    }
+                    let node = match frame.items {
+                        Items::Seq(items) => Node::at(Value::Seq(items), frame.pos),
+                        Items::Map(entries, _) => merge_keys(entries, frame.pos)?,
+                    };
+                    self.push(node, frame.anchor)?;
                 }
             }
         }
         Ok(self.docs)
+    }
+
+    /// A libyaml mark index as a byte offset into the caller's text.
+    fn offset(&self, index: u64) -> u32 {
+        (index as usize + self.bom).min(self.len) as u32
+    }
+
+    /// Starts a collection. Its text starts after its properties (libyaml's
+    /// start mark is on its `&anchor` or `!tag`); a flow one at its bracket.
+    fn open(&mut self, items: Items, pos: Pos, flow: bool, anchor: Option<String>) {
+        let start = if flow {
+            pos.end.saturating_sub(1)
+        } else {
+            self.content_start(pos.start)
+        };
+        let pos = Pos {
+            start,
+            end: start,
+            flow,
+            ..pos
+        };
+        self.stack.push(Frame { items, pos, anchor });
+    }
+
+    /// Where a node's text starts: after the `&anchor` and `!tag` properties
+    /// and the blanks, line breaks and comments that may follow them.
+    fn content_start(&self, from: u32) -> u32 {
+        let b = self.src.as_bytes();
+        let mut i = from as usize;
+        while let Some(&c) = b.get(i) {
+            match c {
+                b'&' | b'!' if b.get(i + 1) == Some(&b'<') => {
+                    i += b[i..].iter().position(|&c| c == b'>').map_or(1, |n| n + 1);
+                }
+                b'&' | b'!' => {
+                    i += b[i..]
+                        .iter()
+                        .position(|c| b" \t\r\n,[]{}".contains(c))
+                        .unwrap_or(b.len() - i);
+                }
+                b' ' | b'\t' | b'\r' | b'\n' => i += 1,
+                b'#' => {
+                    i += b[i..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .unwrap_or(b.len() - i)
+                }
+                _ => break,
+            }
+        }
+        i.min(self.len) as u32
     }
 
     fn scalar(
@@ -189,10 +284,16 @@ impl Builder {
         if let Some(a) = anchor {
             self.anchors.insert(a, node.clone());
         }
-        match self.stack.last_mut() {
-            None => self.docs.push(node),
-            Some(Frame::Seq(items, ..)) => items.push(node),
-            Some(Frame::Map(entries, key, ..)) => match key.take() {
+        let Some(frame) = self.stack.last_mut() else {
+            self.docs.push(node);
+            return Ok(());
+        };
+        if !frame.pos.flow {
+            frame.pos.end = frame.pos.end.max(node.pos.end);
+        }
+        match &mut frame.items {
+            Items::Seq(items) => items.push(node),
+            Items::Map(entries, key) => match key.take() {
                 Some(k) => entries.push((k, node)),
                 None => *key = Some(node),
             },
@@ -266,18 +367,40 @@ fn merge_keys(entries: Vec<(Node, Node)>, pos: Pos) -> Result<Node, Error> {
             }
         }
     }
-    let mut out = Node::at(Value::Map(own.clone()), pos);
+    let mut out = own.clone();
     for source in sources {
         for (k, v) in source {
-            let Some(key) = k.key_text().map(str::to_string) else {
+            let Some(s) = k.as_scalar() else {
                 continue;
             };
-            if !own.iter().any(|(ok, _)| ok.key_text() == Some(&key)) {
-                out.set(&key, v);
+            if own.iter().any(|(ok, _)| ok.key_text() == Some(&s.text)) {
+                continue;
+            }
+            let merged = |pos: Pos| Pos {
+                origin: Origin::Merge,
+                ..pos
+            };
+            let v = Node {
+                pos: merged(v.pos),
+                ..v
+            };
+            match out
+                .iter_mut()
+                .find(|(ok, _)| ok.key_text() == Some(&s.text))
+            {
+                Some((_, old)) => *old = v,
+                // kyaml sets merged keys as strings (whatever they resolved to).
+                None => {
+                    let key = Scalar {
+                        tag: Tag::Str,
+                        ..s.clone()
+                    };
+                    out.push((Node::at(Value::Scalar(key), merged(k.pos)), v));
+                }
             }
         }
     }
-    Ok(out)
+    Ok(Node::at(Value::Map(out), pos))
 }
 
 fn merge_error(pos: Pos, problem: &str) -> Error {
@@ -383,5 +506,140 @@ mod tests {
         let _ = parse_all("foo: |  \n", Resolver::V3);
         let _ = parse_all("{a: !!str}", Resolver::V3);
         assert!(parse_one("a: *nope\n", Resolver::V3).is_err());
+    }
+
+    /// The source text of the node under `path` (string keys, or indexes for sequences).
+    fn text<'a>(src: &'a str, n: &Node, path: &[&str]) -> &'a str {
+        let node = path.iter().fold(n, |n, k| match k.parse::<usize>() {
+            Ok(i) => &n.as_seq().unwrap()[i],
+            Err(_) => n.get(k).unwrap(),
+        });
+        node.pos.text(src).unwrap()
+    }
+
+    fn key_text<'a>(src: &'a str, n: &Node, key: &str) -> &'a str {
+        let map = n.as_map().unwrap();
+        let (k, _) = map.iter().find(|(k, _)| k.key_text() == Some(key)).unwrap();
+        k.pos.text(src).unwrap()
+    }
+
+    #[test]
+    fn scalar_spans_are_their_source_text() {
+        let src = "a: \"x y\"\nb: 'q''s'\nc: plain  text\n  folded on\nd: |\n  lit\n  more\ne: >-\n  f\n\"k\": [1, \"two\"]\n";
+        let n = one(src);
+        assert_eq!(text(src, &n, &["a"]), "\"x y\"");
+        assert_eq!(text(src, &n, &["b"]), "'q''s'");
+        assert_eq!(text(src, &n, &["c"]), "plain  text\n  folded on");
+        assert_eq!(text(src, &n, &["d"]), "|\n  lit\n  more\n");
+        assert_eq!(text(src, &n, &["e"]), ">-\n  f\n");
+        assert_eq!(key_text(src, &n, "k"), "\"k\"");
+        assert_eq!(text(src, &n, &["k", "1"]), "\"two\"");
+        assert_eq!(n.get("d").unwrap().pos.line, 5);
+    }
+
+    #[test]
+    fn collection_spans_and_styles() {
+        let src = "top:\n  x: 1\n  l:\n  - a\n  - b: {c: d}\n\n# after\nflow: [1, {e: f}]\nnested:\n- - a\n  - b\n";
+        let n = one(src);
+        let top = n.get("top").unwrap();
+        assert_eq!(text(src, &n, &["top"]), "x: 1\n  l:\n  - a\n  - b: {c: d}");
+        assert!(!top.pos.flow);
+        assert_eq!(text(src, &n, &["top", "l"]), "- a\n  - b: {c: d}");
+        assert_eq!(text(src, &n, &["top", "l", "1", "b"]), "{c: d}");
+        assert!(
+            n.get_path(&["top", "l"]).unwrap().as_seq().unwrap()[1]
+                .get("b")
+                .unwrap()
+                .pos
+                .flow
+        );
+        assert_eq!(text(src, &n, &["flow"]), "[1, {e: f}]");
+        assert!(n.get("flow").unwrap().pos.flow);
+        assert_eq!(text(src, &n, &["flow", "1"]), "{e: f}");
+        assert_eq!(text(src, &n, &["nested"]), "- - a\n  - b");
+        assert_eq!(text(src, &n, &["nested", "0"]), "- a\n  - b");
+        assert_eq!(n.pos.text(src), Some(src.trim_end()));
+        assert_eq!((n.pos.start, n.pos.line), (0, 1));
+    }
+
+    #[test]
+    fn empty_values_have_empty_spans_after_their_colon() {
+        let src = "a:\nb: 1\nc:";
+        let n = one(src);
+        assert_eq!(n.get("a").unwrap().pos.start, 2);
+        assert_eq!(text(src, &n, &["a"]), "");
+        assert_eq!(text(src, &n, &["c"]), "");
+        assert_eq!(n.pos.text(src), Some(src));
+    }
+
+    #[test]
+    fn spans_with_crlf_bom_and_documents() {
+        let src = "a: x\r\nb:\r\n  c: 'q'\r\n";
+        let n = one(src);
+        assert_eq!(text(src, &n, &["b", "c"]), "'q'");
+        assert_eq!(text(src, &n, &["b"]), "c: 'q'");
+        assert_eq!(n.get_path(&["b", "c"]).unwrap().pos.line, 3);
+
+        let src = "\u{feff}a: b\n";
+        let n = one(src);
+        assert_eq!(key_text(src, &n, "a"), "a");
+        assert_eq!(text(src, &n, &["a"]), "b");
+
+        let src = "a: 1\n---\nb: 'two'\n...\n--- |\n  three\n";
+        let docs = parse_all(src, Resolver::V3).unwrap();
+        assert_eq!(text(src, &docs[1], &["b"]), "'two'");
+        assert_eq!(docs[2].pos.text(src), Some("|\n  three\n"));
+        assert_eq!(docs[2].pos.line, 5);
+
+        // A block scalar running into the end of input (parsed padded).
+        let src = "a: |\n  x";
+        assert_eq!(text(src, &one(src), &["a"]), "|\n  x");
+    }
+
+    #[test]
+    fn anchors_aliases_and_merges_keep_their_spans() {
+        let src = "base: &b {x: 1}\nv: &s !!str 5\nblk: &k\n  # c\n  y: 2\nref: *b\nw:  *s\nm:\n  <<: *b\n  z: 3\n";
+        let n = one(src);
+        assert_eq!(text(src, &n, &["base"]), "{x: 1}");
+        assert_eq!(text(src, &n, &["v"]), "5");
+        assert_eq!(text(src, &n, &["blk"]), "y: 2");
+        assert_eq!(
+            n.get("blk").unwrap().pos.line,
+            3,
+            "go-yaml: the line of the anchor"
+        );
+
+        let base = n.get("base").unwrap().pos;
+        let r = n.get("ref").unwrap();
+        assert_eq!(r.pos.text(src), Some("*b"));
+        assert_eq!(r.pos.origin, Origin::Alias { anchor: base.start });
+        assert!(r.pos.flow);
+        // Below an alias, spans are the anchored node's.
+        assert_eq!(text(src, &n, &["ref", "x"]), "1");
+        assert_eq!(
+            r.get("x").unwrap().pos,
+            n.get_path(&["base", "x"]).unwrap().pos
+        );
+        let w = n.get("w").unwrap();
+        assert_eq!(w.pos.text(src), Some("*s"));
+        let v = n.get("v").unwrap().pos;
+        assert_eq!(w.pos.origin, Origin::Alias { anchor: v.start });
+
+        let m = n.get("m").unwrap();
+        let (k, x) = m
+            .as_map()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.key_text() == Some("x"))
+            .unwrap();
+        assert_eq!((k.pos.origin, x.pos.origin), (Origin::Merge, Origin::Merge));
+        assert_eq!((k.pos.text(src), x.pos.text(src)), (Some("x"), Some("1")));
+        assert_eq!(m.get("z").unwrap().pos.origin, Origin::Source);
+        assert_eq!(text(src, &n, &["m"]), "<<: *b\n  z: 3");
+    }
+
+    #[test]
+    fn nodes_made_in_memory_have_no_text() {
+        assert_eq!(Node::string("x").pos.text("x"), None);
     }
 }
