@@ -7,9 +7,7 @@
 //! with the intended document; a mismatch is an error and the caller keeps
 //! the original bytes. It knows nothing about Kubernetes.
 
-use libyaml_safer::{EventData, MappingStyle, Parser, ScalarStyle, SequenceStyle};
-
-use super::node::{Node, Scalar, Style, Tag, Value};
+use super::node::{Node, Origin, Scalar, Style, Tag, Value};
 use super::resolve::{resolve_plain, Resolver};
 
 /// One step of a path into a document.
@@ -118,7 +116,7 @@ pub fn parse_path(text: &str) -> Vec<Seg> {
     out
 }
 
-/// The spans of one node, from the parser's events.
+/// A node's spans, as the editor needs them (from [`Pos`]).
 #[derive(Clone, Debug)]
 enum Span {
     Scalar {
@@ -128,9 +126,8 @@ enum Span {
         text: String,
         tag: Tag,
     },
-    Alias {
-        end: usize,
-    },
+    /// Written elsewhere: an alias, or copied by a `<<` merge key.
+    Shared { end: usize, what: &'static str },
     Map {
         start: usize,
         end: usize,
@@ -151,120 +148,86 @@ impl Span {
             Span::Scalar { start, .. } | Span::Map { start, .. } | Span::Seq { start, .. } => {
                 *start
             }
-            Span::Alias { end } => *end,
+            Span::Shared { end, .. } => *end,
         }
     }
 
-    /// Where the node's own text ends: for a block collection, where its
-    /// last descendant ends (the parser's end mark lies at the next token).
+    /// Where the node's own text ends (a block collection's ends with its
+    /// last value, before the line break).
     fn content_end(&self) -> usize {
         match self {
-            Span::Scalar { end, .. } | Span::Alias { end } => *end,
-            Span::Map {
-                end, flow: true, ..
-            }
-            | Span::Seq {
-                end, flow: true, ..
-            } => *end,
-            Span::Map { entries, start, .. } => entries
-                .last()
-                .map_or(*start, |(k, v)| k.content_end().max(v.content_end())),
-            Span::Seq { items, start, .. } => items.last().map_or(*start, Span::content_end),
+            Span::Scalar { end, .. }
+            | Span::Shared { end, .. }
+            | Span::Map { end, .. }
+            | Span::Seq { end, .. } => *end,
         }
     }
-}
 
-enum Frame {
-    Map(usize, bool, Vec<(Span, Span)>, Option<Span>),
-    Seq(usize, bool, Vec<Span>),
-}
+    /// A mapping key: found by its text wherever it was written (a merged
+    /// key's value is shared, and says so).
+    fn key(n: &Node) -> Span {
+        match &n.value {
+            Value::Scalar(sc) => Span::Scalar {
+                start: n.pos.start as usize,
+                end: n.pos.end as usize,
+                style: sc.style,
+                text: sc.text.clone(),
+                tag: sc.tag.clone(),
+            },
+            _ => Span::of(n),
+        }
+    }
 
-/// Builds the span tree of every document. `base`: bytes the parser does
-/// not count (a BOM).
-fn spans(src: &str) -> Result<Vec<Span>, super::Error> {
-    // Parse with the node builder first: its errors (and its recovery from
-    // libyaml-safer panics) are the ones users see.
-    super::parse_all(src, Resolver::V3)?;
-    let base = if src.starts_with('\u{feff}') { 3 } else { 0 };
-    let at = |i: u64| i as usize + base;
-    let mut input = src.as_bytes();
-    let mut parser = Parser::new();
-    parser.set_input_string(&mut input);
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut docs = Vec::new();
-    loop {
-        let ev = parser.parse().map_err(|e| super::Error::Syntax {
-            line: 0,
-            column: 0,
-            problem: e.to_string(),
-        })?;
-        let (start, end) = (at(ev.start_mark.index), at(ev.end_mark.index));
-        let node = match ev.data {
-            EventData::StreamEnd => break,
-            EventData::Scalar {
-                value, style, tag, ..
-            } => {
-                let style = match style {
-                    ScalarStyle::SingleQuoted => Style::Single,
-                    ScalarStyle::DoubleQuoted => Style::Double,
-                    ScalarStyle::Literal => Style::Literal,
-                    ScalarStyle::Folded => Style::Folded,
-                    _ => Style::Plain,
-                };
-                let tag = match (&tag, style) {
-                    (None, Style::Plain) => resolve_plain(&value, Resolver::V3),
-                    (None, _) => Tag::Str,
-                    (Some(t), _) => Tag::Other(t.clone()),
-                };
-                Span::Scalar {
-                    start,
+    fn of(n: &Node) -> Span {
+        let (start, end) = (n.pos.start as usize, n.pos.end as usize);
+        match n.pos.origin {
+            Origin::Alias { .. } => {
+                return Span::Shared {
                     end,
-                    style,
-                    text: value,
-                    tag,
+                    what: "the value is an alias; edit its anchor",
                 }
             }
-            EventData::Alias { .. } => Span::Alias { end },
-            EventData::MappingStart { style, .. } => {
-                stack.push(Frame::Map(
-                    start,
-                    style == MappingStyle::Flow,
-                    Vec::new(),
-                    None,
-                ));
-                continue;
-            }
-            EventData::SequenceStart { style, .. } => {
-                stack.push(Frame::Seq(start, style == SequenceStyle::Flow, Vec::new()));
-                continue;
-            }
-            EventData::MappingEnd | EventData::SequenceEnd => match stack.pop() {
-                Some(Frame::Map(start, flow, entries, _)) => Span::Map {
-                    start,
+            Origin::Merge => {
+                return Span::Shared {
                     end,
-                    flow,
-                    entries,
-                },
-                Some(Frame::Seq(start, flow, items)) => Span::Seq {
-                    start,
-                    end,
-                    flow,
-                    items,
-                },
-                None => break,
+                    what: "the value comes from a `<<` merge key; edit where it is written",
+                }
+            }
+            Origin::Source => {}
+        }
+        match &n.value {
+            Value::Scalar(sc) => Span::Scalar {
+                start,
+                end,
+                style: sc.style,
+                text: sc.text.clone(),
+                tag: sc.tag.clone(),
             },
-            _ => continue,
-        };
-        match stack.last_mut() {
-            None => docs.push(node),
-            Some(Frame::Seq(.., items)) => items.push(node),
-            Some(Frame::Map(.., entries, key)) => match key.take() {
-                Some(k) => entries.push((k, node)),
-                None => *key = Some(node),
+            Value::Map(entries) => Span::Map {
+                start,
+                end,
+                flow: n.pos.flow,
+                entries: entries
+                    .iter()
+                    .map(|(k, v)| (Span::key(k), Span::of(v)))
+                    .collect(),
+            },
+            Value::Seq(items) => Span::Seq {
+                start,
+                end,
+                flow: n.pos.flow,
+                items: items.iter().map(Span::of).collect(),
             },
         }
     }
-    Ok(docs)
+}
+
+/// The span tree of every document.
+fn spans(src: &str) -> Result<Vec<Span>, super::Error> {
+    Ok(super::parse_all(src, Resolver::V3)?
+        .iter()
+        .map(Span::of)
+        .collect())
 }
 
 /// Applies one change to `src`, checked by parsing the result with
@@ -439,7 +402,7 @@ fn splice(
                 .find(|(key, _)| matches!(key, Span::Scalar { text, .. } if text == k))
                 .map(|(_, v)| v),
             (Seg::Index(i), Span::Seq { items, .. }) => items.get(*i),
-            (_, Span::Alias { .. }) => return Err("the value is an alias; edit its anchor".into()),
+            (_, Span::Shared { what, .. }) => return Err((*what).into()),
             _ => return Err("the path runs into a value of another kind".into()),
         };
         match next {
@@ -459,7 +422,7 @@ fn splice(
     match (change, n) {
         (Change::Set { value, .. }, Span::Scalar { .. }) => replace_scalar(src, n, value),
         (Change::Append { item, .. }, Span::Seq { .. }) => append_item(src, n, item, nl),
-        (_, Span::Alias { .. }) => Err("the value is an alias; edit its anchor".into()),
+        (_, Span::Shared { what, .. }) => Err((*what).into()),
         _ => Err("the path leads to a value of another kind".into()),
     }
 }
@@ -490,18 +453,9 @@ fn replace_scalar(src: &str, n: &Span, value: &str) -> Result<(usize, usize, Str
     else {
         return Err("not a scalar".into());
     };
-    // The event's start includes an anchor and tag (`&a !!str x`): skip them.
-    let mut s = *start;
-    let bytes = src.as_bytes();
-    while s < *end && matches!(bytes[s], b'&' | b'!') {
-        while s < *end && !matches!(bytes[s], b' ' | b'\t' | b'\n' | b'\r') {
-            s += 1;
-        }
-        while s < *end && matches!(bytes[s], b' ' | b'\t' | b'\n' | b'\r') {
-            s += 1;
-        }
-    }
-    if matches!(tag, Tag::Other(_)) && !src[*start..s].contains('!') {
+    // The span starts after any `&anchor` and `!tag`.
+    let s = *start;
+    if matches!(tag, Tag::Other(_)) {
         return Err("a scalar with a tag cannot be edited".into());
     }
     let flow = in_flow(src, s);

@@ -81,6 +81,13 @@ fn anchors_and_aliases_stay() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("alias"), "{e}");
+    let e = apply(
+        &src,
+        Resolver::V2,
+        &set(0, &[key("worker"), key("tag")], "9"),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("merge"), "{e}");
 }
 
 #[test]
