@@ -84,28 +84,21 @@ pub fn board(root: &Path, only: &[String]) -> Result<Board, Error> {
         }
     }
     keys.sort();
+    let awaits = |env: &str, app: &str, pin: &str| {
+        all.iter()
+            .filter(|p| p.promotes_to.as_deref() == Some(env))
+            .any(|p| {
+                let up = value(&p.name, app, pin);
+                up.is_some() && up != value(env, app, pin)
+            })
+    };
     let rows = keys
         .into_iter()
-        .map(|(app, pin)| {
-            let values: Vec<Option<String>> =
-                envs.iter().map(|e| value(&e.name, &app, &pin)).collect();
-            let awaits = envs
-                .iter()
-                .map(|e| {
-                    all.iter()
-                        .filter(|p| p.promotes_to.as_deref() == Some(e.name.as_str()))
-                        .any(|p| {
-                            let up = value(&p.name, &app, &pin);
-                            up.is_some() && up != value(&e.name, &app, &pin)
-                        })
-                })
-                .collect();
-            BoardRow {
-                app,
-                pin,
-                values,
-                awaits,
-            }
+        .map(|(app, pin)| BoardRow {
+            values: envs.iter().map(|e| value(&e.name, &app, &pin)).collect(),
+            awaits: envs.iter().map(|e| awaits(&e.name, &app, &pin)).collect(),
+            app,
+            pin,
         })
         .collect();
     let last = envs

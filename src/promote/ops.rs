@@ -97,8 +97,9 @@ fn source_sha(root: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// `hydrate promote FROM [TO]`.
-pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
+/// Plans a promotion: the pins that differ, the policies' verdicts, the
+/// id and the commit message.
+fn plan_promotion(o: &PromoteOptions) -> Result<PromoteReport, Error> {
     let envs = env::load_environments(&o.root)?;
     let from = find(&envs, &o.from)?;
     let to_name = match &o.to {
@@ -144,28 +145,32 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
             ("Hydrate-Environment", to.name.clone()),
         ],
     )?;
-    let mut report = PromoteReport {
+    Ok(PromoteReport {
         from: from.name.clone(),
         to: to.name.clone(),
-        id: id.clone(),
+        id,
         plan,
         outcome: None,
         branch: None,
         message: msg,
         rendered: Vec::new(),
-    };
+    })
+}
+
+/// `hydrate promote FROM [TO]`.
+pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
+    let mut report = plan_promotion(o)?;
     if report.plan.items.is_empty() || o.dry_run {
         return Ok(report);
     }
-    let refusals: Vec<_> = report.plan.refusals.clone();
-    if !refusals.is_empty() && !o.force {
-        return Err(Error::Refused(refusals));
+    if !report.plan.refusals.is_empty() && !o.force {
+        return Err(Error::Refused(report.plan.refusals.clone()));
     }
     let mode = match &o.branch {
         Some(name) => {
-            let b = name
-                .clone()
-                .unwrap_or_else(|| format!("promote/{}-to-{}/{id}", from.name, to.name));
+            let b = name.clone().unwrap_or_else(|| {
+                format!("promote/{}-to-{}/{}", report.from, report.to, report.id)
+            });
             report.branch = Some(b.clone());
             Mode::Branch(b)
         }
@@ -173,7 +178,7 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
     };
     report.outcome = Some(apply::execute(&Request {
         root: &o.root,
-        env: &to.name,
+        env: &report.to,
         items: &report.plan.items,
         message: report.message.clone(),
         mode,
@@ -184,11 +189,11 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
         let opts = crate::render::Options {
             root: o.root.clone(),
             selection: env::Selection {
-                envs: vec![to.name.clone()],
+                envs: vec![report.to.clone()],
                 ..Default::default()
             },
             identity: Some(o.identity.clone()),
-            trailers: vec![("Hydrate-Promotion".into(), id)],
+            trailers: vec![("Hydrate-Promotion".into(), report.id.clone())],
             ..Default::default()
         };
         report.rendered = crate::render::run(&opts, &|_| {})?;
