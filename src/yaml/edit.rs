@@ -395,7 +395,13 @@ fn splice(
     nl: &str,
 ) -> Result<(usize, usize, String), String> {
     let mut n = root;
+    // Whether the value sits inside a flow collection (`,` `[` … end plain text there).
+    let mut flow = false;
     for (depth, seg) in path.iter().enumerate() {
+        flow |= matches!(
+            n,
+            Span::Map { flow: true, .. } | Span::Seq { flow: true, .. }
+        );
         let next = match (seg, n) {
             (Seg::Key(k), Span::Map { entries, .. }) => entries
                 .iter()
@@ -420,7 +426,7 @@ fn splice(
         }
     }
     match (change, n) {
-        (Change::Set { value, .. }, Span::Scalar { .. }) => replace_scalar(src, n, value),
+        (Change::Set { value, .. }, Span::Scalar { .. }) => replace_scalar(n, value, flow),
         (Change::Append { item, .. }, Span::Seq { .. }) => append_item(src, n, item, nl),
         (_, Span::Shared { what, .. }) => Err((*what).into()),
         _ => Err("the path leads to a value of another kind".into()),
@@ -442,7 +448,7 @@ fn missing_value(rest: &[Seg], change: &Change) -> Result<Insert, String> {
     Ok(value)
 }
 
-fn replace_scalar(src: &str, n: &Span, value: &str) -> Result<(usize, usize, String), String> {
+fn replace_scalar(n: &Span, value: &str, flow: bool) -> Result<(usize, usize, String), String> {
     let Span::Scalar {
         start,
         end,
@@ -458,7 +464,6 @@ fn replace_scalar(src: &str, n: &Span, value: &str) -> Result<(usize, usize, Str
     if matches!(tag, Tag::Other(_)) {
         return Err("a scalar with a tag cannot be edited".into());
     }
-    let flow = in_flow(src, s);
     let new = match style {
         Style::Plain => {
             let keep = kept_tag(
@@ -484,21 +489,6 @@ fn replace_scalar(src: &str, n: &Span, value: &str) -> Result<(usize, usize, Str
         }
     };
     Ok((s, end - s, new))
-}
-
-/// Whether `at` lies inside a flow collection (an unclosed `[` or `{` on
-/// the way from the start of its line; enough for the values we write).
-fn in_flow(src: &str, at: usize) -> bool {
-    let line_start = src[..at].rfind('\n').map_or(0, |i| i + 1);
-    let mut depth = 0i32;
-    for c in src[line_start..at].chars() {
-        match c {
-            '[' | '{' => depth += 1,
-            ']' | '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    depth > 0
 }
 
 /// Whether `v` may be written plain: a string under YAML 1.1 and 1.2 (as

@@ -284,3 +284,11 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn values_in_multi_line_flow_collections_are_quoted_for_flow_context() {
+    let src = "images: [\n  {name: x,\n   newTag: a}\n]\n";
+    let path = [key("images"), Seg::Index(0), key("newTag")];
+    let out = apply(src, Resolver::V3, &set(0, &path, "b,c")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out, "images: [\n  {name: x,\n   newTag: \"b,c\"}\n]\n");
+}
