@@ -382,3 +382,35 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     assert_eq!(snapshot(dir), before);
     assert_eq!(commits(dir), 1);
 }
+
+#[test]
+fn set_value_edits_the_value_file_and_dirty_files_are_refused() {
+    let repo = demo_repo();
+    let dir = repo.path();
+    let values = dir.join("testdata/apps/status/values/staging.yaml");
+    let src = fs::read_to_string(&values).unwrap();
+    let o = run(dir, &["set-value", "staging", "status", "image.tag=2.3.2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        fs::read_to_string(&values).unwrap(),
+        src.replace("tag: 2.3.1", "tag: 2.3.2")
+    );
+    let msg = git(dir, &["log", "-1", "--format=%B"]);
+    assert!(
+        msg.contains("Hydrate-Set-Value: status image.tag=2.3.2"),
+        "{msg}"
+    );
+    // An uncommitted change in a file promotion would edit: refused, untouched.
+    let prod = dir.join("testdata/apps/status/values/production.yaml");
+    let dirty = format!("{}# local note\n", fs::read_to_string(&prod).unwrap());
+    fs::write(&prod, &dirty).unwrap();
+    let o = run(dir, &["promote", "staging", "production"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("uncommitted changes in testdata/apps/status/values/production.yaml"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(fs::read_to_string(&prod).unwrap(), dirty);
+    assert_eq!(commits(dir), 2);
+}
