@@ -4,6 +4,7 @@ mod branches;
 mod cli;
 mod conformance;
 mod demo;
+mod limits;
 mod promote;
 mod schema;
 mod support;

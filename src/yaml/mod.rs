@@ -19,7 +19,7 @@ pub use json::to_json;
 pub use keyorder::natural_cmp;
 pub use node::{Node, Origin, Pos, Scalar, Style, Tag, Value};
 pub use number::{format_e, format_f, format_g, format_json};
-pub use parse::{parse_all, parse_one};
+pub use parse::{parse_all, parse_one, MAX_DEPTH};
 pub use resolve::{is_timestamp, parse_int, resolve_plain, timestamp_rfc3339, Int, Resolver};
 
 /// A YAML error without a file: callers add the path.

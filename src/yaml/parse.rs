@@ -12,33 +12,39 @@ use super::Error;
 
 /// Parses every document of a YAML stream. An empty document (or one holding
 /// only comments) parses to a null node.
+///
+/// go-yaml's limits apply: collections nest at most [`MAX_DEPTH`] deep, and
+/// aliases may not expand a document beyond go-yaml's alias budget.
 pub fn parse_all(src: &str, resolver: Resolver) -> Result<Vec<Node>, Error> {
-    // libyaml-safer 0.3 panics on a few inputs instead of failing (its issues
-    // #6 and #7); a panic there is a syntax error to us, never a crash.
-    silence_parser_panics();
-    let failed = || {
+    // libyaml (and go-yaml's port of it) reads a NUL past the end of its
+    // input; libyaml-safer 0.3 instead panics when a block scalar runs into
+    // the end of input without a final line break. Text that does not end
+    // in a line break is parsed with one added (and taken back off block
+    // scalars that reach it), so that common case never panics.
+    let padded;
+    let text = if src.is_empty() || src.ends_with(['\n', '\r']) {
+        src
+    } else {
+        padded = format!("{src}\n");
+        &padded
+    };
+    // The crate still panics on a few rare inputs (its issues #6 and #7, e.g.
+    // a tag followed by `,` in a flow collection): such a panic is a syntax
+    // error to us, never a crash. We deliberately install no panic hook to
+    // keep it quiet: a hook is process-wide state that a library would take
+    // from its host program (every thread's panics, the test harness's,
+    // another library's hook). The price is one "panicked at" line from the
+    // default hook on stderr for these rare inputs, which still fail cleanly.
+    catch_unwind(AssertUnwindSafe(|| {
+        Builder::new(resolver, text, src.len()).run()
+    }))
+    .unwrap_or_else(|_| {
         Err(Error::Syntax {
             line: 0,
             column: 0,
             problem: "the YAML parser could not read this input".into(),
         })
-    };
-    match catch_unwind(AssertUnwindSafe(|| {
-        Builder::new(resolver, src, src.len()).run()
-    })) {
-        Ok(result) => result,
-        // One of those panics is a block scalar whose last line runs into
-        // the end of input: libyaml reads it, without a final line break.
-        // Parse again with the break added, then take it back off.
-        Err(_) if !src.is_empty() && !src.ends_with('\n') => {
-            let padded = format!("{src}\n");
-            catch_unwind(AssertUnwindSafe(|| {
-                Builder::new(resolver, &padded, src.len()).run()
-            }))
-            .unwrap_or_else(|_| failed())
-        }
-        Err(_) => failed(),
-    }
+    })
 }
 
 /// Parses a stream that must hold at most one document (null when empty).
@@ -51,22 +57,55 @@ pub fn parse_one(src: &str, resolver: Resolver) -> Result<Node, Error> {
     })
 }
 
-/// Installs, once per process, a panic hook that keeps quiet about panics
-/// raised inside libyaml-safer (we turn those into errors) and defers to the
-/// previous hook for every other panic.
-fn silence_parser_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let inside = info
-                .location()
-                .is_some_and(|l| l.file().contains("libyaml-safer"));
-            if !inside {
-                previous(info);
-            }
-        }));
-    });
+/// How deep collections may nest. go-yaml's scanner refuses a flow level or
+/// an indentation stack deeper than 10,000 (scannerc.go `max_flow_level`,
+/// `max_indents`: "exceeded max depth of 10000"); we bound the nesting of
+/// collections itself, which is the same limit for documents nested in one
+/// style and at most stricter for ones mixing flow and block past 10,000.
+/// It also bounds every recursive walk of a parsed tree (emitter, Drop).
+pub const MAX_DEPTH: usize = 10_000;
+
+/// go-yaml decode.go `allowedAliasRatio`: the share of decode operations
+/// that may come from alias expansion — 99% up to 400,000 operations, then
+/// falling linearly to 10% at 4,000,000.
+fn allowed_alias_ratio(decoded: u64) -> f64 {
+    const LOW: u64 = 400_000;
+    const HIGH: u64 = 4_000_000;
+    match decoded {
+        d if d <= LOW => 0.99,
+        d if d >= HIGH => 0.10,
+        d => 0.99 - 0.89 * ((d - LOW) as f64 / (HIGH - LOW) as f64),
+    }
+}
+
+/// go-yaml's alias budget for one document: it counts a decode operation
+/// per node it walks (the document, each key, value and item, each alias
+/// and, again, every node under the anchor an alias expands to) and fails
+/// with "document contains excessive aliasing" once more than 100 came from
+/// aliases, more than 1,000 in all, and their share passes the allowed ratio.
+#[derive(Default)]
+struct Budget {
+    decoded: u64,
+    aliased: u64,
+}
+
+impl Budget {
+    /// Counts `nodes` operations, `aliased` of them from an alias expansion.
+    /// Within one expansion the share only grows, so checking once after it
+    /// is the same as go-yaml's check at every node of it.
+    fn count(&mut self, nodes: u64, aliased: u64, line: u32) -> Result<(), Error> {
+        self.decoded = self.decoded.saturating_add(nodes);
+        self.aliased = self.aliased.saturating_add(aliased);
+        let share = self.aliased as f64 / self.decoded as f64;
+        if self.aliased > 100 && self.decoded > 1000 && share > allowed_alias_ratio(self.decoded) {
+            return Err(Error::Syntax {
+                line,
+                column: 0,
+                problem: "document contains excessive aliasing".into(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// A collection being built: its entries so far, where it is, its anchor.
@@ -74,6 +113,9 @@ struct Frame {
     items: Items,
     pos: Pos,
     anchor: Option<String>,
+    /// Decode operations for the collection so far (itself and its content,
+    /// aliases expanded), as go-yaml's budget counts them.
+    size: u64,
 }
 
 enum Items {
@@ -90,9 +132,11 @@ struct Builder<'a> {
     len: usize,
     /// libyaml consumes a byte-order mark before counting: add its length back.
     bom: usize,
-    anchors: HashMap<String, Node>,
+    /// Anchored nodes and their sizes in decode operations.
+    anchors: HashMap<String, (Node, u64)>,
     stack: Vec<Frame>,
     docs: Vec<Node>,
+    budget: Budget,
 }
 
 impl<'a> Builder<'a> {
@@ -106,6 +150,7 @@ impl<'a> Builder<'a> {
             anchors: HashMap::new(),
             stack: Vec::new(),
             docs: Vec::new(),
+            budget: Budget::default(),
         }
     }
 
@@ -128,18 +173,25 @@ impl<'a> Builder<'a> {
                 EventData::StreamStart { .. } => {}
                 EventData::StreamEnd => break,
                 // An empty document arrives as an empty plain scalar (null).
-                EventData::DocumentStart { .. } => self.anchors.clear(),
+                EventData::DocumentStart { .. } => {
+                    self.anchors.clear();
+                    self.budget = Budget::default();
+                    self.budget.count(1, 0, line)?;
+                }
                 EventData::DocumentEnd { .. } => {}
                 EventData::Alias { anchor } => {
-                    let node = self
-                        .anchors
-                        .get(&anchor)
-                        .cloned()
-                        .ok_or_else(|| Error::Syntax {
+                    let Some((target, size)) = self.anchors.get(&anchor) else {
+                        return Err(Error::Syntax {
                             line,
                             column: event.start_mark.column as u32 + 1,
                             problem: format!("unknown anchor '{anchor}' referenced"),
-                        })?;
+                        });
+                    };
+                    let size = *size;
+                    // Counted before the copy is made: a refused expansion
+                    // never allocates.
+                    self.budget.count(1 + size, size, line)?;
+                    let node = target.clone();
                     let origin = Origin::Alias {
                         anchor: node.pos.start,
                     };
@@ -148,7 +200,7 @@ impl<'a> Builder<'a> {
                         flow: node.pos.flow,
                         ..pos(start, end)
                     };
-                    self.push(Node { pos, ..node }, None)?;
+                    self.push(Node { pos, ..node }, None, 1 + size);
                 }
                 EventData::Scalar {
                     anchor,
@@ -168,16 +220,17 @@ impl<'a> Builder<'a> {
                     let content = self.content_start(start).min(end);
                     let pos = pos(content, end);
                     let scalar = self.scalar(value, tag, style, pos)?;
-                    self.push(Node::at(Value::Scalar(scalar), pos), anchor)?;
+                    self.budget.count(1, 0, line)?;
+                    self.push(Node::at(Value::Scalar(scalar), pos), anchor, 1);
                 }
                 EventData::SequenceStart { anchor, style, .. } => {
                     let flow = style == SequenceStyle::Flow;
-                    self.open(Items::Seq(Vec::new()), pos(start, end), flow, anchor);
+                    self.open(Items::Seq(Vec::new()), pos(start, end), flow, anchor)?;
                 }
                 EventData::MappingStart { anchor, style, .. } => {
                     let flow = style == MappingStyle::Flow;
                     let items = Items::Map(Vec::new(), None);
-                    self.open(items, pos(start, end), flow, anchor);
+                    self.open(items, pos(start, end), flow, anchor)?;
                 }
                 EventData::SequenceEnd | EventData::MappingEnd => {
                     let Some(mut frame) = self.stack.pop() else {
@@ -192,7 +245,7 @@ impl<'a> Builder<'a> {
                         Items::Seq(items) => Node::at(Value::Seq(items), frame.pos),
                         Items::Map(entries, _) => merge_keys(entries, frame.pos)?,
                     };
-                    self.push(node, frame.anchor)?;
+                    self.push(node, frame.anchor, frame.size);
                 }
             }
         }
@@ -206,7 +259,21 @@ impl<'a> Builder<'a> {
 
     /// Starts a collection. Its text starts after its properties (libyaml's
     /// start mark is on its `&anchor` or `!tag`); a flow one at its bracket.
-    fn open(&mut self, items: Items, pos: Pos, flow: bool, anchor: Option<String>) {
+    fn open(
+        &mut self,
+        items: Items,
+        pos: Pos,
+        flow: bool,
+        anchor: Option<String>,
+    ) -> Result<(), Error> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(Error::Syntax {
+                line: pos.line,
+                column: 0,
+                problem: format!("exceeded max depth of {MAX_DEPTH}"),
+            });
+        }
+        self.budget.count(1, 0, pos.line)?;
         let start = if flow {
             pos.end.saturating_sub(1)
         } else {
@@ -218,7 +285,13 @@ impl<'a> Builder<'a> {
             flow,
             ..pos
         };
-        self.stack.push(Frame { items, pos, anchor });
+        self.stack.push(Frame {
+            items,
+            pos,
+            anchor,
+            size: 1,
+        });
+        Ok(())
     }
 
     /// Where a node's text starts: after the `&anchor` and `!tag` properties
@@ -280,14 +353,17 @@ impl<'a> Builder<'a> {
         Ok(Scalar { text, tag, style })
     }
 
-    fn push(&mut self, node: Node, anchor: Option<String>) -> Result<(), Error> {
+    /// Adds a finished node to its collection (or the documents); `size`:
+    /// its decode operations.
+    fn push(&mut self, node: Node, anchor: Option<String>, size: u64) {
         if let Some(a) = anchor {
-            self.anchors.insert(a, node.clone());
+            self.anchors.insert(a, (node.clone(), size));
         }
         let Some(frame) = self.stack.last_mut() else {
             self.docs.push(node);
-            return Ok(());
+            return;
         };
+        frame.size = frame.size.saturating_add(size);
         if !frame.pos.flow {
             frame.pos.end = frame.pos.end.max(node.pos.end);
         }
@@ -298,7 +374,6 @@ impl<'a> Builder<'a> {
                 None => *key = Some(node),
             },
         }
-        Ok(())
     }
 }
 
@@ -432,214 +507,4 @@ impl Node {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn one(src: &str) -> Node {
-        parse_one(src, Resolver::V3).unwrap()
-    }
-
-    #[test]
-    fn maps_seqs_scalars_and_positions() {
-        let n = one("a: 1\nb:\n- x\n- 'y'\nc: {d: true}\n");
-        assert_eq!(n.get("a").unwrap().as_scalar().unwrap().tag, Tag::Int);
-        let b = n.get("b").unwrap().as_seq().unwrap();
-        assert_eq!(b[1].as_scalar().unwrap().style, Style::Single);
-        assert_eq!(b[1].pos.line, 4);
-        assert_eq!(n.get_path(&["c", "d"]).unwrap().kind_name(), "bool");
-    }
-
-    #[test]
-    fn multi_document_and_empty_documents() {
-        let docs = parse_all("a: 1\n---\n---\nb: 2\n", Resolver::V3).unwrap();
-        assert_eq!(docs.len(), 3);
-        assert!(docs[1].is_null());
-        assert!(parse_all("", Resolver::V3).unwrap().is_empty());
-        assert!(parse_all("# only a comment\n", Resolver::V3)
-            .unwrap()
-            .is_empty());
-    }
-
-    #[test]
-    fn aliases_and_merge_keys() {
-        let n = one("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 3\nz: *b\n");
-        assert_eq!(n.get_path(&["other", "x"]).unwrap().as_str(), Some("1"));
-        assert_eq!(n.get_path(&["other", "y"]).unwrap().as_str(), Some("3"));
-        assert_eq!(n.get_path(&["z", "y"]).unwrap().as_str(), Some("2"));
-    }
-
-    #[test]
-    fn explicit_tags() {
-        let n = one("a: !!str 3\nb: !!int \"4\"\nc: !custom x\nd: ! 5\n");
-        assert_eq!(n.get("a").unwrap().as_scalar().unwrap().tag, Tag::Str);
-        assert_eq!(n.get("b").unwrap().as_scalar().unwrap().tag, Tag::Int);
-        assert_eq!(
-            n.get("c").unwrap().as_scalar().unwrap().tag,
-            Tag::Other("!custom".into())
-        );
-        assert_eq!(n.get("d").unwrap().as_scalar().unwrap().tag, Tag::Str);
-        assert!(parse_one("a: !!int abc\n", Resolver::V3).is_err());
-    }
-
-    #[test]
-    fn block_scalar_at_end_of_input_without_a_line_break() {
-        // libyaml keeps the content and drops the missing final break.
-        for (src, want) in [
-            ("a: |\n  x\n  y", "x\ny"),
-            ("a: |+\n  x", "x"),
-            ("a: >\n  x\n  y", "x y"),
-            ("- |-\n  x", "x"),
-            ("a: |\n  x\n", "x\n"),
-        ] {
-            let n = parse_one(src, Resolver::V3).unwrap_or_else(|e| panic!("{src:?}: {e}"));
-            let v = n.as_map().map(|m| &m[0].1).or(n.as_seq().map(|s| &s[0]));
-            assert_eq!(v.and_then(Node::as_str), Some(want), "{src:?}");
-        }
-    }
-
-    #[test]
-    fn errors_carry_line_and_never_panic() {
-        let e = parse_one("a: b\n  c: d\n  - e\n", Resolver::V3).unwrap_err();
-        assert!(matches!(e, Error::Syntax { line: 2, .. }), "{e:?}");
-        // libyaml-safer issues #6 and #7 panic inside the crate: returning at
-        // all (either way) is what this checks.
-        let _ = parse_all("foo: |  \n", Resolver::V3);
-        let _ = parse_all("{a: !!str}", Resolver::V3);
-        assert!(parse_one("a: *nope\n", Resolver::V3).is_err());
-    }
-
-    /// The source text of the node under `path` (string keys, or indexes for sequences).
-    fn text<'a>(src: &'a str, n: &Node, path: &[&str]) -> &'a str {
-        let node = path.iter().fold(n, |n, k| match k.parse::<usize>() {
-            Ok(i) => &n.as_seq().unwrap()[i],
-            Err(_) => n.get(k).unwrap(),
-        });
-        node.pos.text(src).unwrap()
-    }
-
-    fn key_text<'a>(src: &'a str, n: &Node, key: &str) -> &'a str {
-        let map = n.as_map().unwrap();
-        let (k, _) = map.iter().find(|(k, _)| k.key_text() == Some(key)).unwrap();
-        k.pos.text(src).unwrap()
-    }
-
-    #[test]
-    fn scalar_spans_are_their_source_text() {
-        let src = "a: \"x y\"\nb: 'q''s'\nc: plain  text\n  folded on\nd: |\n  lit\n  more\ne: >-\n  f\n\"k\": [1, \"two\"]\n";
-        let n = one(src);
-        assert_eq!(text(src, &n, &["a"]), "\"x y\"");
-        assert_eq!(text(src, &n, &["b"]), "'q''s'");
-        assert_eq!(text(src, &n, &["c"]), "plain  text\n  folded on");
-        assert_eq!(text(src, &n, &["d"]), "|\n  lit\n  more\n");
-        assert_eq!(text(src, &n, &["e"]), ">-\n  f\n");
-        assert_eq!(key_text(src, &n, "k"), "\"k\"");
-        assert_eq!(text(src, &n, &["k", "1"]), "\"two\"");
-        assert_eq!(n.get("d").unwrap().pos.line, 5);
-    }
-
-    #[test]
-    fn collection_spans_and_styles() {
-        let src = "top:\n  x: 1\n  l:\n  - a\n  - b: {c: d}\n\n# after\nflow: [1, {e: f}]\nnested:\n- - a\n  - b\n";
-        let n = one(src);
-        let top = n.get("top").unwrap();
-        assert_eq!(text(src, &n, &["top"]), "x: 1\n  l:\n  - a\n  - b: {c: d}");
-        assert!(!top.pos.flow);
-        assert_eq!(text(src, &n, &["top", "l"]), "- a\n  - b: {c: d}");
-        assert_eq!(text(src, &n, &["top", "l", "1", "b"]), "{c: d}");
-        assert!(
-            n.get_path(&["top", "l"]).unwrap().as_seq().unwrap()[1]
-                .get("b")
-                .unwrap()
-                .pos
-                .flow
-        );
-        assert_eq!(text(src, &n, &["flow"]), "[1, {e: f}]");
-        assert!(n.get("flow").unwrap().pos.flow);
-        assert_eq!(text(src, &n, &["flow", "1"]), "{e: f}");
-        assert_eq!(text(src, &n, &["nested"]), "- - a\n  - b");
-        assert_eq!(text(src, &n, &["nested", "0"]), "- a\n  - b");
-        assert_eq!(n.pos.text(src), Some(src.trim_end()));
-        assert_eq!((n.pos.start, n.pos.line), (0, 1));
-    }
-
-    #[test]
-    fn empty_values_have_empty_spans_after_their_colon() {
-        let src = "a:\nb: 1\nc:";
-        let n = one(src);
-        assert_eq!(n.get("a").unwrap().pos.start, 2);
-        assert_eq!(text(src, &n, &["a"]), "");
-        assert_eq!(text(src, &n, &["c"]), "");
-        assert_eq!(n.pos.text(src), Some(src));
-    }
-
-    #[test]
-    fn spans_with_crlf_bom_and_documents() {
-        let src = "a: x\r\nb:\r\n  c: 'q'\r\n";
-        let n = one(src);
-        assert_eq!(text(src, &n, &["b", "c"]), "'q'");
-        assert_eq!(text(src, &n, &["b"]), "c: 'q'");
-        assert_eq!(n.get_path(&["b", "c"]).unwrap().pos.line, 3);
-
-        let src = "\u{feff}a: b\n";
-        let n = one(src);
-        assert_eq!(key_text(src, &n, "a"), "a");
-        assert_eq!(text(src, &n, &["a"]), "b");
-
-        let src = "a: 1\n---\nb: 'two'\n...\n--- |\n  three\n";
-        let docs = parse_all(src, Resolver::V3).unwrap();
-        assert_eq!(text(src, &docs[1], &["b"]), "'two'");
-        assert_eq!(docs[2].pos.text(src), Some("|\n  three\n"));
-        assert_eq!(docs[2].pos.line, 5);
-
-        // A block scalar running into the end of input (parsed padded).
-        let src = "a: |\n  x";
-        assert_eq!(text(src, &one(src), &["a"]), "|\n  x");
-    }
-
-    #[test]
-    fn anchors_aliases_and_merges_keep_their_spans() {
-        let src = "base: &b {x: 1}\nv: &s !!str 5\nblk: &k\n  # c\n  y: 2\nref: *b\nw:  *s\nm:\n  <<: *b\n  z: 3\n";
-        let n = one(src);
-        assert_eq!(text(src, &n, &["base"]), "{x: 1}");
-        assert_eq!(text(src, &n, &["v"]), "5");
-        assert_eq!(text(src, &n, &["blk"]), "y: 2");
-        assert_eq!(
-            n.get("blk").unwrap().pos.line,
-            3,
-            "go-yaml: the line of the anchor"
-        );
-
-        let base = n.get("base").unwrap().pos;
-        let r = n.get("ref").unwrap();
-        assert_eq!(r.pos.text(src), Some("*b"));
-        assert_eq!(r.pos.origin, Origin::Alias { anchor: base.start });
-        assert!(r.pos.flow);
-        // Below an alias, spans are the anchored node's.
-        assert_eq!(text(src, &n, &["ref", "x"]), "1");
-        assert_eq!(
-            r.get("x").unwrap().pos,
-            n.get_path(&["base", "x"]).unwrap().pos
-        );
-        let w = n.get("w").unwrap();
-        assert_eq!(w.pos.text(src), Some("*s"));
-        let v = n.get("v").unwrap().pos;
-        assert_eq!(w.pos.origin, Origin::Alias { anchor: v.start });
-
-        let m = n.get("m").unwrap();
-        let (k, x) = m
-            .as_map()
-            .unwrap()
-            .iter()
-            .find(|(k, _)| k.key_text() == Some("x"))
-            .unwrap();
-        assert_eq!((k.pos.origin, x.pos.origin), (Origin::Merge, Origin::Merge));
-        assert_eq!((k.pos.text(src), x.pos.text(src)), (Some("x"), Some("1")));
-        assert_eq!(m.get("z").unwrap().pos.origin, Origin::Source);
-        assert_eq!(text(src, &n, &["m"]), "<<: *b\n  z: 3");
-    }
-
-    #[test]
-    fn nodes_made_in_memory_have_no_text() {
-        assert_eq!(Node::string("x").pos.text("x"), None);
-    }
-}
+mod tests;

@@ -133,9 +133,80 @@ pub fn write_string(s: &str, html: bool, out: &mut String) {
 
 /// `json.Unmarshal` into `interface{}`.
 pub fn unmarshal(text: &str) -> Result<Value, String> {
+    // Refused before the recursive parse below could run deep: Go's scanner
+    // stops at the first bracket past the limit (it would report an earlier
+    // syntax error first; for such doubly bad input the message differs).
+    let depth = nesting(text.as_bytes());
+    if let Some(c) = depth.exceeded {
+        return Err(format!(
+            "invalid character {} exceeded max depth",
+            quote_char(c)
+        ));
+    }
+    if depth.max > SHALLOW {
+        // Deep but allowed: parse on a thread with room for the recursion.
+        let parsed = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("json-deep".into())
+                .stack_size(DEEP_STACK_BYTES)
+                .spawn_scoped(s, || parse(text))
+                .map(|h| h.join())
+        });
+        return match parsed {
+            Ok(Ok(result)) => result,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(e) => Err(format!("json: cannot start a parser thread: {e}")),
+        };
+    }
+    parse(text)
+}
+
+/// Nesting this shallow parses on the caller's stack (rayon workers have 2 MiB).
+const SHALLOW: usize = 64;
+/// Room for 10,000 nested values (reserved, committed only as used).
+const DEEP_STACK_BYTES: usize = 256 << 20;
+
+struct Nesting {
+    max: usize,
+    /// The bracket that went past [`MAX_DEPTH`].
+    exceeded: Option<u8>,
+}
+
+/// How deep objects and arrays nest, brackets inside strings not counted.
+fn nesting(s: &[u8]) -> Nesting {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &c in s {
+        match c {
+            _ if escaped => escaped = false,
+            b'\\' if in_string => escaped = true,
+            b'"' => in_string = !in_string,
+            _ if in_string => {}
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Nesting {
+                        max: depth,
+                        exceeded: Some(c),
+                    };
+                }
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Nesting {
+        max,
+        exceeded: None,
+    }
+}
+
+fn parse(text: &str) -> Result<Value, String> {
     let mut p = Parser {
         s: text.as_bytes(),
         i: 0,
+        depth: 0,
     };
     p.ws();
     if p.i >= p.s.len() {
@@ -165,9 +236,15 @@ fn quote_char(c: u8) -> String {
     }
 }
 
+/// Go's `encoding/json` scanner refuses objects and arrays nested deeper
+/// than this (scanner.go `maxNestingDepth`), which also bounds our recursion.
+const MAX_DEPTH: usize = 10_000;
+
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Objects and arrays open around the current position.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -191,8 +268,23 @@ impl Parser<'_> {
     fn value(&mut self) -> Result<Value, String> {
         self.ws();
         match self.peek()? {
-            b'{' => self.object(),
-            b'[' => self.array(),
+            c @ (b'{' | b'[') => {
+                // Go: pushParseState fails with "exceeded max depth".
+                if self.depth >= MAX_DEPTH {
+                    return Err(format!(
+                        "invalid character {} exceeded max depth",
+                        quote_char(c)
+                    ));
+                }
+                self.depth += 1;
+                let v = if c == b'{' {
+                    self.object()
+                } else {
+                    self.array()
+                };
+                self.depth -= 1;
+                v
+            }
             b'"' => self.string().map(Value::from),
             b't' => self.literal("true", Value::Bool(true)),
             b'f' => self.literal("false", Value::Bool(false)),
@@ -471,6 +563,22 @@ mod tests {
             Ok("{\n  \"a\": 1000000,\n  \"b\": \"<&>\",\n  \"l\": [\n    1,\n    null\n  ]\n}")
         );
         assert!(marshal(&Value::Float(f64::NAN), COMPACT).is_err());
+    }
+
+    #[test]
+    fn nesting_deeper_than_go_allows_is_an_error() {
+        // At the limit the parser recurses 10,000 deep: give it room.
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        let parsed = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || unmarshal(&ok).is_ok())
+            .map(|h| h.join().unwrap_or(false));
+        assert!(matches!(parsed, Ok(true)));
+        let deep = format!("{}1", r#"{"a":["#.repeat(30_000));
+        assert_eq!(
+            unmarshal(&deep).err().as_deref(),
+            Some("invalid character '{' exceeded max depth")
+        );
     }
 
     #[test]
