@@ -255,7 +255,17 @@ pub fn apply(src: &str, resolver: Resolver, change: &Change) -> Result<String, E
     let target = intended
         .get_mut(doc)
         .ok_or_else(|| unsupported("no such document"))?;
-    apply_model(target, path, change).map_err(|w| unsupported(&w))?;
+    match change {
+        // A replaced scalar: every copy of it (through an alias of an
+        // anchored ancestor, or a `<<` merge) keeps its span, and changes too.
+        Change::Set { value, .. } if remove > 0 => {
+            let span = (at as u32, (at + remove) as u32);
+            let old = find_span(target, span).ok_or_else(|| unsupported("lost the scalar"))?;
+            let new = Node::scalar(value.clone(), kept_tag(Some(&old), value));
+            replace_span(target, span, &new);
+        }
+        _ => apply_model(target, path, change).map_err(|w| unsupported(&w))?,
+    }
     let got = super::parse_all(&out, resolver).map_err(|_| EditError::Mismatch {
         path: path_text(path),
     })?;
@@ -265,6 +275,31 @@ pub fn apply(src: &str, resolver: Resolver, change: &Change) -> Result<String, E
         });
     }
     Ok(out)
+}
+
+/// The scalar written at `span`.
+fn find_span(n: &Node, span: (u32, u32)) -> Option<Scalar> {
+    match &n.value {
+        Value::Scalar(s) if (n.pos.start, n.pos.end) == span => Some(s.clone()),
+        Value::Scalar(_) => None,
+        Value::Seq(items) => items.iter().find_map(|i| find_span(i, span)),
+        Value::Map(entries) => entries.iter().find_map(|(_, v)| find_span(v, span)),
+    }
+}
+
+/// Replaces every value scalar written at `span` (the original and its copies).
+fn replace_span(n: &mut Node, span: (u32, u32), new: &Node) {
+    match &mut n.value {
+        Value::Scalar(_) => {
+            if (n.pos.start, n.pos.end) == span {
+                n.value = new.value.clone();
+            }
+        }
+        Value::Seq(items) => items.iter_mut().for_each(|i| replace_span(i, span, new)),
+        Value::Map(entries) => entries
+            .iter_mut()
+            .for_each(|(_, v)| replace_span(v, span, new)),
+    }
 }
 
 /// Applies several changes in order; all or nothing.
