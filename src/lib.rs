@@ -12,6 +12,7 @@ pub mod helm;
 pub mod k8s;
 pub mod kustomize;
 pub mod output;
+pub mod promote;
 pub mod render;
 pub mod warning;
 pub mod yaml;

@@ -43,6 +43,8 @@ pub struct Options {
     /// The remote env branches are based on and pushed to (`--remote`);
     /// default: each branch's upstream, else `origin`.
     pub remote: Option<String>,
+    /// Extra trailers for branch commits (`Hydrate-Promotion`).
+    pub trailers: Vec<(String, String)>,
 }
 
 /// What happened to one environment.
@@ -178,7 +180,13 @@ fn push_branches(
                 .get(e.name.as_str())
                 .map(|apps| apps.iter().map(|r| r.app.clone()).collect())
                 .unwrap_or_default();
-            message_fn(e, &g.branches[&e.name].name, &g.source, names)
+            message_fn(
+                e,
+                &g.branches[&e.name].name,
+                &g.source,
+                names,
+                &opts.trailers,
+            )
         })
         .collect();
     let mut pending: Vec<Pending> = written
@@ -294,6 +302,7 @@ fn message_fn<'a>(
     branch: &'a str,
     source: &'a SourceCommit,
     names: Vec<String>,
+    trailers: &'a [(String, String)],
 ) -> impl Fn(&BTreeSet<String>) -> Result<String, output::Error> + 'a {
     let template = e
         .commit_message
@@ -308,6 +317,7 @@ fn message_fn<'a>(
                 source,
                 apps: &names,
                 changed_apps: changed,
+                trailers,
             },
         )
     }
@@ -372,7 +382,7 @@ fn write_env(
             }
             let who = identity(opts)?;
             let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
-            let message = message_fn(e, &b.name, &g.source, names);
+            let message = message_fn(e, &b.name, &g.source, names, &opts.trailers);
             let w = output::branch::write(&g.repo, b, Start::Tip, &out, &message, &who)?;
             report.changed_files = w.changed_files;
             report.commit = w.commit.map(|c| c.to_string());

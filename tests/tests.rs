@@ -8,6 +8,7 @@ mod demo;
 mod goldens;
 mod layout;
 mod limits;
+mod promote;
 mod remote;
 mod schema;
 mod support;

@@ -4,8 +4,13 @@
 
 mod affected;
 mod helm;
+mod history;
 mod kustomize;
+mod pins;
+mod promote;
 mod render;
+mod rollback;
+mod set_image;
 
 pub use helm::template_options as helm_template_options;
 pub use kustomize::build_options as kustomize_build_options;
@@ -29,6 +34,19 @@ enum Command {
     Render(render::Args),
     /// List the (env, app) pairs whose inputs changed since a revision.
     Affected(affected::Args),
+    /// Carry FROM's pins (image tags, chart values) to TO as one commit.
+    Promote(promote::Args),
+    /// Every pin per app and environment, and what awaits promotion.
+    #[command(alias = "status")]
+    Pins(pins::Args),
+    /// Set kustomize image pins of an environment (CI's image bump).
+    SetImage(set_image::Args),
+    /// Set a chart app's value pin in an environment.
+    SetValue(set_image::ValueArgs),
+    /// Promotions, image bumps and rollbacks into an environment.
+    History(history::Args),
+    /// Restore an environment's pins as of an earlier change.
+    Rollback(rollback::Args),
     /// Drop-in replacements for kustomize commands.
     #[command(subcommand)]
     Kustomize(kustomize::Command),
@@ -50,6 +68,12 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Render(args) => render::run(args),
         Command::Affected(args) => affected::run(args),
+        Command::Promote(args) => promote::run(args),
+        Command::Pins(args) => pins::run(args),
+        Command::SetImage(args) => set_image::run(args),
+        Command::SetValue(args) => set_image::run_value(args),
+        Command::History(args) => history::run(args),
+        Command::Rollback(args) => rollback::run(args),
         Command::Kustomize(cmd) => kustomize::run(cmd),
         Command::Helm(cmd) => helm::run(cmd),
     };

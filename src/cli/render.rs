@@ -72,7 +72,7 @@ fn parse_shard(s: &str) -> Result<(u32, u32), String> {
 /// Author and time for commits: `HYDRATE_AUTHOR` ("Name <email>") and
 /// `HYDRATE_TIMESTAMP` (seconds) pin them, e.g. in tests; otherwise the
 /// repository's user.name/user.email and the current time.
-fn identity(root: &std::path::Path) -> Identity {
+pub(super) fn identity(root: &std::path::Path) -> Identity {
     let (mut name, mut email) = ("hydrate".to_string(), "hydrate@localhost".to_string());
     if let Some((n, e)) = crate::git::Repo::discover(root)
         .ok()
@@ -114,6 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         identity: Some(identity(&args.root)),
         push: args.push,
         remote: args.remote,
+        trailers: Vec::new(),
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);

@@ -26,6 +26,8 @@ pub struct Environment {
     pub discover: Vec<Discover>,
     /// Its apps, in file order.
     pub apps: Vec<App>,
+    /// `promotion:`: policies for promotions into this environment.
+    pub promotion: super::pins::Promotion,
     /// The file it came from.
     pub file: PathBuf,
 }
@@ -65,6 +67,8 @@ pub struct App {
     pub name: String,
     /// How it renders.
     pub source: Source,
+    /// `pins:`: declared pins (helm value paths, file pins).
+    pub pins: Vec<super::pins::PinDecl>,
 }
 
 /// How an app renders.
@@ -136,6 +140,7 @@ impl Environment {
             commit_message: None,
             discover: Vec::new(),
             apps: Vec::new(),
+            promotion: Default::default(),
             file: file.to_path_buf(),
         };
         d.fields(
@@ -159,6 +164,10 @@ impl Environment {
                 }),
                 ("commitMessage", |d, v, e| {
                     e.commit_message = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("promotion", |d, v, e| {
+                    e.promotion = super::pins::decode_promotion(d.file, v)?;
                     Ok(())
                 }),
                 ("discover", |d, v, e| {
@@ -325,26 +334,30 @@ impl Decoder<'_> {
     }
 
     fn app(&self, n: &Node) -> Result<App, Error> {
-        let mut app = (None, None);
+        let mut app = (None, None, Vec::new());
         self.fields(
             n,
             &mut app,
             &[
-                ("name", |d, v, (name, _)| {
+                ("name", |d, v, (name, _, _)| {
                     *name = Some(d.string(v)?);
                     Ok(())
                 }),
-                ("kustomize", |d, v, (_, source)| {
+                ("kustomize", |d, v, (_, source, _)| {
                     let dir = PathBuf::from(d.string(v)?);
                     d.only_one_source(v, source, Source::Kustomize(dir))
                 }),
-                ("helm", |d, v, (_, source)| {
+                ("helm", |d, v, (_, source, _)| {
                     let chart = Box::new(d.chart_app(v)?);
                     d.only_one_source(v, source, Source::Helm(chart))
                 }),
+                ("pins", |d, v, (_, _, pins)| {
+                    *pins = super::pins::decode_pins(d.file, v)?;
+                    Ok(())
+                }),
             ],
         )?;
-        let (name, source) = app;
+        let (name, source, pins) = app;
         let name = name.ok_or_else(|| self.err(n, "an app needs `name`"))?;
         if !is_valid_name(&name) {
             return Err(self.err(n, format!("invalid app name `{name}`")));
@@ -356,7 +369,7 @@ impl Decoder<'_> {
                 c.release_name.clone_from(&name);
             }
         }
-        Ok(App { name, source })
+        Ok(App { name, source, pins })
     }
 
     fn only_one_source(&self, v: &Node, s: &mut Option<Source>, new: Source) -> Result<(), Error> {

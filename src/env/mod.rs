@@ -6,12 +6,14 @@
 mod chart;
 mod config;
 mod discover;
+mod pins;
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
 pub use config::{is_valid_name, App, ChartApp, Discover, Environment, Layout, Output, Source};
+pub use pins::{PinDecl, Promotion};
 
 use crate::k8s::Object;
 use crate::kustomize;
@@ -104,6 +106,7 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
                     e.apps.push(App {
                         name,
                         source: Source::Kustomize(dir),
+                        pins: Vec::new(),
                     });
                 }
             }

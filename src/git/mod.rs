@@ -7,6 +7,11 @@
 
 pub mod remote;
 
+mod log;
+mod work;
+
+pub use log::{trailers, LogEntry};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -24,6 +24,8 @@ pub struct MessageContext<'a> {
     pub apps: &'a [String],
     /// Apps whose files changed.
     pub changed_apps: &'a BTreeSet<String>,
+    /// Extra trailers, after hydrate's own (`Hydrate-Promotion`).
+    pub trailers: &'a [(String, String)],
 }
 
 /// Renders `template` and appends the trailers `Hydrate-Source`,
@@ -49,13 +51,17 @@ pub fn commit_message(template: &str, c: &MessageContext) -> Result<String, Erro
     let body = env
         .render_str(template, ctx)
         .map_err(|e| Error::Template(e.to_string()))?;
-    Ok(format!(
+    let mut msg = format!(
         "{}\n\nHydrate-Source: {}\nHydrate-Environment: {}\nHydrate-Version: {}\n",
         body.trim_end(),
         c.source.sha,
         c.env,
         env!("CARGO_PKG_VERSION")
-    ))
+    );
+    for (k, v) in c.trailers {
+        msg.push_str(&format!("{k}: {v}\n"));
+    }
+    Ok(msg)
 }
 
 /// gitops-promoter's `hydrator.metadata`: which dry commit this output came from.
@@ -119,6 +125,7 @@ mod tests {
                 source: &source(),
                 apps: &["web".into(), "api".into()],
                 changed_apps: &changed,
+                trailers: &[],
             },
         )
         .unwrap();
@@ -141,6 +148,7 @@ mod tests {
             source: &source(),
             apps: &[],
             changed_apps: &changed,
+            trailers: &[],
         };
         assert!(commit_message("{{ nope.x }}", &c).is_err());
     }

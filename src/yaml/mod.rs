@@ -5,6 +5,7 @@
 //!
 //! It knows nothing about Kubernetes.
 
+pub mod edit;
 mod emit;
 pub mod fields;
 mod json;

@@ -311,6 +311,15 @@ fn shape(n: &Node) -> String {
 }
 
 /// Each node's span, put back at its column and parsed alone, gives the node.
+fn holds_alias(n: &Node) -> bool {
+    n.pos.origin != Origin::Source
+        || match &n.value {
+            Value::Scalar(_) => false,
+            Value::Seq(items) => items.iter().any(holds_alias),
+            Value::Map(m) => m.iter().any(|(k, v)| holds_alias(k) || holds_alias(v)),
+        }
+}
+
 fn reparses(src: &str, n: &Node, file: &std::path::Path) {
     if n.pos.origin != Origin::Source {
         return; // its span is the alias text or lies in the merged mapping
@@ -324,7 +333,9 @@ fn reparses(src: &str, n: &Node, file: &std::path::Path) {
     let header = text.lines().next().unwrap_or("");
     let explicit_indent =
         text.starts_with(['|', '>']) && header.contains(|c: char| c.is_ascii_digit());
-    if !text.is_empty() && !explicit_indent {
+    // A collection holding an alias or a merge cannot be parsed alone when its anchor
+    // lies outside it; its own children are still checked.
+    if !text.is_empty() && !explicit_indent && !holds_alias(n) {
         let padded = format!(
             "{}{text}",
             " ".repeat(src[line_start..start].chars().count())

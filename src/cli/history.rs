@@ -1,0 +1,67 @@
+//! `hydrate history ENV`: promotions, set-image/set-value and rollbacks
+//! into an environment, newest first, read from commit trailers.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::render::Format;
+use crate::promote;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The environment.
+    env: String,
+    /// The repository root (holds `environments/`).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    output: Format,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let entries = promote::history(&args.root, &args.env)?;
+    if args.output == Format::Json {
+        let v: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "commit": e.sha,
+                    "date": crate::output::rfc3339(e.time),
+                    "author": e.author,
+                    "kind": e.kind.name(),
+                    "from": e.from,
+                    "promotion": e.promotion,
+                    "pins": e.changes.iter().map(|c| serde_json::json!({
+                        "app": c.app, "pin": c.pin, "old": c.old, "new": c.new,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if entries.is_empty() {
+        println!("no recorded changes into {}", args.env);
+    }
+    for e in &entries {
+        println!(
+            "{}  {:<9}  {}  {}  {}",
+            crate::output::rfc3339(e.time),
+            e.kind.name(),
+            &e.sha[..e.sha.len().min(12)],
+            e.author,
+            e.from
+        );
+        for c in &e.changes {
+            println!(
+                "    {} {}: {} → {}",
+                c.app,
+                c.pin,
+                c.old.as_deref().unwrap_or("(none)"),
+                c.new
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,40 @@
+//! `hydrate pins [ENV]...`: the board of every pin per app and environment,
+//! what awaits promotion, and the last promotion into each environment.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+
+use crate::promote;
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+    Markdown,
+    Html,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Only these environments (all when none).
+    envs: Vec<String>,
+    /// The repository root (holds `environments/`).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Output format (html: one static page with no external assets).
+    #[arg(long, value_enum, default_value = "text")]
+    output: Format,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let b = promote::board(&args.root, &args.envs)?;
+    match args.output {
+        Format::Text => print!("{}", b.text()),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&b.json())?),
+        Format::Markdown => print!("{}", b.markdown()),
+        Format::Html => print!("{}", b.html()),
+    }
+    Ok(ExitCode::SUCCESS)
+}

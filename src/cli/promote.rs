@@ -1,0 +1,134 @@
+//! `hydrate promote FROM [TO]`: parse arguments, call `promote::promote`,
+//! print the plan and what was done.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::promote::{self, PromoteOptions, PromoteReport};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The environment promoted from.
+    from: String,
+    /// The environment promoted into (default: FROM's promotesTo).
+    to: Option<String>,
+    /// The repository root (holds `environments/`).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Only these apps (repeatable; narrows what the policy allows).
+    #[arg(long = "app")]
+    apps: Vec<String>,
+    /// Promote even what the policies refuse (blocked pins, downgrades).
+    #[arg(long)]
+    force: bool,
+    /// Print the plan and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Commit to a new branch (default `promote/<FROM>-to-<TO>/<id>`), leaving HEAD, index and working tree alone.
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    branch: Option<String>,
+    /// Write a markdown description (pins table, rendered changes) for the merge request.
+    #[arg(long, value_name = "FILE")]
+    describe: Option<PathBuf>,
+    /// Also write TO's rendered output (directory or env branch).
+    #[arg(long)]
+    render: bool,
+}
+
+fn plan_lines(r: &PromoteReport) -> String {
+    let mut out = format!("promotion {} → {} ({}):\n", r.from, r.to, r.id);
+    for it in &r.plan.items {
+        out.push_str(&format!(
+            "  {} {}: {} → {}\n",
+            it.app,
+            it.pin,
+            it.old.as_deref().unwrap_or("(none)"),
+            it.new
+        ));
+    }
+    for f in &r.plan.refusals {
+        out.push_str(&format!("  refused: {f}\n"));
+    }
+    out
+}
+
+/// The merge request description: the pins and the rendered changes.
+fn description(r: &PromoteReport) -> String {
+    let mut out = format!(
+        "## Promote {} → {}\n\nPromotion `{}`.\n\n| app | pin | {} | {} |\n|---|---|---|---|\n",
+        r.from, r.to, r.id, r.to, r.from
+    );
+    for it in &r.plan.items {
+        out.push_str(&format!(
+            "| {} | `{}` | `{}` | `{}` |\n",
+            it.app,
+            it.pin,
+            it.old.as_deref().unwrap_or("(none)"),
+            it.new
+        ));
+    }
+    if let Some(o) = &r.outcome {
+        out.push_str("\n### Rendered changes\n\n");
+        for (app, res) in &o.changed_resources {
+            if res.is_empty() {
+                out.push_str(&format!("- **{app}**: no rendered change\n"));
+            } else {
+                out.push_str(&format!("- **{app}**: {}\n", res.join(", ")));
+            }
+        }
+        out.push_str("\n### Files\n\n");
+        for f in &o.files {
+            out.push_str(&format!("- `{}`\n", f.display()));
+        }
+    }
+    out
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let opts = PromoteOptions {
+        root: args.root.clone(),
+        from: args.from,
+        to: args.to,
+        apps: args.apps,
+        force: args.force,
+        dry_run: args.dry_run,
+        branch: args.branch.map(|b| (!b.is_empty()).then_some(b)),
+        describe: args.describe.is_some(),
+        render: args.render,
+        identity: super::render::identity(&args.root),
+    };
+    let r = promote::promote(&opts)?;
+    if r.plan.items.is_empty() {
+        println!("{} already has {}'s pins; nothing to promote", r.to, r.from);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", plan_lines(&r));
+    if opts.dry_run {
+        println!("dry run: nothing changed");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(o) = &r.outcome {
+        let files: Vec<String> = o.files.iter().map(|f| f.display().to_string()).collect();
+        let commit = o.commit.as_deref().unwrap_or("none");
+        match &r.branch {
+            Some(b) => println!("committed {commit} on branch {b} ({})", files.join(", ")),
+            None => println!("committed {commit} ({})", files.join(", ")),
+        }
+    }
+    for e in &r.rendered {
+        let commit = e
+            .commit
+            .as_deref()
+            .map_or(String::new(), |c| format!(", commit {c}"));
+        println!(
+            "{}: rendered -> {}: {} files changed{commit}",
+            e.env,
+            e.target,
+            e.changed_files.len()
+        );
+    }
+    if let Some(path) = &args.describe {
+        std::fs::write(path, description(&r))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,100 @@
+//! `hydrate set-image` and `hydrate set-value`: the last-mile pin bumps a
+//! CI job makes, as commits with the promotion conventions.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::promote::{self, ImageSpec, SetReport};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The environment.
+    env: String,
+    /// `NAME=IMAGE[:TAG][@DIGEST]`, as `kustomize edit set image` takes it.
+    #[arg(required = true)]
+    images: Vec<String>,
+    /// Only these apps (repeatable); one app also adds a missing entry.
+    #[arg(long = "app")]
+    apps: Vec<String>,
+    /// The repository root (holds `environments/`).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Edit the files, commit nothing.
+    #[arg(long)]
+    no_commit: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ValueArgs {
+    /// The environment.
+    env: String,
+    /// The chart app.
+    app: String,
+    /// `PATH=VALUE`, e.g. `image.tag=2.4.0`.
+    assignment: String,
+    /// The repository root (holds `environments/`).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Edit the files, commit nothing.
+    #[arg(long)]
+    no_commit: bool,
+}
+
+pub(super) fn print_report(r: &SetReport, what: &str) {
+    if r.items.is_empty() {
+        println!("{what}: nothing to change");
+        return;
+    }
+    for it in &r.items {
+        println!(
+            "  {} {}: {} → {}",
+            it.app,
+            it.pin,
+            it.old.as_deref().unwrap_or("(none)"),
+            it.new
+        );
+    }
+    if let Some(o) = &r.outcome {
+        match &o.commit {
+            Some(c) => println!("{what}: committed {c}"),
+            None => println!("{what}: files edited, nothing committed"),
+        }
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let specs = args
+        .images
+        .iter()
+        .map(|s| ImageSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let who = super::render::identity(&args.root);
+    let r = promote::set_image(
+        &args.root,
+        &args.env,
+        &args.apps,
+        &specs,
+        args.no_commit,
+        &who,
+    )?;
+    print_report(&r, "set-image");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run_value(args: ValueArgs) -> anyhow::Result<ExitCode> {
+    let Some((path, value)) = args.assignment.split_once('=') else {
+        anyhow::bail!("`{}`: expected PATH=VALUE", args.assignment);
+    };
+    let who = super::render::identity(&args.root);
+    let r = promote::set_value(
+        &args.root,
+        &args.env,
+        &args.app,
+        path,
+        value,
+        args.no_commit,
+        &who,
+    )?;
+    print_report(&r, "set-value");
+    Ok(ExitCode::SUCCESS)
+}

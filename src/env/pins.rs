@@ -1,0 +1,153 @@
+//! The promotion parts of an environment file, decoded strictly on their
+//! own: an app's `pins:` (helm value paths and declared file pins) and the
+//! environment's `promotion:` block (policies, message template). It knows
+//! the shape of these keys only; what a pin means lives in `promote/`.
+
+use std::path::Path;
+
+use super::Error;
+use crate::yaml::{Node, Value};
+
+/// One declared pin of an app.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PinDecl {
+    /// A helm value path (`image.tag`), read where the environment sets it.
+    Value(String),
+    /// A value in a file: `{file: "{dir}/version.yaml", path: a.b.c}`;
+    /// `{dir}` is the app's directory in that environment.
+    File {
+        /// The file, relative to the repository root, with `{dir}`.
+        file: String,
+        /// The dotted path inside it.
+        path: String,
+    },
+}
+
+/// `promotion:` of the environment promoted into.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Promotion {
+    /// `block:` globs over `app` or `app/pin` never promoted automatically.
+    pub block: Vec<String>,
+    /// `commitMessage:` minijinja template for promotion commits.
+    pub commit_message: Option<String>,
+}
+
+fn err(file: &Path, at: &Node, message: impl Into<String>) -> Error {
+    Error::Config {
+        path: file.to_path_buf(),
+        line: at.pos.line,
+        message: message.into(),
+    }
+}
+
+fn string(file: &Path, n: &Node) -> Result<String, Error> {
+    match n.as_scalar() {
+        Some(s) if !n.is_null() && !s.text.is_empty() => Ok(s.text.clone()),
+        _ => Err(err(file, n, "expected a non-empty string")),
+    }
+}
+
+fn entries<'n>(
+    file: &Path,
+    n: &'n Node,
+    known: &[&str],
+) -> Result<Vec<(&'n str, &'n Node)>, Error> {
+    let Value::Map(m) = &n.value else {
+        return Err(err(
+            file,
+            n,
+            format!("expected a mapping, found a {}", n.kind_name()),
+        ));
+    };
+    let mut out = Vec::new();
+    for (k, v) in m {
+        let key = k.key_text().unwrap_or_default();
+        if !known.contains(&key) {
+            return Err(err(
+                file,
+                k,
+                format!(
+                    "unknown key `{key}` (expected one of: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        out.push((key, v));
+    }
+    Ok(out)
+}
+
+/// Decodes an app's `pins:` list.
+pub fn decode_pins(file: &Path, n: &Node) -> Result<Vec<PinDecl>, Error> {
+    let items = n
+        .as_seq()
+        .ok_or_else(|| err(file, n, "`pins` must be a list"))?;
+    items
+        .iter()
+        .map(|item| {
+            if item.as_scalar().is_some() {
+                return Ok(PinDecl::Value(string(file, item)?));
+            }
+            let (mut f, mut p) = (None, None);
+            for (k, v) in entries(file, item, &["file", "path"])? {
+                match k {
+                    "file" => f = Some(string(file, v)?),
+                    _ => p = Some(string(file, v)?),
+                }
+            }
+            match (f, p) {
+                (Some(file), Some(path)) => Ok(PinDecl::File { file, path }),
+                _ => Err(err(file, item, "a file pin needs `file` and `path`")),
+            }
+        })
+        .collect()
+}
+
+/// Decodes `promotion:`.
+pub fn decode_promotion(file: &Path, n: &Node) -> Result<Promotion, Error> {
+    let mut p = Promotion::default();
+    for (k, v) in entries(file, n, &["block", "commitMessage"])? {
+        match k {
+            "block" => {
+                let items = v
+                    .as_seq()
+                    .ok_or_else(|| err(file, v, "`block` must be a list of globs"))?;
+                p.block = items
+                    .iter()
+                    .map(|x| string(file, x))
+                    .collect::<Result<_, _>>()?;
+            }
+            _ => p.commit_message = Some(string(file, v)?),
+        }
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{parse_one, Resolver};
+
+    fn node(src: &str) -> Node {
+        parse_one(src, Resolver::V3).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn pins_and_promotion() {
+        let f = Path::new("e.yaml");
+        let pins = decode_pins(
+            f,
+            &node("- image.tag\n- {file: \"{dir}/v.yaml\", path: spec.version}\n"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(pins[0], PinDecl::Value("image.tag".into()));
+        assert!(matches!(&pins[1], PinDecl::File { path, .. } if path == "spec.version"));
+        assert!(decode_pins(f, &node("- {file: x}\n")).is_err());
+        let e = decode_pins(f, &node("- {file: x, path: y, other: 1}\n")).unwrap_err();
+        assert!(e.to_string().contains("unknown key `other`"), "{e}");
+        let p = decode_promotion(f, &node("block: [api, \"web/*\"]\n"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.block, ["api", "web/*"]);
+        assert!(decode_promotion(f, &node("block: api\n")).is_err());
+    }
+}

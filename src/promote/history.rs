@@ -1,0 +1,86 @@
+//! History of an environment's pins, read back from commit trailers:
+//! promotions (`Hydrate-Promotion`), set-image/set-value and rollbacks into
+//! it, newest first.
+
+use std::path::Path;
+
+use super::message::{parse_body, PinChange};
+use super::Error;
+use crate::git::Repo;
+
+/// What kind of change a commit made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `hydrate promote`.
+    Promotion,
+    /// `hydrate set-image`.
+    SetImage,
+    /// `hydrate set-value`.
+    SetValue,
+    /// `hydrate rollback`.
+    Rollback,
+}
+
+impl Kind {
+    /// Its name in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Promotion => "promotion",
+            Kind::SetImage => "set-image",
+            Kind::SetValue => "set-value",
+            Kind::Rollback => "rollback",
+        }
+    }
+}
+
+/// One recorded change into an environment.
+#[derive(Clone, Debug)]
+pub struct HistoryEntry {
+    /// The commit.
+    pub sha: String,
+    /// Seconds since the epoch.
+    pub time: i64,
+    /// `Name <email>`.
+    pub author: String,
+    /// What made it.
+    pub kind: Kind,
+    /// `FROM@sha` for promotions, the spec for set-image, the commit for rollbacks.
+    pub from: String,
+    /// The promotion id, if one.
+    pub promotion: Option<String>,
+    /// The pins changed.
+    pub changes: Vec<PinChange>,
+}
+
+/// Every recorded change into `env` on HEAD's first-parent history, newest first.
+pub fn history(root: &Path, env: &str) -> Result<Vec<HistoryEntry>, Error> {
+    let repo = Repo::discover(root)?;
+    let mut out = Vec::new();
+    for c in repo.log(100_000)? {
+        if c.trailer("Hydrate-Environment") != Some(env) {
+            continue;
+        }
+        let kinds = [
+            ("Hydrate-Promoted-From", Kind::Promotion),
+            ("Hydrate-Set-Image", Kind::SetImage),
+            ("Hydrate-Set-Value", Kind::SetValue),
+            ("Hydrate-Rollback-Of", Kind::Rollback),
+        ];
+        let Some((from, kind)) = kinds
+            .iter()
+            .find_map(|(k, kind)| Some((c.trailer(k)?.to_string(), *kind)))
+        else {
+            continue;
+        };
+        out.push(HistoryEntry {
+            sha: c.sha.clone(),
+            time: c.time,
+            author: c.author.clone(),
+            kind,
+            from,
+            promotion: c.trailer("Hydrate-Promotion").map(str::to_string),
+            changes: parse_body(&c.message),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,67 @@
+//! Promotion: pins (what is released of an app in an environment), plans
+//! (FROM's pins that differ in TO), policies (block globs, the downgrade
+//! guard), and the source commits that carry them (promote, set-image,
+//! set-value, rollback), plus history and the pins board read back from
+//! commit trailers. Files are edited only through `yaml::edit`; git only
+//! through `git/`.
+
+mod apply;
+mod board;
+mod history;
+mod message;
+mod ops;
+mod pins;
+mod plan;
+
+use std::path::PathBuf;
+
+pub use apply::{Mode, Outcome};
+pub use board::{board, Board, BoardRow};
+pub use history::{history, HistoryEntry, Kind};
+pub use message::{PinChange, DEFAULT_TEMPLATE};
+pub use ops::{
+    promote, rollback, set_image, set_value, ImageSpec, PromoteOptions, PromoteReport, Rollback,
+    SetReport,
+};
+pub use pins::{Pin, Place};
+pub use plan::{Item, Plan, Refusal};
+
+/// A promotion failure.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Environment files are invalid.
+    #[error(transparent)]
+    Env(#[from] crate::env::Error),
+    /// A pin cannot be read.
+    #[error("{0}")]
+    Pin(String),
+    /// A file cannot be edited (nothing was changed).
+    #[error("{}: {message}", file.display())]
+    Edit {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The policies refuse the plan (use `--force` to override).
+    #[error("refused without --force:\n  {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
+    Refused(Vec<Refusal>),
+    /// Files to edit have uncommitted changes.
+    #[error("uncommitted changes in {}; commit or stash them first", .0.join(", "))]
+    Uncommitted(Vec<String>),
+    /// Renders failed after the edit (every file was restored).
+    #[error("{} render(s) failed after the edit; every file was restored and nothing was committed:\n  {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
+    Render(Vec<crate::env::Error>),
+    /// The message template failed.
+    #[error("commit message template: {0}")]
+    Template(String),
+    /// Git failed.
+    #[error(transparent)]
+    Git(#[from] crate::git::Error),
+    /// Writing the rendered output failed.
+    #[error(transparent)]
+    Output(#[from] crate::render::Error),
+    /// A usage problem (unknown environment, app, …).
+    #[error("{0}")]
+    Usage(String),
+}

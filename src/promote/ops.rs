@@ -1,0 +1,519 @@
+//! The operations: promote FROM → TO, set-image, set-value and rollback.
+//! Each computes a list of pin edits, checks policies where they apply,
+//! builds the commit message and hands the edits to `apply`.
+
+use std::path::{Path, PathBuf};
+
+use super::apply::{self, Mode, Outcome, Request};
+use super::pins::{self, Pin, Place};
+use super::plan::{self, Item, Plan};
+use super::{history, message, Error};
+use crate::env::{self, Environment, PinDecl, Source};
+use crate::git::{Identity, Repo};
+
+/// What `hydrate promote` was asked.
+#[derive(Clone, Debug)]
+pub struct PromoteOptions {
+    /// Repository root.
+    pub root: PathBuf,
+    /// The environment promoted from.
+    pub from: String,
+    /// The environment promoted into (default: FROM's `promotesTo`).
+    pub to: Option<String>,
+    /// Only these apps.
+    pub apps: Vec<String>,
+    /// Override the policies.
+    pub force: bool,
+    /// Print the plan, change nothing.
+    pub dry_run: bool,
+    /// Commit to a new branch (`Some(None)`: the default name).
+    pub branch: Option<Option<String>>,
+    /// Compute the rendered resource changes for a description.
+    pub describe: bool,
+    /// Also write TO's rendered output.
+    pub render: bool,
+    /// Commit author.
+    pub identity: Identity,
+}
+
+/// What a promotion did.
+#[derive(Debug)]
+pub struct PromoteReport {
+    /// FROM.
+    pub from: String,
+    /// TO.
+    pub to: String,
+    /// The plan's id.
+    pub id: String,
+    /// The plan (with policy verdicts).
+    pub plan: Plan,
+    /// What applying did (None: dry run or nothing to do).
+    pub outcome: Option<Outcome>,
+    /// The branch created.
+    pub branch: Option<String>,
+    /// The commit message used.
+    pub message: String,
+    /// TO's output written with `--render`.
+    pub rendered: Vec<crate::render::EnvReport>,
+}
+
+fn find<'a>(envs: &'a [Environment], name: &str) -> Result<&'a Environment, Error> {
+    envs.iter()
+        .find(|e| e.name == name)
+        .ok_or_else(|| Error::Usage(format!("no environment named `{name}`")))
+}
+
+/// Declared pins of `app` in any of `envs` (so both sides read the same paths).
+fn decls(envs: &[&Environment], app: &str) -> Vec<PinDecl> {
+    let mut out: Vec<PinDecl> = Vec::new();
+    for e in envs {
+        for a in e.apps.iter().filter(|a| a.name == app) {
+            for d in &a.pins {
+                if !out.contains(d) {
+                    out.push(d.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Where TO would take a pin it lacks: a missing `images:` entry or field.
+fn target_in<'a>(root: &'a Path, to: &'a Environment) -> impl Fn(&Pin) -> Option<Pin> + 'a {
+    move |p: &Pin| {
+        let app = to.apps.iter().find(|a| a.name == p.app)?;
+        match &p.place {
+            Place::Image { .. } => pins::missing_image_pin(root, app, &p.name),
+            Place::Value { .. } => None,
+        }
+    }
+}
+
+fn source_sha(root: &Path) -> String {
+    Repo::discover(root)
+        .ok()
+        .and_then(|r| r.head_commit().ok().flatten())
+        .map(|c| c.sha)
+        .unwrap_or_default()
+}
+
+/// Plans a promotion: the pins that differ, the policies' verdicts, the
+/// id and the commit message.
+fn plan_promotion(o: &PromoteOptions) -> Result<PromoteReport, Error> {
+    let envs = env::load_environments(&o.root)?;
+    let from = find(&envs, &o.from)?;
+    let to_name = match &o.to {
+        Some(t) => t.clone(),
+        None => from.promotes_to.clone().ok_or_else(|| {
+            Error::Usage(format!(
+                "`{}` has no promotesTo; name the target environment",
+                from.name
+            ))
+        })?,
+    };
+    let to = find(&envs, &to_name)?;
+    for a in &o.apps {
+        if !from.apps.iter().any(|x| &x.name == a) {
+            return Err(Error::Usage(format!("no app `{a}` in `{}`", from.name)));
+        }
+    }
+    let both = [from, to];
+    let extra = |app: &str| decls(&both, app);
+    let from_pins = pins::env_pins(&o.root, from, &extra)?;
+    let to_pins = pins::env_pins(&o.root, to, &extra)?;
+    let mut plan = plan::compute(&from_pins, &to_pins, &o.apps, &target_in(&o.root, to));
+    plan::check_policies(&mut plan, &to.promotion.block);
+    let id = plan::id(&from.name, &to.name, &plan.items);
+    let sha = source_sha(&o.root);
+    let template = to
+        .promotion
+        .commit_message
+        .as_deref()
+        .unwrap_or(message::DEFAULT_TEMPLATE);
+    let ctx = minijinja::context! {
+        from => &from.name, to => &to.name, id => &id,
+        summary => message::summary(&plan.items),
+        source => minijinja::context! { sha => &sha },
+    };
+    let msg = message::render(
+        template,
+        ctx,
+        &plan.items,
+        &[
+            ("Hydrate-Promoted-From", format!("{}@{sha}", from.name)),
+            ("Hydrate-Promotion", id.clone()),
+            ("Hydrate-Environment", to.name.clone()),
+        ],
+    )?;
+    Ok(PromoteReport {
+        from: from.name.clone(),
+        to: to.name.clone(),
+        id,
+        plan,
+        outcome: None,
+        branch: None,
+        message: msg,
+        rendered: Vec::new(),
+    })
+}
+
+/// `hydrate promote FROM [TO]`.
+pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
+    let mut report = plan_promotion(o)?;
+    if report.plan.items.is_empty() || o.dry_run {
+        return Ok(report);
+    }
+    if !report.plan.refusals.is_empty() && !o.force {
+        return Err(Error::Refused(report.plan.refusals.clone()));
+    }
+    let mode = match &o.branch {
+        Some(name) => {
+            let b = name.clone().unwrap_or_else(|| {
+                format!("promote/{}-to-{}/{}", report.from, report.to, report.id)
+            });
+            report.branch = Some(b.clone());
+            Mode::Branch(b)
+        }
+        None => Mode::Commit,
+    };
+    report.outcome = Some(apply::execute(&Request {
+        root: &o.root,
+        env: &report.to,
+        items: &report.plan.items,
+        message: report.message.clone(),
+        mode,
+        identity: o.identity.clone(),
+        describe: o.describe,
+    })?);
+    if o.render && o.branch.is_none() {
+        let opts = crate::render::Options {
+            root: o.root.clone(),
+            selection: env::Selection {
+                envs: vec![report.to.clone()],
+                ..Default::default()
+            },
+            identity: Some(o.identity.clone()),
+            trailers: vec![("Hydrate-Promotion".into(), report.id.clone())],
+            ..Default::default()
+        };
+        report.rendered = crate::render::run(&opts, &|_| {})?;
+    }
+    Ok(report)
+}
+
+/// `NAME=IMAGE[:TAG][@DIGEST]` (or `IMAGE[:TAG][@DIGEST]`, named by IMAGE).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageSpec {
+    /// The `images:` entry's `name`.
+    pub name: String,
+    /// The image to use (`newName` when it differs from `name`).
+    pub image: String,
+    /// `newTag`.
+    pub tag: Option<String>,
+    /// `digest`.
+    pub digest: Option<String>,
+    /// As given.
+    pub text: String,
+}
+
+impl ImageSpec {
+    /// Parses the command-line form.
+    pub fn parse(s: &str) -> Result<ImageSpec, Error> {
+        let (name, rhs) = s.split_once('=').map_or((None, s), |(n, r)| (Some(n), r));
+        let (rest, digest) = rhs
+            .split_once('@')
+            .map_or((rhs, None), |(r, d)| (r, Some(d.to_string())));
+        let slash = rest.rfind('/').map_or(0, |i| i + 1);
+        let (image, tag) = match rest[slash..].rfind(':') {
+            Some(i) => (&rest[..slash + i], Some(rest[slash + i + 1..].to_string())),
+            None => (rest, None),
+        };
+        if image.is_empty() || tag.as_deref() == Some("") || digest.as_deref() == Some("") {
+            return Err(Error::Usage(format!(
+                "`{s}`: expected NAME=IMAGE[:TAG][@DIGEST]"
+            )));
+        }
+        Ok(ImageSpec {
+            name: name.unwrap_or(image).to_string(),
+            image: image.to_string(),
+            tag,
+            digest,
+            text: s.to_string(),
+        })
+    }
+}
+
+/// What set-image / set-value / rollback did.
+#[derive(Debug)]
+pub struct SetReport {
+    /// The pins changed.
+    pub items: Vec<Item>,
+    /// What applying did (None: nothing to change).
+    pub outcome: Option<Outcome>,
+}
+
+fn image_items(
+    root: &Path,
+    e: &Environment,
+    apps: &[String],
+    spec: &ImageSpec,
+) -> Result<Vec<Item>, Error> {
+    let (mut found, mut matched) = (Vec::new(), 0);
+    let selected: Vec<_> = e
+        .apps
+        .iter()
+        .filter(|a| apps.is_empty() || apps.contains(&a.name))
+        .collect();
+    for app in &selected {
+        let current = pins::app_pins(root, e, app, &[])?;
+        let Source::Kustomize(dir) = &app.source else {
+            continue;
+        };
+        let Some(file) = pins::kustomization_file(root, dir) else {
+            continue;
+        };
+        let has_entry = kustomization_has_image(root, &file, &spec.name)?;
+        let may_add = apps.len() == 1 && selected.len() == 1;
+        if !has_entry && !may_add {
+            continue;
+        }
+        let mut fields = Vec::new();
+        if spec.image != spec.name
+            || (has_entry && entry_field(root, &file, &spec.name, "newName")?.is_some())
+        {
+            fields.push(("newName", spec.image.clone()));
+        }
+        fields.extend(spec.tag.clone().map(|t| ("newTag", t)));
+        fields.extend(spec.digest.clone().map(|d| ("digest", d)));
+        for (field, value) in fields {
+            let name = format!("{}:{field}", spec.name);
+            let old = match field {
+                "newName" => entry_field(root, &file, &spec.name, field)?,
+                _ => current
+                    .iter()
+                    .find(|p| p.name == name)
+                    .and_then(|p| p.value.clone()),
+            };
+            if old.as_deref() == Some(value.as_str()) {
+                continue;
+            }
+            let target = Pin {
+                app: app.name.clone(),
+                name: name.clone(),
+                value: old.clone(),
+                place: Place::Image {
+                    file: file.clone(),
+                    image: spec.name.clone(),
+                    field: field.to_string(),
+                },
+            };
+            found.push(Item {
+                app: app.name.clone(),
+                pin: name,
+                old,
+                new: value,
+                target,
+            });
+        }
+        matched += 1;
+    }
+    if matched == 0 {
+        return Err(Error::Usage(format!(
+            "no app of `{}` has an images: entry named `{}`; name the app with --app to add one",
+            e.name, spec.name
+        )));
+    }
+    Ok(found)
+}
+
+fn kustomization_has_image(root: &Path, file: &Path, name: &str) -> Result<bool, Error> {
+    Ok(image_entry(root, file, name)?.is_some())
+}
+
+fn image_entry(root: &Path, file: &Path, name: &str) -> Result<Option<crate::yaml::Node>, Error> {
+    let src = std::fs::read_to_string(root.join(file))
+        .map_err(|e| Error::Pin(format!("{}: {e}", file.display())))?;
+    let doc = crate::yaml::parse_one(&src, crate::yaml::Resolver::V3)
+        .map_err(|e| Error::Pin(format!("{}: {e}", file.display())))?;
+    Ok(doc
+        .get("images")
+        .and_then(|i| i.as_seq())
+        .and_then(|s| {
+            s.iter()
+                .find(|e| e.get("name").and_then(|n| n.as_str()) == Some(name))
+        })
+        .cloned())
+}
+
+fn entry_field(root: &Path, file: &Path, name: &str, field: &str) -> Result<Option<String>, Error> {
+    Ok(image_entry(root, file, name)?
+        .and_then(|e| e.get(field).and_then(|v| v.as_str()).map(str::to_string)))
+}
+
+fn finish(
+    root: &Path,
+    env: &str,
+    items: Vec<Item>,
+    message: String,
+    no_commit: bool,
+    identity: &Identity,
+) -> Result<SetReport, Error> {
+    if items.is_empty() {
+        return Ok(SetReport {
+            items,
+            outcome: None,
+        });
+    }
+    let outcome = apply::execute(&Request {
+        root,
+        env,
+        items: &items,
+        message,
+        mode: if no_commit {
+            Mode::NoCommit
+        } else {
+            Mode::Commit
+        },
+        identity: identity.clone(),
+        describe: false,
+    })?;
+    Ok(SetReport {
+        items,
+        outcome: Some(outcome),
+    })
+}
+
+/// `hydrate set-image ENV [--app APP] NAME=IMAGE[:TAG][@DIGEST]...`.
+pub fn set_image(
+    root: &Path,
+    env_name: &str,
+    apps: &[String],
+    specs: &[ImageSpec],
+    no_commit: bool,
+    identity: &Identity,
+) -> Result<SetReport, Error> {
+    let envs = env::load_environments(root)?;
+    let e = find(&envs, env_name)?;
+    let mut items = Vec::new();
+    for s in specs {
+        items.extend(image_items(root, e, apps, s)?);
+    }
+    let texts: Vec<&str> = specs.iter().map(|s| s.text.as_str()).collect();
+    let msg = message::render(
+        "set-image {{ env }}: {{ summary }}",
+        minijinja::context! { env => env_name, summary => message::summary(&items) },
+        &items,
+        &[
+            ("Hydrate-Set-Image", texts.join(", ")),
+            ("Hydrate-Environment", env_name.to_string()),
+        ],
+    )?;
+    finish(root, env_name, items, msg, no_commit, identity)
+}
+
+/// `hydrate set-value ENV APP PATH=VALUE`: a chart app's value pin.
+pub fn set_value(
+    root: &Path,
+    env_name: &str,
+    app: &str,
+    path: &str,
+    value: &str,
+    no_commit: bool,
+    identity: &Identity,
+) -> Result<SetReport, Error> {
+    let envs = env::load_environments(root)?;
+    let e = find(&envs, env_name)?;
+    let a = e
+        .apps
+        .iter()
+        .find(|a| a.name == app)
+        .ok_or_else(|| Error::Usage(format!("no app `{app}` in `{env_name}`")))?;
+    if !matches!(a.source, Source::Helm(_)) {
+        return Err(Error::Usage(format!(
+            "`{app}` is not a chart app; use set-image"
+        )));
+    }
+    let all = pins::app_pins(root, e, a, &[PinDecl::Value(path.to_string())])?;
+    let mut items = Vec::new();
+    if let Some(p) = all.into_iter().find(|p| p.name == path) {
+        if p.value.as_deref() != Some(value) {
+            items.push(Item {
+                app: app.to_string(),
+                pin: path.to_string(),
+                old: p.value.clone(),
+                new: value.to_string(),
+                target: p,
+            });
+        }
+    }
+    let msg = message::render(
+        "set-value {{ env }}: {{ summary }}",
+        minijinja::context! { env => env_name, summary => message::summary(&items) },
+        &items,
+        &[
+            ("Hydrate-Set-Value", format!("{app} {path}={value}")),
+            ("Hydrate-Environment", env_name.to_string()),
+        ],
+    )?;
+    finish(root, env_name, items, msg, no_commit, identity)
+}
+
+/// Where `hydrate rollback` goes back to.
+#[derive(Clone, Debug)]
+pub enum Rollback {
+    /// ENV's pins as they were after this commit.
+    To(String),
+    /// As they were N recorded changes ago.
+    Steps(usize),
+}
+
+/// `hydrate rollback ENV`: restores ENV's pins (only the pins) as of an
+/// earlier commit, as a new commit with `Hydrate-Rollback-Of`.
+pub fn rollback(
+    root: &Path,
+    env_name: &str,
+    target: &Rollback,
+    identity: &Identity,
+) -> Result<SetReport, Error> {
+    let envs = env::load_environments(root)?;
+    let now = find(&envs, env_name)?;
+    let entries = history::history(root, env_name)?;
+    let latest = entries.first().ok_or_else(|| {
+        Error::Usage(format!(
+            "no recorded changes into `{env_name}` to roll back"
+        ))
+    })?;
+    let repo = Repo::discover(root)?;
+    let commit = match target {
+        Rollback::To(rev) => repo.resolve(rev)?.to_string(),
+        Rollback::Steps(n) => entries.get(*n).map(|e| e.sha.clone()).ok_or_else(|| {
+            Error::Usage(format!(
+                "`{env_name}` has {} recorded change(s); cannot go back {n}",
+                entries.len()
+            ))
+        })?,
+    };
+    let id = repo.resolve(&commit)?;
+    let tmp = tempfile::tempdir().map_err(|e| Error::Usage(e.to_string()))?;
+    repo.export(id, tmp.path())?;
+    let (root_rel, _) = apply::git_paths(&repo, root, &[])?;
+    let past_root = tmp.path().join(root_rel);
+    let past_envs = env::load_environments(&past_root)?;
+    let past = find(&past_envs, env_name)?;
+    let both = [past, now];
+    let extra = |app: &str| decls(&both, app);
+    let old_pins = pins::env_pins(&past_root, past, &extra)?;
+    let cur_pins = pins::env_pins(root, now, &extra)?;
+    let plan = plan::compute(&old_pins, &cur_pins, &[], &target_in(root, now));
+    let short: String = commit.chars().take(12).collect();
+    let msg = message::render(
+        "rollback {{ env }} to {{ commit }}: {{ summary }}",
+        minijinja::context! { env => env_name, commit => short, summary => message::summary(&plan.items) },
+        &plan.items,
+        &[
+            ("Hydrate-Rollback-Of", latest.sha.clone()),
+            ("Hydrate-Environment", env_name.to_string()),
+        ],
+    )?;
+    finish(root, env_name, plan.items, msg, false, identity)
+}

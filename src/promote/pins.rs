@@ -1,0 +1,305 @@
+//! Pins: the values that say what is released of an app in an environment.
+//! Found in the environment's sources: each `images:` entry's `newTag` and
+//! `digest` in the app's kustomization; a chart app's `chart:` path and its
+//! declared value paths (inline `values`, else the last value file that
+//! sets the path); and declared file pins. Each pin knows where it is
+//! written, so a promotion can edit it there.
+
+use std::path::{Path, PathBuf};
+
+use super::Error;
+use crate::env::{App, Environment, PinDecl, Source};
+use crate::yaml::edit::{parse_path, Seg};
+use crate::yaml::{self, Node, Resolver};
+
+/// The fields of a kustomize `images:` entry that are pins. `newName` is
+/// not one: registries and mirrors differ between environments.
+pub const IMAGE_FIELDS: [&str; 2] = ["newTag", "digest"];
+
+/// Where a pin is written in an environment's sources.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// A field of the `images:` entry named `image` in a kustomization
+    /// (the entry or the field is added when missing).
+    Image {
+        /// The kustomization file, relative to the repository root.
+        file: PathBuf,
+        /// The entry's `name`.
+        image: String,
+        /// `newTag`, `digest` or `newName`.
+        field: String,
+    },
+    /// A scalar at `path` of document `doc` in a YAML file (added when missing).
+    Value {
+        /// The file, relative to the repository root.
+        file: PathBuf,
+        /// Document index.
+        doc: usize,
+        /// Where.
+        path: Vec<Seg>,
+        /// How the file's scalars resolve.
+        resolver: Resolver,
+    },
+}
+
+impl Place {
+    /// The file it lives in.
+    pub fn file(&self) -> &Path {
+        match self {
+            Place::Image { file, .. } | Place::Value { file, .. } => file,
+        }
+    }
+}
+
+/// One pin of one app in one environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pin {
+    /// The app.
+    pub app: String,
+    /// `ghcr.io/acme/web:newTag`, `image.tag`, `chart`, `file#path`.
+    pub name: String,
+    /// Its value there (None: not set).
+    pub value: Option<String>,
+    /// Where it is (or would be) written.
+    pub place: Place,
+}
+
+/// Every pin of `app` in `env` under `root`; `decls` are the declared pins
+/// (the union of what the environments compared declare).
+pub fn app_pins(
+    root: &Path,
+    env: &Environment,
+    app: &App,
+    decls: &[PinDecl],
+) -> Result<Vec<Pin>, Error> {
+    let mut out = Vec::new();
+    let dir = match &app.source {
+        Source::Kustomize(dir) => {
+            image_pins(root, &app.name, dir, &mut out)?;
+            dir.clone()
+        }
+        Source::Helm(c) => {
+            out.push(Pin {
+                app: app.name.clone(),
+                name: "chart".into(),
+                value: Some(c.chart.to_string_lossy().into_owned()),
+                place: Place::Value {
+                    file: rel_env_file(root, env),
+                    doc: 0,
+                    path: helm_path(env, app, &[Seg::Key("chart".into())])?,
+                    resolver: Resolver::V3,
+                },
+            });
+            for d in decls {
+                if let PinDecl::Value(path) = d {
+                    out.push(value_pin(root, env, app, c, path)?);
+                }
+            }
+            c.chart.clone()
+        }
+    };
+    for d in decls {
+        if let PinDecl::File { file, path } = d {
+            let file = PathBuf::from(file.replace("{dir}", &dir.to_string_lossy()));
+            let segs = parse_path(path);
+            let docs = read_yaml(root, &file, Resolver::V3)?;
+            let found = docs
+                .iter()
+                .enumerate()
+                .find_map(|(i, d)| Some((i, crate::yaml::edit::get(d, &segs)?)));
+            out.push(Pin {
+                app: app.name.clone(),
+                name: format!("{}#{path}", file.display()),
+                value: found.and_then(|(_, n)| scalar(n)),
+                place: Place::Value {
+                    file,
+                    doc: found.map_or(0, |(i, _)| i),
+                    path: segs,
+                    resolver: Resolver::V3,
+                },
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn scalar(n: &Node) -> Option<String> {
+    n.as_scalar()
+        .filter(|_| !n.is_null())
+        .map(|s| s.text.clone())
+}
+
+/// The path of an app's `helm` key in its environment file.
+fn helm_path(env: &Environment, app: &App, rest: &[Seg]) -> Result<Vec<Seg>, Error> {
+    let i = env
+        .apps
+        .iter()
+        .position(|a| a.name == app.name)
+        .ok_or_else(|| Error::Pin(format!("{}: no app `{}`", env.file.display(), app.name)))?;
+    let mut p = vec![
+        Seg::Key("apps".into()),
+        Seg::Index(i),
+        Seg::Key("helm".into()),
+    ];
+    p.extend_from_slice(rest);
+    Ok(p)
+}
+
+fn rel_env_file(root: &Path, env: &Environment) -> PathBuf {
+    env.file
+        .strip_prefix(root)
+        .map_or_else(|_| env.file.clone(), Path::to_path_buf)
+}
+
+fn read_yaml(root: &Path, file: &Path, resolver: Resolver) -> Result<Vec<Node>, Error> {
+    let full = root.join(file);
+    let src = std::fs::read_to_string(&full)
+        .map_err(|e| Error::Pin(format!("{}: {e}", file.display())))?;
+    yaml::parse_all(&src, resolver).map_err(|e| Error::Pin(format!("{}: {e}", file.display())))
+}
+
+/// The kustomization file of a directory, as kustomize looks for it.
+pub fn kustomization_file(root: &Path, dir: &Path) -> Option<PathBuf> {
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| root.join(p).is_file())
+}
+
+fn image_pins(root: &Path, app: &str, dir: &Path, out: &mut Vec<Pin>) -> Result<(), Error> {
+    let Some(file) = kustomization_file(root, dir) else {
+        return Ok(());
+    };
+    let docs = read_yaml(root, &file, Resolver::V3)?;
+    let Some(images) = docs
+        .first()
+        .and_then(|d| d.get("images"))
+        .and_then(Node::as_seq)
+    else {
+        return Ok(());
+    };
+    for entry in images {
+        let Some(image) = entry.get("name").and_then(scalar) else {
+            continue;
+        };
+        for field in IMAGE_FIELDS {
+            let value = entry.get(field).and_then(scalar);
+            if value.is_none() {
+                continue;
+            }
+            out.push(Pin {
+                app: app.to_string(),
+                name: format!("{image}:{field}"),
+                value,
+                place: Place::Image {
+                    file: file.clone(),
+                    image: image.clone(),
+                    field: field.to_string(),
+                },
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Where a pin missing from an environment's kustomization would go.
+pub fn missing_image_pin(root: &Path, app: &App, name: &str) -> Option<Pin> {
+    let Source::Kustomize(dir) = &app.source else {
+        return None;
+    };
+    let (image, field) = name.rsplit_once(':')?;
+    Some(Pin {
+        app: app.name.clone(),
+        name: name.to_string(),
+        value: None,
+        place: Place::Image {
+            file: kustomization_file(root, dir)?,
+            image: image.to_string(),
+            field: field.to_string(),
+        },
+    })
+}
+
+/// A chart app's value pin: read from inline values, else the last value
+/// file that sets it; written there (or, when nothing sets it, into the
+/// last value file, else the inline values).
+fn value_pin(
+    root: &Path,
+    env: &Environment,
+    app: &App,
+    c: &crate::env::ChartApp,
+    path: &str,
+) -> Result<Pin, Error> {
+    let segs = parse_path(path);
+    let inline = || {
+        let mut p = vec![Seg::Key("values".into())];
+        p.extend(segs.iter().cloned());
+        helm_path(env, app, &p)
+    };
+    let pin = |value, place| Pin {
+        app: app.name.clone(),
+        name: path.to_string(),
+        value,
+        place,
+    };
+    if let Some(v) = c
+        .values
+        .as_ref()
+        .and_then(|v| crate::yaml::edit::get(v, &segs))
+    {
+        let place = Place::Value {
+            file: rel_env_file(root, env),
+            doc: 0,
+            path: inline()?,
+            resolver: Resolver::V3,
+        };
+        return Ok(pin(scalar(v), place));
+    }
+    for f in c.value_files.iter().rev() {
+        let docs = read_yaml(root, f, Resolver::V2)?;
+        if let Some(v) = docs.first().and_then(|d| crate::yaml::edit::get(d, &segs)) {
+            let place = Place::Value {
+                file: f.clone(),
+                doc: 0,
+                path: segs.clone(),
+                resolver: Resolver::V2,
+            };
+            return Ok(pin(scalar(v), place));
+        }
+    }
+    let place = match c.value_files.last() {
+        Some(f) => Place::Value {
+            file: f.clone(),
+            doc: 0,
+            path: segs.clone(),
+            resolver: Resolver::V2,
+        },
+        None => Place::Value {
+            file: rel_env_file(root, env),
+            doc: 0,
+            path: inline()?,
+            resolver: Resolver::V3,
+        },
+    };
+    Ok(pin(None, place))
+}
+
+/// Every pin of every app of `env`, with `extra` declared pins per app
+/// (from the environment compared with).
+pub fn env_pins(
+    root: &Path,
+    env: &Environment,
+    extra: &dyn Fn(&str) -> Vec<PinDecl>,
+) -> Result<Vec<Pin>, Error> {
+    let mut out = Vec::new();
+    for app in &env.apps {
+        let mut decls = app.pins.clone();
+        for d in extra(&app.name) {
+            if !decls.contains(&d) {
+                decls.push(d);
+            }
+        }
+        out.extend(app_pins(root, env, app, &decls)?);
+    }
+    Ok(out)
+}

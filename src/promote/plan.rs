@@ -1,0 +1,280 @@
+//! The promotion plan: every pin of FROM whose value differs in TO, the
+//! policy verdicts on it (`block:` globs, the downgrade guard) and the
+//! plan's id, a hash of what it changes.
+
+use sha2::{Digest, Sha256};
+
+use super::pins::Pin;
+
+/// One pin to change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    /// The app.
+    pub app: String,
+    /// The pin's name.
+    pub pin: String,
+    /// TO's value now (None: not set).
+    pub old: Option<String>,
+    /// FROM's value.
+    pub new: String,
+    /// Where it is written in TO.
+    pub target: Pin,
+}
+
+/// Why a plan item may not be promoted without `--force`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A `block:` glob matches `app` or `app/pin`.
+    Blocked {
+        /// `app/pin`.
+        pin: String,
+        /// The glob.
+        glob: String,
+    },
+    /// TO's version is higher than FROM's.
+    Downgrade {
+        /// `app/pin`.
+        pin: String,
+        /// TO's value.
+        to: String,
+        /// FROM's value.
+        from: String,
+    },
+    /// TO has a pin FROM lacks.
+    Missing {
+        /// `app/pin`.
+        pin: String,
+        /// TO's value.
+        to: String,
+    },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Blocked { pin, glob } => write!(f, "{pin} is blocked by the policy `{glob}`"),
+            Refusal::Downgrade { pin, to, from } => write!(
+                f,
+                "{pin}: the target has {to}, newer than {from} (a hotfix?); promoting would downgrade it"
+            ),
+            Refusal::Missing { pin, to } => write!(
+                f,
+                "{pin}: the target pins {to} but the source has no such pin"
+            ),
+        }
+    }
+}
+
+/// A computed plan.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// Pins to change, in app and pin order.
+    pub items: Vec<Item>,
+    /// What the policies refuse.
+    pub refusals: Vec<Refusal>,
+}
+
+/// Compares FROM's pins with TO's. `target_of` finds where TO would write
+/// a pin it does not have yet (None: TO's app cannot take it).
+pub fn compute(
+    from: &[Pin],
+    to: &[Pin],
+    apps: &[String],
+    target_of: &dyn Fn(&Pin) -> Option<Pin>,
+) -> Plan {
+    let mut plan = Plan::default();
+    let wanted = |app: &str| apps.is_empty() || apps.iter().any(|a| a == app);
+    for f in from.iter().filter(|p| wanted(&p.app)) {
+        let Some(new) = &f.value else { continue };
+        let t = to.iter().find(|t| t.app == f.app && t.name == f.name);
+        let target = match t {
+            Some(t) => t.clone(),
+            None => match target_of(f) {
+                Some(t) => t,
+                None => continue,
+            },
+        };
+        if target.value.as_deref() == Some(new.as_str()) {
+            continue;
+        }
+        plan.items.push(Item {
+            app: f.app.clone(),
+            pin: f.name.clone(),
+            old: target.value.clone(),
+            new: new.clone(),
+            target,
+        });
+    }
+    for t in to.iter().filter(|p| wanted(&p.app)) {
+        let Some(v) = &t.value else { continue };
+        let in_from = from
+            .iter()
+            .any(|f| f.app == t.app && f.name == t.name && f.value.is_some());
+        // Only for apps FROM has at all: a TO-only app is not promoted.
+        if !in_from && from.iter().any(|f| f.app == t.app) {
+            plan.refusals.push(Refusal::Missing {
+                pin: format!("{}/{}", t.app, t.name),
+                to: v.clone(),
+            });
+        }
+    }
+    plan.items
+        .sort_by(|a, b| (&a.app, &a.pin).cmp(&(&b.app, &b.pin)));
+    plan
+}
+
+/// Adds the policy verdicts: `block` globs and the downgrade guard.
+pub fn check_policies(plan: &mut Plan, block: &[String]) {
+    for it in &plan.items {
+        let id = format!("{}/{}", it.app, it.pin);
+        if let Some(g) = block.iter().find(|g| glob(g, &it.app) || glob(g, &id)) {
+            plan.refusals.push(Refusal::Blocked {
+                pin: id.clone(),
+                glob: g.clone(),
+            });
+        }
+        if let Some(old) = &it.old {
+            if let (Some(o), Some(n)) = (version_of(old), version_of(&it.new)) {
+                if compare(&o, &n) == std::cmp::Ordering::Greater {
+                    plan.refusals.push(Refusal::Downgrade {
+                        pin: id,
+                        to: old.clone(),
+                        from: it.new.clone(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The plan's id: the first 12 hex digits of a SHA-256 over what it changes.
+pub fn id(from: &str, to: &str, items: &[Item]) -> String {
+    let mut h = Sha256::new();
+    h.update(format!("{from}\n{to}\n"));
+    for it in items {
+        h.update(format!(
+            "{}\t{}\t{}\t{}\n",
+            it.app,
+            it.pin,
+            it.old.as_deref().unwrap_or(""),
+            it.new
+        ));
+    }
+    h.finalize()
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A glob where `*` matches any run of characters (`/` included).
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let Some((head, rest)) = pattern.split_once('*') else {
+        return pattern == text;
+    };
+    let Some(tail) = text.strip_prefix(head) else {
+        return false;
+    };
+    (0..=tail.len())
+        .filter(|&i| tail.is_char_boundary(i))
+        .any(|i| glob(rest, &tail[i..]))
+}
+
+/// A semantic version: numbers and pre-release identifiers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Version {
+    nums: Vec<u64>,
+    pre: Vec<String>,
+}
+
+/// The semver in a value: a tag (`v1.4.2`, `7.2.4-alpine`) or the end of a
+/// versioned path (`charts/podinfo-6.5.0`). None when there is none.
+pub fn version_of(value: &str) -> Option<Version> {
+    let last = value.rsplit('/').next().unwrap_or(value);
+    let candidates =
+        std::iter::once(last).chain(last.match_indices('-').map(|(i, _)| &last[i + 1..]));
+    for c in candidates {
+        if let Some(v) = parse_version(c.strip_prefix('v').unwrap_or(c)) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn parse_version(s: &str) -> Option<Version> {
+    let s = s.split('+').next().unwrap_or(s);
+    let (core, pre) = match s.split_once('-') {
+        Some((c, p)) => (c, p.split('.').map(str::to_string).collect()),
+        None => (s, Vec::new()),
+    };
+    let nums: Vec<u64> = core
+        .split('.')
+        .map(|n| n.parse().ok())
+        .collect::<Option<_>>()?;
+    if !(2..=3).contains(&nums.len()) {
+        return None;
+    }
+    Some(Version { nums, pre })
+}
+
+/// Semver precedence: numbers, then a release above its pre-releases.
+pub fn compare(a: &Version, b: &Version) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let n = a.nums.cmp(&b.nums);
+    if n != Ordering::Equal {
+        return n;
+    }
+    match (a.pre.is_empty(), b.pre.is_empty()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => {
+            for (x, y) in a.pre.iter().zip(&b.pre) {
+                let o = match (x.parse::<u64>(), y.parse::<u64>()) {
+                    (Ok(p), Ok(q)) => p.cmp(&q),
+                    (Ok(_), Err(_)) => Ordering::Less,
+                    (Err(_), Ok(_)) => Ordering::Greater,
+                    _ => x.cmp(y),
+                };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            a.pre.len().cmp(&b.pre.len())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cmp::Ordering;
+
+    fn v(s: &str) -> Version {
+        version_of(s).unwrap_or_else(|| panic!("{s}"))
+    }
+
+    #[test]
+    fn semver_order_and_extraction() {
+        assert_eq!(compare(&v("1.10.0"), &v("1.9.3")), Ordering::Greater);
+        assert_eq!(compare(&v("v2.4.0-rc.1"), &v("2.4.0")), Ordering::Less);
+        assert_eq!(
+            compare(&v("charts/podinfo-6.5.0"), &v("charts/podinfo-6.4.1")),
+            Ordering::Greater
+        );
+        assert_eq!(
+            compare(&v("7.2.4-alpine"), &v("7.2.4-alpine")),
+            Ordering::Equal
+        );
+        assert!(version_of("sha256:ab12").is_none());
+        assert!(version_of("latest").is_none());
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob("api", "api"));
+        assert!(glob("api/*", "api/ghcr.io/x:newTag"));
+        assert!(glob("*:digest", "api/ghcr.io/x:digest"));
+        assert!(!glob("api", "api2"));
+    }
+}
