@@ -5,6 +5,7 @@
 //! into it and map errors to exit codes.
 
 pub mod cli;
+pub mod diff;
 pub mod env;
 pub mod git;
 pub mod gotmpl;
@@ -13,4 +14,5 @@ pub mod k8s;
 pub mod kustomize;
 pub mod output;
 pub mod render;
+pub mod review;
 pub mod yaml;

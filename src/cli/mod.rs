@@ -3,6 +3,7 @@
 //! logic lives here.
 
 mod affected;
+mod diff;
 mod helm;
 mod kustomize;
 mod render;
@@ -26,6 +27,8 @@ enum Command {
     Render(render::Args),
     /// List the (env, app) pairs whose inputs changed since a revision.
     Affected(affected::Args),
+    /// Compare two environments, or each environment with a git revision.
+    Diff(diff::Args),
     /// Drop-in replacements for kustomize commands.
     #[command(subcommand)]
     Kustomize(kustomize::Command),
@@ -47,6 +50,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Render(args) => render::run(args),
         Command::Affected(args) => affected::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Kustomize(cmd) => kustomize::run(cmd),
         Command::Helm(cmd) => helm::run(cmd),
     };

@@ -25,8 +25,49 @@ pub struct Environment {
     pub discover: Vec<Discover>,
     /// Its apps, in file order.
     pub apps: Vec<App>,
+    /// `diff:`: how `hydrate diff` compares this environment.
+    pub diff: DiffConfig,
     /// The file it came from.
     pub file: PathBuf,
+}
+
+/// `diff:` of an environment file: differences to ignore, and differences
+/// that are supposed to exist. Expressions are kept as written, with their
+/// line, so `diff/` can compile them and name the line when one is not
+/// supported.
+#[derive(Clone, Debug, Default)]
+pub struct DiffConfig {
+    /// `ignoreDifferences`: paths removed from both sides before comparing
+    /// (Argo CD's shape).
+    pub ignore_differences: Vec<DiffRule>,
+    /// `expected`: paths whose differences are reported on their own and do
+    /// not count as drift.
+    pub expected: Vec<DiffRule>,
+}
+
+/// One `ignoreDifferences` or `expected` entry (Argo CD's
+/// `ResourceIgnoreDifferences`, plus `app` and `secret`).
+#[derive(Clone, Debug, Default)]
+pub struct DiffRule {
+    /// Only resources of this app.
+    pub app: Option<String>,
+    /// API group (`""` for the core group; any when absent).
+    pub group: Option<String>,
+    /// Kind (any when absent).
+    pub kind: Option<String>,
+    /// Name (any when absent).
+    pub name: Option<String>,
+    /// Namespace (any when absent).
+    pub namespace: Option<String>,
+    /// `jsonPointers`, each with its line.
+    pub json_pointers: Vec<(String, u32)>,
+    /// `jqPathExpressions`, each with its line.
+    pub jq_path_expressions: Vec<(String, u32)>,
+    /// `secret: true`: mask `data`/`stringData` of matching resources as
+    /// Secrets are masked.
+    pub secret: bool,
+    /// Line of the entry.
+    pub line: u32,
 }
 
 /// Where an environment's rendered output goes.
@@ -135,6 +176,7 @@ impl Environment {
             commit_message: None,
             discover: Vec::new(),
             apps: Vec::new(),
+            diff: DiffConfig::default(),
             file: file.to_path_buf(),
         };
         let mut output = None;
@@ -145,6 +187,7 @@ impl Environment {
             "commitMessage",
             "discover",
             "apps",
+            "diff",
         ];
         d.fields(&root, &known, |k, v| {
             match k {
@@ -156,6 +199,7 @@ impl Environment {
                     env.layout = layout;
                 }
                 "commitMessage" => env.commit_message = Some(d.string(v)?),
+                "diff" => env.diff = d.diff(v)?,
                 "discover" => {
                     env.discover = d
                         .seq(v)?
@@ -329,6 +373,60 @@ impl Decoder<'_> {
         Ok(App { name, source })
     }
 
+    fn diff(&self, n: &Node) -> Result<DiffConfig, Error> {
+        let mut c = DiffConfig::default();
+        self.fields(n, &["ignoreDifferences", "expected"], |k, v| {
+            let rules = self
+                .seq(v)?
+                .iter()
+                .map(|r| self.diff_rule(r))
+                .collect::<Result<Vec<_>, _>>()?;
+            match k {
+                "ignoreDifferences" => c.ignore_differences = rules,
+                _ => c.expected = rules,
+            }
+            Ok(())
+        })?;
+        Ok(c)
+    }
+
+    fn diff_rule(&self, n: &Node) -> Result<DiffRule, Error> {
+        let mut r = DiffRule {
+            line: n.pos.line,
+            ..DiffRule::default()
+        };
+        let known = [
+            "app",
+            "group",
+            "kind",
+            "name",
+            "namespace",
+            "jsonPointers",
+            "jqPathExpressions",
+            "secret",
+        ];
+        let located = |v: &Node| -> Result<Vec<(String, u32)>, Error> {
+            self.seq(v)?
+                .iter()
+                .map(|x| Ok((self.string(x)?, x.pos.line)))
+                .collect()
+        };
+        self.fields(n, &known, |k, v| {
+            match k {
+                "app" => r.app = Some(self.string(v)?),
+                "group" => r.group = Some(v.as_str().unwrap_or_default().to_string()),
+                "kind" => r.kind = Some(self.string(v)?),
+                "name" => r.name = Some(self.string(v)?),
+                "namespace" => r.namespace = Some(self.string(v)?),
+                "jsonPointers" => r.json_pointers = located(v)?,
+                "jqPathExpressions" => r.jq_path_expressions = located(v)?,
+                _ => r.secret = self.bool(v)?,
+            }
+            Ok(())
+        })?;
+        Ok(r)
+    }
+
     fn strings(&self, n: &Node) -> Result<Vec<String>, Error> {
         self.seq(n)?.iter().map(|x| self.string(x)).collect()
     }
@@ -464,6 +562,17 @@ mod tests {
             matches!(&e.apps[0].source, Source::Helm(c) if c.release_name == "r" && c.value_files.len() == 2)
         );
         assert!(load("name: dev\napps:\n- name: x\n  kustomize: a\n  helm: {chart: c}\n").is_err());
+    }
+
+    #[test]
+    fn diff_rules_keep_their_lines() {
+        let e = load("name: dev\ndiff:\n  ignoreDifferences:\n  - kind: Deployment\n    jsonPointers:\n    - /spec/replicas\n  expected:\n  - group: apps\n    jqPathExpressions: [.spec.replicas]\n").unwrap();
+        let r = &e.diff.ignore_differences[0];
+        assert_eq!(r.kind.as_deref(), Some("Deployment"));
+        assert_eq!(r.json_pointers, [("/spec/replicas".to_string(), 6)]);
+        assert_eq!(e.diff.expected[0].jq_path_expressions[0].1, 9);
+        let err = load("name: dev\ndiff:\n  expected:\n  - jqPaths: [.a]\n").unwrap_err();
+        assert!(err.to_string().contains("dev.yaml:4"), "{err}");
     }
 
     #[test]
