@@ -4,5 +4,6 @@ mod branches;
 mod cli;
 mod conformance;
 mod demo;
+mod diff;
 mod schema;
 mod support;

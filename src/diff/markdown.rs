@@ -81,20 +81,17 @@ fn details(summary: &str, lines: &[String]) -> String {
 
 fn blocks(r: &ResourceDiff) -> Vec<String> {
     let mut out = Vec::new();
+    let fields = |n: usize| format!("{n} field{}", if n == 1 { "" } else { "s" });
     match r.status {
-        Status::Added | Status::Removed => {
-            out.push(details(
-                &format!("{} {}", brief_line(r), r.type_name()),
-                &whole(r),
-            ));
-        }
+        Status::Added => out.push(details(&format!("+ {} (added)", label(r)), &whole(r))),
+        Status::Removed => out.push(details(&format!("- {} (removed)", label(r)), &whole(r))),
         Status::Changed => {
             if !r.changes.is_empty() {
-                let summary = format!("{} ({})", brief_line(r), label(r));
+                let summary = format!("~ {} ({})", label(r), fields(r.changes.len()));
                 out.push(details(&summary, &change_lines(r, false)));
             }
             if !r.expected.is_empty() {
-                let summary = format!("expected: {}", label(r));
+                let summary = format!("= {} ({} expected)", label(r), fields(r.expected.len()));
                 out.push(details(&summary, &change_lines(r, true)));
             }
         }
