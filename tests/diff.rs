@@ -260,6 +260,25 @@ fn expected_paths_have_their_own_section() {
 }
 
 #[test]
+fn a_rule_can_mark_other_kinds_secret() {
+    let cm = |v: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: creds\ndata:\n  token: {v}\n")
+    };
+    let rules = "diff:\n  ignoreDifferences:\n    - kind: ConfigMap\n      name: creds\n      secret: true\n";
+    let repo = two_envs(&cm("abc"), &cm("abcd"), (rules, ""));
+    let r = diff(repo.path(), &["a", "b"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("data.token (v1/ConfigMap creds): <sha256:ba7816bf, 3 bytes> → <sha256:88d4266f, 4 bytes>"), "{}", r.stdout);
+    let r = diff(repo.path(), &["a", "b", "--show-secrets"]);
+    assert!(
+        r.stdout
+            .contains("data.token (v1/ConfigMap creds): abc → abcd"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
 fn unsupported_jq_is_an_error_naming_file_and_line() {
     let rules = "diff:\n  ignoreDifferences:\n    - kind: Deployment\n      jqPathExpressions:\n        - .spec.replicas\n        - '.spec.template | del(.metadata)'\n";
     let repo = two_envs(TWO_CHANGES.0, TWO_CHANGES.1, (rules, ""));

@@ -1,9 +1,10 @@
 //! Secret masking: every value under `data` and `stringData` of a Secret
 //! (or of a resource a rule marks secret) becomes
 //! `<sha256:1a2b3c4d, 12 bytes>` before anything is compared or printed, so
-//! a changed secret shows as changed without showing its value. `data` is
-//! base64: the hash and length are of the decoded bytes, so the same value
-//! in `data` and `stringData` masks the same.
+//! a changed secret shows as changed without showing its value. A Secret's
+//! `data` is base64: the hash and length are of the decoded bytes, so the
+//! same value in `data` and `stringData` masks the same. Another kind marked
+//! secret has its `data` (text) and `binaryData` (base64) masked.
 
 use sha2::{Digest, Sha256};
 
@@ -15,9 +16,15 @@ pub(crate) fn is_secret(r: &Resource) -> bool {
     r.group.is_empty() && r.kind == "Secret"
 }
 
-/// Replaces the values under `data` and `stringData`.
-pub(crate) fn mask(node: &mut Node) {
-    for (field, base64) in [("data", true), ("stringData", false)] {
+/// Replaces the values under `data` and `stringData` (base64 `data` in a
+/// Secret), or `data` and `binaryData` (base64) of another kind.
+pub(crate) fn mask(node: &mut Node, secret: bool) {
+    let fields = if secret {
+        [("data", true), ("stringData", false)]
+    } else {
+        [("data", false), ("binaryData", true)]
+    };
+    for (field, base64) in fields {
         let Some(Value::Map(entries)) = node.get_mut(field).map(|n| &mut n.value) else {
             continue;
         };
@@ -83,7 +90,7 @@ mod tests {
             Resolver::V3,
         )
         .unwrap();
-        mask(&mut n);
+        mask(&mut n, true);
         let (a, b) = (
             n.get_path(&["data", "password"]).and_then(Node::as_str),
             n.get_path(&["stringData", "password"])

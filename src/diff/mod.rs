@@ -17,6 +17,7 @@ mod rules;
 mod text;
 mod tree;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -246,10 +247,11 @@ pub fn compare(from: &Side, to: &Side, settings: &Settings) -> Comparison {
         .collect();
     apps.sort_unstable();
     apps.dedup();
+    let (mut from_apps, mut to_apps) = (by_app(from), by_app(to));
     let mut out = Vec::new();
     for app in apps {
-        let a: Vec<&Resource> = from.resources.iter().filter(|r| r.app == app).collect();
-        let b: Vec<&Resource> = to.resources.iter().filter(|r| r.app == app).collect();
+        let a = from_apps.remove(app).unwrap_or_default();
+        let b = to_apps.remove(app).unwrap_or_default();
         let status = match (
             from.apps.iter().any(|x| x == app),
             to.apps.iter().any(|x| x == app),
@@ -274,6 +276,14 @@ pub fn compare(from: &Side, to: &Side, settings: &Settings) -> Comparison {
     }
 }
 
+fn by_app(side: &Side) -> HashMap<&str, Vec<&Resource>> {
+    let mut m: HashMap<&str, Vec<&Resource>> = HashMap::new();
+    for r in &side.resources {
+        m.entry(r.app.as_str()).or_default().push(r);
+    }
+    m
+}
+
 fn compare_app(a: &[&Resource], b: &[&Resource], settings: &Settings) -> Vec<ResourceDiff> {
     let matching = identity::match_resources(a, b, settings.mode);
     let mut out = Vec::new();
@@ -284,9 +294,10 @@ fn compare_app(a: &[&Resource], b: &[&Resource], settings: &Settings) -> Vec<Res
             if settings.helm_profile {
                 rules::helm_profile(Arc::make_mut(&mut node));
             }
-            let secret = settings.rules.is_secret(r, &pair.name);
-            if !settings.show_secrets && (secret || mask::is_secret(r)) {
-                mask::mask(Arc::make_mut(&mut node));
+            let kind_secret = mask::is_secret(r);
+            let marked = settings.rules.is_secret(r, &pair.name);
+            if !settings.show_secrets && (kind_secret || marked) {
+                mask::mask(Arc::make_mut(&mut node), kind_secret);
             }
             node
         };

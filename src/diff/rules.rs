@@ -594,4 +594,18 @@ mod tests {
         }
         assert_eq!(crate::yaml::to_string(&n).unwrap(), "l:\n- b\n- d\n");
     }
+
+    #[test]
+    fn helm_profile_drops_chart_labels_and_checksums_everywhere() {
+        let mut n = parse_one(
+            "metadata: {labels: {helm.sh/chart: c-1, app: x}}\nspec: {template: {metadata: {labels: {app.kubernetes.io/version: '1'}, annotations: {checksum/config: abc, keep: z}}}}\n",
+            Resolver::V3,
+        )
+        .unwrap();
+        helm_profile(&mut n);
+        assert_eq!(
+            crate::yaml::to_string(&n).unwrap(),
+            "metadata:\n  labels:\n    app: x\nspec:\n  template:\n    metadata:\n      annotations:\n        keep: z\n      labels: {}\n"
+        );
+    }
 }
