@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::diff::{self, Comparison, Mode, Rules, Settings, Side};
 use crate::env::{self, Environment, Output, Selection};
 use crate::git::Repo;
@@ -154,16 +156,20 @@ fn render(envs: &[(&Path, &Environment)], apps: &[String]) -> Result<Vec<Side>, 
         jobs.extend(js);
     }
     let rendered = env::render_all(&jobs, &|| {}).map_err(Error::Renders)?;
-    let mut it = rendered.iter();
+    let resources: Vec<Vec<diff::Resource>> = rendered
+        .par_iter()
+        .map(diff::from_rendered)
+        .collect::<Result<_, _>>()?;
+    let mut it = rendered.iter().zip(resources);
     let mut sides = Vec::new();
     for ((_, e), n) in envs.iter().zip(counts) {
         let mut side = Side {
             label: e.name.clone(),
             ..Side::default()
         };
-        for r in it.by_ref().take(n) {
+        for (r, res) in it.by_ref().take(n) {
             side.apps.push(r.app.clone());
-            side.resources.extend(diff::from_rendered(r)?);
+            side.resources.extend(res);
         }
         sides.push(side);
     }
@@ -227,6 +233,7 @@ fn side_from_files(
         label: label.to_string(),
         ..Side::default()
     };
+    let mut wanted = Vec::new();
     for (path, bytes) in files {
         let Some((app, file)) = path.split_once('/') else {
             continue;
@@ -238,11 +245,16 @@ fn side_from_files(
         if !side.apps.iter().any(|a| a == app) {
             side.apps.push(app.to_string());
         }
-        let text = String::from_utf8_lossy(bytes);
-        let origin = format!("{env_name}: {path}");
-        side.resources
-            .extend(diff::from_manifest(app, &text, &origin)?);
+        wanted.push((app, path, bytes));
     }
+    let parsed: Vec<Vec<diff::Resource>> = wanted
+        .par_iter()
+        .map(|(app, path, bytes)| {
+            let text = String::from_utf8_lossy(bytes);
+            diff::from_manifest(app, &text, &format!("{env_name}: {path}"))
+        })
+        .collect::<Result<_, _>>()?;
+    side.resources = parsed.into_iter().flatten().collect();
     Ok(side)
 }
 

@@ -17,7 +17,7 @@ mod rules;
 mod text;
 mod tree;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -27,6 +27,8 @@ pub use markdown::{to_markdown, MARKDOWN_LIMIT};
 pub use rules::{Rules, Target};
 pub use text::{to_brief, to_human, Style};
 pub use tree::{Change, ChangeKind, Seg};
+
+use rayon::prelude::*;
 
 use crate::yaml::Node;
 
@@ -247,28 +249,29 @@ pub fn compare(from: &Side, to: &Side, settings: &Settings) -> Comparison {
         .collect();
     apps.sort_unstable();
     apps.dedup();
-    let (mut from_apps, mut to_apps) = (by_app(from), by_app(to));
-    let mut out = Vec::new();
-    for app in apps {
-        let a = from_apps.remove(app).unwrap_or_default();
-        let b = to_apps.remove(app).unwrap_or_default();
-        let status = match (
-            from.apps.iter().any(|x| x == app),
-            to.apps.iter().any(|x| x == app),
-        ) {
-            (true, false) => Status::Removed,
-            (false, true) => Status::Added,
-            _ => Status::Changed,
-        };
-        let resources = compare_app(&a, &b, settings);
-        if status != Status::Changed || !resources.is_empty() {
-            out.push(AppDiff {
+    let (from_apps, to_apps) = (by_app(from), by_app(to));
+    let from_set: HashSet<&str> = from.apps.iter().map(String::as_str).collect();
+    let to_set: HashSet<&str> = to.apps.iter().map(String::as_str).collect();
+    // Apps are independent: compared in parallel, collected in name order.
+    let out: Vec<AppDiff> = apps
+        .par_iter()
+        .filter_map(|&app| {
+            let none = Vec::new();
+            let a = from_apps.get(app).unwrap_or(&none);
+            let b = to_apps.get(app).unwrap_or(&none);
+            let status = match (from_set.contains(app), to_set.contains(app)) {
+                (true, false) => Status::Removed,
+                (false, true) => Status::Added,
+                _ => Status::Changed,
+            };
+            let resources = compare_app(a, b, settings);
+            (status != Status::Changed || !resources.is_empty()).then(|| AppDiff {
                 app: app.to_string(),
                 status,
                 resources,
-            });
-        }
-    }
+            })
+        })
+        .collect();
     Comparison {
         from: from.label.clone(),
         to: to.label.clone(),
