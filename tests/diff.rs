@@ -444,4 +444,31 @@ fn rendered_output_compares_like_a_render() {
     let live = diff(repo.path(), &["staging", "production", "--output", "json"]);
     assert_eq!(rendered.code, 1, "{}", rendered.stderr);
     assert_eq!(rendered.stdout, live.stdout);
+    // --since with --rendered: the working tree against the output
+    // committed at REF.
+    let dir = repo.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "demo and its output"]);
+    let web = dir.join("testdata/apps/web/overlays/staging/kustomization.yaml");
+    let text = fs::read_to_string(&web)
+        .unwrap()
+        .replace("count: 2", "count: 3");
+    fs::write(&web, text).unwrap();
+    let r = diff(
+        dir,
+        &[
+            "--since",
+            "HEAD",
+            "--rendered",
+            "--env",
+            "staging",
+            "--brief",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stdout,
+        "staging@HEAD → staging\n  web\n    ~ Deployment web (1 field)\n1 resource changed (1 field), 0 added, 0 removed, 0 expected differences\n"
+    );
 }
