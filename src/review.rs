@@ -258,20 +258,18 @@ fn side_from_files(
     Ok(side)
 }
 
-/// `--since REF`: every environment at REF against the working tree.
-fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>, Error> {
-    let repo = Repo::discover(&opts.root)?;
-    let id = repo.resolve(rev)?;
+/// REF's tree, written into a temporary directory so the renderers can read
+/// it; returns the directory and where `root` is inside it. The working
+/// tree, the index and HEAD are not touched.
+fn extract(repo: &Repo, id: git2::Oid, root: &Path) -> Result<(tempfile::TempDir, PathBuf), Error> {
     let workdir = repo
         .workdir()
         .ok_or_else(|| Error::Usage("--since needs a repository with a working tree".into()))?;
     let canon = |p: &Path| std::fs::canonicalize(p).map_err(io(p));
-    let rel = canon(&opts.root)?
+    let rel = canon(root)?
         .strip_prefix(canon(&workdir)?)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    // REF's tree, written out so the renderers can read it; the working
-    // tree, the index and HEAD are not touched.
     let tmp = tempfile::tempdir().map_err(io(Path::new("temporary directory")))?;
     for (path, bytes) in repo.files_at(id)? {
         let target = tmp.path().join(&path);
@@ -281,6 +279,14 @@ fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>,
         std::fs::write(&target, bytes).map_err(io(&target))?;
     }
     let old_root = tmp.path().join(rel);
+    Ok((tmp, old_root))
+}
+
+/// `--since REF`: every environment at REF against the working tree.
+fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>, Error> {
+    let repo = Repo::discover(&opts.root)?;
+    let id = repo.resolve(rev)?;
+    let (_tmp, old_root) = extract(&repo, id, &opts.root)?;
     let old_envs = if old_root.join("environments").is_dir() {
         env::load_environments(&old_root)?
     } else {
