@@ -472,3 +472,30 @@ fn rendered_output_compares_like_a_render() {
         "staging@HEAD → staging\n  web\n    ~ Deployment web (1 field)\n1 resource changed (1 field), 0 added, 0 removed, 0 expected differences\n"
     );
 }
+
+#[test]
+fn environment_schema_knows_diff_rules() {
+    use hydrate::yaml::{parse_one, to_json, Resolver};
+    let text = fs::read_to_string(repo().join("schemas/environment.schema.json")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler.add_resource("env.json", schema).unwrap();
+    let index = compiler.compile("env.json", &mut schemas).unwrap();
+    let check = |src: &str| {
+        let doc = parse_one(src, Resolver::V3).unwrap();
+        schemas.validate(&to_json(&doc), index).is_ok()
+    };
+    let good = "name: a\ndiff:\n  ignoreDifferences:\n    - group: apps\n      kind: Deployment\n      jsonPointers: [/spec/replicas]\n      jqPathExpressions: ['.spec.x[] | select(.name == \"y\")']\n  expected:\n    - kind: Secret\n      secret: true\n";
+    assert!(check(good));
+    // What hydrate rejects, the schema rejects.
+    for bad in [
+        "name: a\ndiff:\n  ignore: []\n",
+        "name: a\ndiff:\n  expected:\n    - jqPaths: [.a]\n",
+        "name: a\ndiff:\n  expected:\n    - jsonPointers: [spec/replicas]\n",
+    ] {
+        assert!(!check(bad), "{bad}");
+        let repo = mini(&[("environments/a.yaml", bad)]);
+        assert_eq!(diff(repo.path(), &["a", "a"]).code, 2, "{bad}");
+    }
+}
