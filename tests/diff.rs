@@ -314,7 +314,11 @@ fn markdown_of_a_large_diff_stays_within_the_limit() {
     // Cut between resources, and said so.
     let shown = r.stdout.matches("<details>").count();
     assert_eq!(r.stdout.matches("</details>").count(), shown);
-    let note = format!("**{} more resources left out**", 400 - shown);
+    let note = format!(
+        "**{} more resources left out** to stay within 65000 characters: a → b: app ({}). Run",
+        400 - shown,
+        400 - shown
+    );
     assert!(r.stdout.contains(&note), "{note}");
     let small = diff(
         &crate::support::repo(),

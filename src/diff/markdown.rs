@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::text::{brief_line, label, summary_line, unified, value_text};
+use super::text::{label, summary_line, unified, value_text};
 use super::{ChangeKind, Comparison, ResourceDiff, Status, Summary};
 
 /// The most characters `to_markdown` returns.
@@ -135,7 +135,8 @@ pub fn to_markdown(comparisons: &[Comparison]) -> String {
         out.push('\n');
     }
     let mut size = out.chars().count();
-    let mut left_out: Vec<String> = Vec::new();
+    // Resources left out, counted per comparison and app.
+    let mut left_out: Vec<(String, usize)> = Vec::new();
     for c in comparisons {
         for a in &c.apps {
             let heading = format!(
@@ -153,13 +154,11 @@ pub fn to_markdown(comparisons: &[Comparison]) -> String {
                 }
                 let n = chunk.chars().count();
                 if !left_out.is_empty() || size + n + NOTE_ROOM > MARKDOWN_LIMIT {
-                    left_out.push(format!(
-                        "{} → {} {}: {}",
-                        c.from,
-                        c.to,
-                        a.app,
-                        brief_line(r)
-                    ));
+                    let group = format!("{} → {}: {}", c.from, c.to, a.app);
+                    match left_out.last_mut() {
+                        Some((g, k)) if *g == group => *k += 1,
+                        _ => left_out.push((group, 1)),
+                    }
                     continue;
                 }
                 headed = true;
@@ -169,16 +168,27 @@ pub fn to_markdown(comparisons: &[Comparison]) -> String {
         }
     }
     if !left_out.is_empty() {
-        let mut note = format!(
-            "> **{} more resource{} left out** to stay within {MARKDOWN_LIMIT} characters, starting with `{}`. Run `hydrate diff` locally for the full output.\n",
-            left_out.len(),
-            if left_out.len() == 1 { "" } else { "s" },
-            escape(&left_out[0]).replace('`', "'"),
-        );
-        if note.chars().count() > NOTE_ROOM {
-            note = format!("> **{} more resources left out.**\n", left_out.len());
-        }
-        out.push_str(&note);
+        out.push_str(&note(&left_out));
     }
     out
+}
+
+/// What was left out: how many resources, in which apps (as many as fit).
+fn note(left_out: &[(String, usize)]) -> String {
+    let total: usize = left_out.iter().map(|(_, k)| k).sum();
+    let mut s = format!(
+        "> **{total} more resource{} left out** to stay within {MARKDOWN_LIMIT} characters: ",
+        if total == 1 { "" } else { "s" }
+    );
+    let tail = ". Run `hydrate diff` locally for the full output.\n";
+    for (i, (group, k)) in left_out.iter().enumerate() {
+        let item = format!("{}{} ({k})", if i > 0 { ", " } else { "" }, escape(group));
+        if s.chars().count() + item.chars().count() + tail.len() + 40 > NOTE_ROOM {
+            s.push_str(&format!(" and {} more apps", left_out.len() - i));
+            break;
+        }
+        s.push_str(&item);
+    }
+    s.push_str(tail);
+    s
 }
