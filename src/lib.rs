@@ -5,6 +5,7 @@
 //! into it and map errors to exit codes.
 
 pub mod cli;
+pub mod diff;
 pub mod env;
 pub mod git;
 pub mod gotmpl;
@@ -14,5 +15,6 @@ pub mod kustomize;
 pub mod output;
 pub mod promote;
 pub mod render;
+pub mod review;
 pub mod warning;
 pub mod yaml;

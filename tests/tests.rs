@@ -5,6 +5,7 @@ mod cli;
 mod conformance;
 mod corpus;
 mod demo;
+mod diff;
 mod goldens;
 mod layout;
 mod limits;

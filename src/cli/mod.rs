@@ -3,6 +3,7 @@
 //! logic lives here.
 
 mod affected;
+mod diff;
 mod helm;
 mod history;
 mod kustomize;
@@ -47,6 +48,8 @@ enum Command {
     History(history::Args),
     /// Restore an environment's pins as of an earlier change.
     Rollback(rollback::Args),
+    /// Compare two environments, or each environment with a git revision.
+    Diff(diff::Args),
     /// Drop-in replacements for kustomize commands.
     #[command(subcommand)]
     Kustomize(kustomize::Command),
@@ -74,6 +77,7 @@ pub fn run() -> ExitCode {
         Command::SetValue(args) => set_image::run_value(args),
         Command::History(args) => history::run(args),
         Command::Rollback(args) => rollback::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Kustomize(cmd) => kustomize::run(cmd),
         Command::Helm(cmd) => helm::run(cmd),
     };

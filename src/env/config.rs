@@ -28,8 +28,49 @@ pub struct Environment {
     pub apps: Vec<App>,
     /// `promotion:`: policies for promotions into this environment.
     pub promotion: super::pins::Promotion,
+    /// `diff:`: how `hydrate diff` compares this environment.
+    pub diff: DiffConfig,
     /// The file it came from.
     pub file: PathBuf,
+}
+
+/// `diff:` of an environment file: differences to ignore, and differences
+/// that are supposed to exist. Expressions are kept as written, with their
+/// line, so `diff/` can compile them and name the line when one is not
+/// supported.
+#[derive(Clone, Debug, Default)]
+pub struct DiffConfig {
+    /// `ignoreDifferences`: paths removed from both sides before comparing
+    /// (Argo CD's shape).
+    pub ignore_differences: Vec<DiffRule>,
+    /// `expected`: paths whose differences are reported on their own and do
+    /// not count as drift.
+    pub expected: Vec<DiffRule>,
+}
+
+/// One `ignoreDifferences` or `expected` entry (Argo CD's
+/// `ResourceIgnoreDifferences`, plus `app` and `secret`).
+#[derive(Clone, Debug, Default)]
+pub struct DiffRule {
+    /// Only resources of this app.
+    pub app: Option<String>,
+    /// API group (`""` for the core group; any when absent).
+    pub group: Option<String>,
+    /// Kind (any when absent).
+    pub kind: Option<String>,
+    /// Name (any when absent).
+    pub name: Option<String>,
+    /// Namespace (any when absent).
+    pub namespace: Option<String>,
+    /// `jsonPointers`, each with its line.
+    pub json_pointers: Vec<(String, u32)>,
+    /// `jqPathExpressions`, each with its line.
+    pub jq_path_expressions: Vec<(String, u32)>,
+    /// `secret: true`: mask `data`/`stringData` of matching resources as
+    /// Secrets are masked.
+    pub secret: bool,
+    /// Line of the entry.
+    pub line: u32,
 }
 
 /// Where an environment's rendered output goes.
@@ -141,6 +182,7 @@ impl Environment {
             discover: Vec::new(),
             apps: Vec::new(),
             promotion: Default::default(),
+            diff: DiffConfig::default(),
             file: file.to_path_buf(),
         };
         d.fields(
@@ -168,6 +210,10 @@ impl Environment {
                 }),
                 ("promotion", |d, v, e| {
                     e.promotion = super::pins::decode_promotion(d.file, v)?;
+                    Ok(())
+                }),
+                ("diff", |d, v, e| {
+                    e.diff = d.diff(v)?;
                     Ok(())
                 }),
                 ("discover", |d, v, e| {
@@ -380,6 +426,83 @@ impl Decoder<'_> {
         Ok(())
     }
 
+    fn diff(&self, n: &Node) -> Result<DiffConfig, Error> {
+        let mut c = DiffConfig::default();
+        self.fields(
+            n,
+            &mut c,
+            &[
+                ("ignoreDifferences", |d, v, c| {
+                    c.ignore_differences = d.diff_rules(v)?;
+                    Ok(())
+                }),
+                ("expected", |d, v, c| {
+                    c.expected = d.diff_rules(v)?;
+                    Ok(())
+                }),
+            ],
+        )?;
+        Ok(c)
+    }
+
+    fn diff_rules(&self, v: &Node) -> Result<Vec<DiffRule>, Error> {
+        self.seq(v)?.iter().map(|r| self.diff_rule(r)).collect()
+    }
+
+    /// A list of strings, each with its line (for errors about one entry).
+    fn located(&self, v: &Node) -> Result<Vec<(String, u32)>, Error> {
+        self.seq(v)?
+            .iter()
+            .map(|x| Ok((self.string(x)?, x.pos.line)))
+            .collect()
+    }
+
+    fn diff_rule(&self, n: &Node) -> Result<DiffRule, Error> {
+        let mut r = DiffRule {
+            line: n.pos.line,
+            ..DiffRule::default()
+        };
+        self.fields(
+            n,
+            &mut r,
+            &[
+                ("app", |d, v, r| {
+                    r.app = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("group", |_, v, r| {
+                    r.group = Some(v.as_str().unwrap_or_default().to_string());
+                    Ok(())
+                }),
+                ("kind", |d, v, r| {
+                    r.kind = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("name", |d, v, r| {
+                    r.name = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("namespace", |d, v, r| {
+                    r.namespace = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("jsonPointers", |d, v, r| {
+                    r.json_pointers = d.located(v)?;
+                    Ok(())
+                }),
+                ("jqPathExpressions", |d, v, r| {
+                    r.jq_path_expressions = d.located(v)?;
+                    Ok(())
+                }),
+                ("secret", |d, v, r| {
+                    r.secret = d.bool(v)?;
+                    Ok(())
+                }),
+            ],
+        )?;
+        Ok(r)
+    }
+
     fn strings(&self, n: &Node) -> Result<Vec<String>, Error> {
         self.seq(n)?.iter().map(|x| self.string(x)).collect()
     }
@@ -535,6 +658,17 @@ mod tests {
             matches!(&e.apps[0].source, Source::Helm(c) if c.release_name == "r" && c.value_files.len() == 2)
         );
         assert!(load("name: dev\napps:\n- name: x\n  kustomize: a\n  helm: {chart: c}\n").is_err());
+    }
+
+    #[test]
+    fn diff_rules_keep_their_lines() {
+        let e = load("name: dev\ndiff:\n  ignoreDifferences:\n  - kind: Deployment\n    jsonPointers:\n    - /spec/replicas\n  expected:\n  - group: apps\n    jqPathExpressions: [.spec.replicas]\n").unwrap();
+        let r = &e.diff.ignore_differences[0];
+        assert_eq!(r.kind.as_deref(), Some("Deployment"));
+        assert_eq!(r.json_pointers, [("/spec/replicas".to_string(), 6)]);
+        assert_eq!(e.diff.expected[0].jq_path_expressions[0].1, 9);
+        let err = load("name: dev\ndiff:\n  expected:\n  - jqPaths: [.a]\n").unwrap_err();
+        assert!(err.to_string().contains("dev.yaml:4"), "{err}");
     }
 
     #[test]

@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-pub use config::{is_valid_name, App, ChartApp, Discover, Environment, Layout, Output, Source};
+pub use config::{
+    is_valid_name, App, ChartApp, DiffConfig, DiffRule, Discover, Environment, Layout, Output,
+    Source,
+};
 pub use pins::{PinDecl, Promotion};
 
 use crate::k8s::Object;

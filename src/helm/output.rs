@@ -89,10 +89,21 @@ struct Head {
     node: Option<Arc<Node>>,
 }
 
+/// A document as a client reading the whole stream sees it: it is printed
+/// followed by a line break, so a block scalar that ends it keeps its final
+/// newline (clip chomping). Kind and hooks are the same either way.
+fn parse_document(doc: &str) -> Result<Option<Node>, String> {
+    if doc.ends_with('\n') {
+        parse_yaml_node(doc)
+    } else {
+        parse_yaml_node(&format!("{doc}\n"))
+    }
+}
+
 /// The [`Head`] of a document, or helm's YAML parse error.
 fn head(path: &str, doc: &str) -> Result<Head, Error> {
     let parse_error = |e| Error::Render(format!("YAML parse error on {path}: {e}"));
-    let node = parse_yaml_node(doc).map_err(parse_error)?;
+    let node = parse_document(doc).map_err(parse_error)?;
     let v = match &node {
         Some(n) => from_node(n).map_err(parse_error)?,
         None => Value::Nil,
@@ -296,7 +307,7 @@ pub fn objects(sorted: &Sorted, opts: &Options) -> (Vec<Object>, Vec<Warning>) {
         let pieces = split_manifests(&d.content);
         let single = pieces.len() == 1;
         for piece in pieces {
-            match parse_yaml_node(&piece) {
+            match parse_document(&piece) {
                 Ok(Some(n)) if n.as_map().is_some() => {
                     let text = if single { &d.content } else { &piece };
                     objects.push(Object::new(Arc::new(n), printed(text), source.clone()));

@@ -1,0 +1,133 @@
+//! `hydrate diff`: two environments, or each environment against a git
+//! revision, resource by resource and field by field. Exit codes as
+//! diff(1): 0 no differences, 1 differences, 2 trouble.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+
+use crate::diff::{self, Style, Summary};
+use crate::review;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The environment to compare from (e.g. staging).
+    from: Option<String>,
+    /// The environment to compare to (e.g. production).
+    to: Option<String>,
+    /// Compare each environment at this revision with the working tree
+    /// (a merge-request preview); REF is read from git, never checked out.
+    #[arg(long, value_name = "REF")]
+    since: Option<String>,
+    /// With --since: only these environments (repeatable).
+    #[arg(long = "env")]
+    envs: Vec<String>,
+    /// Only these apps (repeatable).
+    #[arg(long = "app")]
+    apps: Vec<String>,
+    /// Read the committed output (directory or branch) instead of rendering.
+    #[arg(long)]
+    rendered: bool,
+    /// Ignore a path everywhere, or in one kind (and name):
+    /// `/spec/replicas`, `Deployment=.spec.replicas`, `Deployment/web=/spec/replicas`.
+    #[arg(long, value_name = "[KIND[/NAME]=]PATH")]
+    ignore: Vec<String>,
+    /// A built-in ignore set; `helm` drops chart/version labels and checksum/* annotations.
+    #[arg(long, value_enum)]
+    ignore_profile: Option<Profile>,
+    /// Print Secret values instead of `<sha256:…, N bytes>`.
+    #[arg(long)]
+    show_secrets: bool,
+    /// One line per resource.
+    #[arg(long)]
+    brief: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    output: Format,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value = "auto")]
+    color: Color,
+    /// The repository root (holds `environments/`).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Profile {
+    Helm,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Human,
+    Json,
+    Markdown,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let envs =
+        match (&args.since, args.from, args.to) {
+            (None, Some(a), Some(b)) => Some((a, b)),
+            (Some(_), None, None) => None,
+            (None, _, _) => return usage("name two environments, FROM and TO, or use --since REF"),
+            (Some(_), _, _) => return usage(
+                "--since compares each environment with itself; name no environments (use --env)",
+            ),
+        };
+    if args.since.is_none() && !args.envs.is_empty() {
+        return usage("--env goes with --since; name the environments as FROM TO");
+    }
+    let opts = review::Options {
+        root: args.root,
+        envs,
+        since: args.since,
+        only_envs: args.envs,
+        apps: args.apps,
+        rendered: args.rendered,
+        ignore: args.ignore,
+        helm_profile: args.ignore_profile.is_some(),
+        show_secrets: args.show_secrets,
+    };
+    let comparisons = match review::run(&opts) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    };
+    let style = Style { color };
+    let text = match (args.output, args.brief) {
+        (Format::Json, _) => serde_json::to_string_pretty(&diff::to_json(&comparisons))? + "\n",
+        (Format::Markdown, _) => diff::to_markdown(&comparisons),
+        (Format::Human, true) => diff::to_brief(&comparisons, style),
+        (Format::Human, false) => diff::to_human(&comparisons, style),
+    };
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(if Summary::of(&comparisons).has_differences() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn usage(message: &str) -> anyhow::Result<ExitCode> {
+    eprintln!("Error: {message}");
+    Ok(ExitCode::from(2))
+}

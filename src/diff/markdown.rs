@@ -1,0 +1,194 @@
+//! `--output markdown`: a merge-request or pull-request comment. A summary
+//! table per comparison and app, then one collapsible `<details>` block per
+//! resource holding a ```` ```diff ```` block. GitHub refuses comments over
+//! 65,536 characters, so the text stops at a resource boundary before
+//! [`MARKDOWN_LIMIT`] and says what it left out.
+
+use std::fmt::Write;
+
+use super::text::{label, summary_line, unified, value_text};
+use super::{ChangeKind, Comparison, ResourceDiff, Status, Summary};
+
+/// The most characters `to_markdown` returns.
+pub const MARKDOWN_LIMIT: usize = 65_000;
+
+/// Room kept for the note about what was left out.
+const NOTE_ROOM: usize = 600;
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+}
+
+fn change_lines(r: &ResourceDiff, expected: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let changes = if expected { &r.expected } else { &r.changes };
+    for c in changes {
+        let path = c.path_text();
+        match &c.kind {
+            ChangeKind::Changed { from, to } => {
+                out.push(format!("- {path}: {}", value_text(from)));
+                out.push(format!("+ {path}: {}", value_text(to)));
+            }
+            ChangeKind::Added(v) => out.push(format!("+ {path}: {}", value_text(v))),
+            ChangeKind::Removed(v) => out.push(format!("- {path}: {}", value_text(v))),
+            ChangeKind::Text { from, to } => {
+                out.push(format!("  {path}:"));
+                for l in unified(from, to) {
+                    let (sign, rest) = l.split_at(l.chars().next().map_or(0, char::len_utf8));
+                    if sign == "@" {
+                        out.push(format!("  {l}"));
+                    } else {
+                        out.push(format!("{sign}   {rest}"));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn whole(r: &ResourceDiff) -> Vec<String> {
+    let sign = if r.status == Status::Added { '+' } else { '-' };
+    let text = r
+        .node
+        .as_deref()
+        .and_then(|n| crate::yaml::to_string(n).ok())
+        .unwrap_or_default();
+    text.lines().map(|l| format!("{sign} {l}")).collect()
+}
+
+fn details(summary: &str, lines: &[String]) -> String {
+    let longest = lines
+        .iter()
+        .map(|l| l.split(|c| c != '`').map(str::len).max().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let mut s = format!(
+        "<details><summary>{}</summary>\n\n{fence}diff\n",
+        escape(summary)
+    );
+    for l in lines {
+        s.push_str(l);
+        s.push('\n');
+    }
+    let _ = write!(s, "{fence}\n\n</details>\n\n");
+    s
+}
+
+fn blocks(r: &ResourceDiff) -> Vec<String> {
+    let mut out = Vec::new();
+    let fields = |n: usize| format!("{n} field{}", if n == 1 { "" } else { "s" });
+    match r.status {
+        Status::Added => out.push(details(&format!("+ {} (added)", label(r)), &whole(r))),
+        Status::Removed => out.push(details(&format!("- {} (removed)", label(r)), &whole(r))),
+        Status::Changed => {
+            if !r.changes.is_empty() {
+                let summary = format!("~ {} ({})", label(r), fields(r.changes.len()));
+                out.push(details(&summary, &change_lines(r, false)));
+            }
+            if !r.expected.is_empty() {
+                let summary = format!("= {} ({} expected)", label(r), fields(r.expected.len()));
+                out.push(details(&summary, &change_lines(r, true)));
+            }
+        }
+    }
+    out
+}
+
+fn table(comparisons: &[Comparison]) -> String {
+    let mut s = String::from(
+        "| comparison | app | changed | added | removed | expected |\n|---|---|---:|---:|---:|---:|\n",
+    );
+    for c in comparisons {
+        for a in &c.apps {
+            let count =
+                |f: &dyn Fn(&ResourceDiff) -> bool| a.resources.iter().filter(|r| f(r)).count();
+            let _ = writeln!(
+                s,
+                "| {} → {} | {} | {} | {} | {} | {} |",
+                escape(&c.from),
+                escape(&c.to),
+                escape(&a.app),
+                count(&|r| r.status == Status::Changed && !r.changes.is_empty()),
+                count(&|r| r.status == Status::Added),
+                count(&|r| r.status == Status::Removed),
+                a.resources.iter().map(|r| r.expected.len()).sum::<usize>(),
+            );
+        }
+    }
+    s
+}
+
+/// The markdown comment, at most [`MARKDOWN_LIMIT`] characters.
+pub fn to_markdown(comparisons: &[Comparison]) -> String {
+    let mut out = format!(
+        "## hydrate diff\n\n**{}**\n\n",
+        summary_line(&Summary::of(comparisons))
+    );
+    let t = table(comparisons);
+    if out.chars().count() + t.chars().count() + NOTE_ROOM < MARKDOWN_LIMIT / 2 {
+        out.push_str(&t);
+        out.push('\n');
+    }
+    let mut size = out.chars().count();
+    // Resources left out, counted per comparison and app.
+    let mut left_out: Vec<(String, usize)> = Vec::new();
+    for c in comparisons {
+        for a in &c.apps {
+            let heading = format!(
+                "### {} → {}: {}\n\n",
+                escape(&c.from),
+                escape(&c.to),
+                escape(&a.app)
+            );
+            let mut headed = false;
+            for r in &a.resources {
+                let bs = blocks(r);
+                let mut chunk: String = bs.concat();
+                if !headed {
+                    chunk.insert_str(0, &heading);
+                }
+                let n = chunk.chars().count();
+                if !left_out.is_empty() || size + n + NOTE_ROOM > MARKDOWN_LIMIT {
+                    let group = format!("{} → {}: {}", c.from, c.to, a.app);
+                    match left_out.last_mut() {
+                        Some((g, k)) if *g == group => *k += 1,
+                        _ => left_out.push((group, 1)),
+                    }
+                    continue;
+                }
+                headed = true;
+                size += n;
+                out.push_str(&chunk);
+            }
+        }
+    }
+    if !left_out.is_empty() {
+        out.push_str(&note(&left_out));
+    }
+    out
+}
+
+/// What was left out: how many resources, in which apps (as many as fit).
+fn note(left_out: &[(String, usize)]) -> String {
+    let total: usize = left_out.iter().map(|(_, k)| k).sum();
+    let mut s = format!(
+        "> **{total} more resource{} left out** to stay within {MARKDOWN_LIMIT} characters: ",
+        if total == 1 { "" } else { "s" }
+    );
+    let tail = ". Run `hydrate diff` locally for the full output.\n";
+    for (i, (group, k)) in left_out.iter().enumerate() {
+        let item = format!("{}{} ({k})", if i > 0 { ", " } else { "" }, escape(group));
+        if s.chars().count() + item.chars().count() + tail.len() + 40 > NOTE_ROOM {
+            s.push_str(&format!(" and {} more apps", left_out.len() - i));
+            break;
+        }
+        s.push_str(&item);
+    }
+    s.push_str(tail);
+    s
+}

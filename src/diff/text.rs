@@ -1,0 +1,255 @@
+//! The terminal formats: human (one line per field change, dyff-style:
+//! `spec.replicas (apps/v1/Deployment web): 2 → 5`, unified diffs for
+//! multi-line strings) and brief (one line per resource), with optional
+//! ANSI colour.
+
+use std::fmt::Write;
+
+use super::{AppDiff, Change, ChangeKind, Comparison, ResourceDiff, Status, Summary};
+use crate::yaml::{Node, Tag, Value};
+
+/// Colour or not.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Style {
+    /// Emit ANSI colour codes.
+    pub color: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn red(&self, s: &str) -> String {
+        self.paint("31", s)
+    }
+    fn green(&self, s: &str) -> String {
+        self.paint("32", s)
+    }
+    fn yellow(&self, s: &str) -> String {
+        self.paint("33", s)
+    }
+    fn cyan(&self, s: &str) -> String {
+        self.paint("36", s)
+    }
+    fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+}
+
+/// A value on one line: scalars as written (quoted when they would read as
+/// another type), collections as compact JSON.
+pub(crate) fn value_text(n: &Node) -> String {
+    match &n.value {
+        Value::Scalar(s) => {
+            let ambiguous = s.text.is_empty()
+                || s.text.trim() != s.text
+                || s.text.contains('\n')
+                || matches!(s.text.as_str(), "true" | "false" | "null" | "~")
+                || s.text.parse::<f64>().is_ok();
+            if s.tag == Tag::Str && ambiguous {
+                serde_json::Value::String(s.text.clone()).to_string()
+            } else {
+                s.text.clone()
+            }
+        }
+        _ => crate::yaml::to_json(n).to_string(),
+    }
+}
+
+/// The unified diff of two texts, as lines (`@@ … @@`, `-`, `+`, ` `).
+pub(crate) fn unified(from: &str, to: &str) -> Vec<String> {
+    let diff = similar::TextDiff::from_lines(from, to);
+    let mut out = Vec::new();
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        out.push(hunk.header().to_string());
+        for change in hunk.iter_changes() {
+            let sign = match change.tag() {
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+                similar::ChangeTag::Equal => ' ',
+            };
+            let line = change.value().trim_end_matches('\n');
+            out.push(format!("{sign}{line}"));
+            if change.missing_newline() {
+                out.push("\\ No newline at end of text".to_string());
+            }
+        }
+    }
+    out
+}
+
+/// `apps/v1/Deployment web`.
+pub(crate) fn label(r: &ResourceDiff) -> String {
+    format!("{} {}", r.type_name(), r.name)
+}
+
+/// The lines of one field change, for the human format.
+fn change_lines(c: &Change, r: &ResourceDiff, st: Style, out: &mut String) {
+    let head = format!("{} ({})", st.yellow(&c.path_text()), label(r));
+    let _ = match &c.kind {
+        ChangeKind::Changed { from, to } => writeln!(
+            out,
+            "    {head}: {} → {}",
+            st.red(&value_text(from)),
+            st.green(&value_text(to))
+        ),
+        ChangeKind::Added(v) => writeln!(
+            out,
+            "    {head}: {}",
+            st.green(&format!("+ {}", value_text(v)))
+        ),
+        ChangeKind::Removed(v) => writeln!(
+            out,
+            "    {head}: {}",
+            st.red(&format!("- {}", value_text(v)))
+        ),
+        ChangeKind::Text { from, to } => {
+            let _ = writeln!(out, "    {head}:");
+            for l in unified(from, to) {
+                let l = match l.chars().next() {
+                    Some('-') => st.red(&l),
+                    Some('+') => st.green(&l),
+                    Some('@') => st.cyan(&l),
+                    _ => l,
+                };
+                let _ = writeln!(out, "      {l}");
+            }
+            Ok(())
+        }
+    };
+}
+
+fn renamed(r: &ResourceDiff, c: &Comparison) -> String {
+    match (&r.from, &r.to) {
+        (Some((a, _)), Some((b, _))) if a != b => {
+            format!(" ({}: {a}, {}: {b})", c.from, c.to)
+        }
+        (Some((a, _)), None) | (None, Some((a, _))) if *a != r.name => format!(" ({a})"),
+        _ => String::new(),
+    }
+}
+
+fn app_header(a: &AppDiff, c: &Comparison, st: Style) -> String {
+    match a.status {
+        Status::Added => st.bold(&format!("{} (only in {})", a.app, c.to)),
+        Status::Removed => st.bold(&format!("{} (only in {})", a.app, c.from)),
+        Status::Changed => st.bold(&a.app),
+    }
+}
+
+/// The human format.
+pub fn to_human(comparisons: &[Comparison], st: Style) -> String {
+    let mut out = String::new();
+    for c in comparisons {
+        let _ = writeln!(out, "{}", st.bold(&format!("{} → {}", c.from, c.to)));
+        if c.apps.is_empty() {
+            let _ = writeln!(out, "  no differences");
+        }
+        for a in &c.apps {
+            let _ = writeln!(out, "  {}", app_header(a, c, st));
+            for r in &a.resources {
+                match r.status {
+                    Status::Added => {
+                        let line = format!("+ {}{}", label(r), renamed(r, c));
+                        let _ = writeln!(out, "    {}", st.green(&line));
+                    }
+                    Status::Removed => {
+                        let line = format!("- {}{}", label(r), renamed(r, c));
+                        let _ = writeln!(out, "    {}", st.red(&line));
+                    }
+                    Status::Changed => {
+                        for ch in &r.changes {
+                            change_lines(ch, r, st, &mut out);
+                        }
+                    }
+                }
+            }
+            let expected: Vec<&ResourceDiff> = a
+                .resources
+                .iter()
+                .filter(|r| !r.expected.is_empty())
+                .collect();
+            if !expected.is_empty() {
+                let _ = writeln!(out, "  {}", st.bold(&format!("{} (expected)", a.app)));
+                for r in expected {
+                    for ch in &r.expected {
+                        change_lines(ch, r, st, &mut out);
+                    }
+                }
+            }
+        }
+    }
+    let _ = writeln!(out, "{}", summary_line(&Summary::of(comparisons)));
+    out
+}
+
+/// `3 resources changed (7 fields), 2 added, 0 removed, 1 expected difference`.
+pub(crate) fn summary_line(s: &Summary) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    format!(
+        "{} changed ({}), {} added, {} removed, {}",
+        plural(s.changed, "resource", "resources"),
+        plural(s.fields, "field", "fields"),
+        s.added,
+        s.removed,
+        plural(s.expected, "expected difference", "expected differences"),
+    )
+}
+
+/// `~ Deployment web (3 fields)`.
+pub(crate) fn brief_line(r: &ResourceDiff) -> String {
+    let plural = |n: usize| if n == 1 { "field" } else { "fields" };
+    match r.status {
+        Status::Added => format!("+ {} {}", r.kind, r.name),
+        Status::Removed => format!("- {} {}", r.kind, r.name),
+        Status::Changed if r.changes.is_empty() => format!(
+            "= {} {} ({} expected {})",
+            r.kind,
+            r.name,
+            r.expected.len(),
+            plural(r.expected.len())
+        ),
+        Status::Changed => {
+            let mut s = format!(
+                "~ {} {} ({} {}",
+                r.kind,
+                r.name,
+                r.changes.len(),
+                plural(r.changes.len())
+            );
+            if !r.expected.is_empty() {
+                let _ = write!(s, ", {} expected", r.expected.len());
+            }
+            s.push(')');
+            s
+        }
+    }
+}
+
+/// The brief format: one line per resource.
+pub fn to_brief(comparisons: &[Comparison], st: Style) -> String {
+    let mut out = String::new();
+    for c in comparisons {
+        let _ = writeln!(out, "{}", st.bold(&format!("{} → {}", c.from, c.to)));
+        for a in &c.apps {
+            let _ = writeln!(out, "  {}", app_header(a, c, st));
+            for r in &a.resources {
+                let line = brief_line(r);
+                let line = match r.status {
+                    Status::Added => st.green(&line),
+                    Status::Removed => st.red(&line),
+                    Status::Changed if r.changes.is_empty() => line,
+                    Status::Changed => st.yellow(&line),
+                };
+                let _ = writeln!(out, "    {line}");
+            }
+        }
+    }
+    let _ = writeln!(out, "{}", summary_line(&Summary::of(comparisons)));
+    out
+}

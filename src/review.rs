@@ -1,0 +1,351 @@
+//! The render-and-compare step behind `hydrate diff`: loads environments
+//! (from the working tree, or from a git revision extracted into a
+//! temporary directory, never checked out), renders them with
+//! `env::render_all` or reads their committed output, and hands the
+//! resources to `diff/`. It writes nothing outside its temporary directory
+//! and never touches the working tree, the index or HEAD.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::diff::{self, Comparison, Mode, Rules, Settings, Side};
+use crate::env::{self, Environment, Output, Selection};
+use crate::git::Repo;
+
+/// What to compare and how.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Repository root (holds `environments/`).
+    pub root: PathBuf,
+    /// `FROM TO`: two environments (unless `since`).
+    pub envs: Option<(String, String)>,
+    /// `--since REF`: each environment at REF against the working tree.
+    pub since: Option<String>,
+    /// `--env`: only these environments (with `since`).
+    pub only_envs: Vec<String>,
+    /// `--app`: only these apps.
+    pub apps: Vec<String>,
+    /// `--rendered`: read the committed output instead of rendering.
+    pub rendered: bool,
+    /// `--ignore` rules.
+    pub ignore: Vec<String>,
+    /// `--ignore-profile helm`.
+    pub helm_profile: bool,
+    /// `--show-secrets`.
+    pub show_secrets: bool,
+}
+
+/// Why a comparison could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Environment files are invalid.
+    #[error(transparent)]
+    Env(#[from] env::Error),
+    /// Some renders failed.
+    #[error("{} render(s) failed:\n{}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Renders(Vec<env::Error>),
+    /// A rule or a document is unusable.
+    #[error(transparent)]
+    Diff(#[from] diff::Error),
+    /// Git failed.
+    #[error(transparent)]
+    Git(#[from] crate::git::Error),
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The request does not make sense.
+    #[error("{0}")]
+    Usage(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Runs the comparisons the options ask for.
+pub fn run(opts: &Options) -> Result<Vec<Comparison>, Error> {
+    let mut cli_rules = Rules::default();
+    for spec in &opts.ignore {
+        cli_rules.add_command_line(spec)?;
+    }
+    if let Some(rev) = &opts.since {
+        return since(opts, rev, cli_rules);
+    }
+    let Some((from, to)) = &opts.envs else {
+        return Err(Error::Usage(
+            "name two environments (FROM TO) or use --since REF".into(),
+        ));
+    };
+    let envs = env::load_environments(&opts.root)?;
+    let find = |name: &str| {
+        envs.iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| Error::Usage(format!("no environment named `{name}`")))
+    };
+    let (fe, te) = (find(from)?, find(to)?);
+    check_apps(&[fe, te], &opts.apps)?;
+    let mut rules = Rules::from_environment(fe)?;
+    rules.extend(Rules::from_environment(te)?);
+    rules.extend(cli_rules);
+    let settings = settings(opts, Mode::Environments, rules);
+    let (a, b) = if opts.rendered {
+        let repo = Repo::discover(&opts.root).ok();
+        (
+            committed(&opts.root, fe, &opts.apps, repo.as_ref(), &fe.name)?,
+            committed(&opts.root, te, &opts.apps, repo.as_ref(), &te.name)?,
+        )
+    } else {
+        let mut sides = render(&[(&opts.root, fe), (&opts.root, te)], &opts.apps)?;
+        let b = sides.pop().unwrap_or_default();
+        let a = sides.pop().unwrap_or_default();
+        (label(a, from), label(b, to))
+    };
+    Ok(vec![diff::compare(&a, &b, &settings)])
+}
+
+fn settings(opts: &Options, mode: Mode, rules: Rules) -> Settings {
+    Settings {
+        mode,
+        rules,
+        helm_profile: opts.helm_profile,
+        show_secrets: opts.show_secrets,
+    }
+}
+
+fn label(mut s: Side, name: &str) -> Side {
+    s.label = name.to_string();
+    s
+}
+
+fn check_apps(envs: &[&Environment], apps: &[String]) -> Result<(), Error> {
+    for wanted in apps {
+        if !envs
+            .iter()
+            .any(|e| e.apps.iter().any(|a| &a.name == wanted))
+        {
+            return Err(Error::Usage(format!(
+                "no app named `{wanted}` in the environments compared"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Renders each (root, environment) in one parallel batch; one side each.
+fn render(envs: &[(&Path, &Environment)], apps: &[String]) -> Result<Vec<Side>, Error> {
+    let mut jobs = Vec::new();
+    let mut counts = Vec::new();
+    for (root, e) in envs {
+        let sel = Selection {
+            envs: vec![e.name.clone()],
+            apps: apps.to_vec(),
+            shard: None,
+        };
+        let js = env::plan(root, std::slice::from_ref(*e), &sel);
+        counts.push(js.len());
+        jobs.extend(js);
+    }
+    let rendered = env::render_all(&jobs, &|| {}).map_err(Error::Renders)?;
+    let resources: Vec<Vec<diff::Resource>> = rendered
+        .par_iter()
+        .map(diff::from_rendered)
+        .collect::<Result<_, _>>()?;
+    let mut it = rendered.iter().zip(resources);
+    let mut sides = Vec::new();
+    for ((_, e), n) in envs.iter().zip(counts) {
+        let mut side = Side {
+            label: e.name.clone(),
+            ..Side::default()
+        };
+        for (r, res) in it.by_ref().take(n) {
+            side.apps.push(r.app.clone());
+            side.resources.extend(res);
+        }
+        sides.push(side);
+    }
+    Ok(sides)
+}
+
+/// The committed output of an environment: its directory under `root`, or
+/// its branch's tip.
+fn committed(
+    root: &Path,
+    e: &Environment,
+    apps: &[String],
+    repo: Option<&Repo>,
+    label: &str,
+) -> Result<Side, Error> {
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    match &e.output {
+        Output::Dir(dir) => {
+            let base = root.join(dir);
+            if !base.is_dir() {
+                return Err(Error::Usage(format!(
+                    "{}: no committed output for `{}` (run `hydrate render` first)",
+                    base.display(),
+                    e.name
+                )));
+            }
+            for entry in walkdir::WalkDir::new(&base).sort_by_file_name() {
+                let entry = entry.map_err(|err| Error::Usage(err.to_string()))?;
+                if !entry.file_type().is_file() {
+                    continue;
+                }
+                let rel = entry.path().strip_prefix(&base).unwrap_or(entry.path());
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                let bytes = std::fs::read(entry.path()).map_err(io(entry.path()))?;
+                files.insert(rel, bytes);
+            }
+        }
+        Output::Branch(b) => {
+            let repo =
+                repo.ok_or_else(|| Error::Usage("branch output needs a git repository".into()))?;
+            let refname = format!("refs/heads/{b}");
+            let tip = repo.ref_target(&refname)?.ok_or_else(|| {
+                Error::Usage(format!(
+                    "no committed output for `{}`: {b} does not exist",
+                    e.name
+                ))
+            })?;
+            files = repo.files_at(tip)?;
+        }
+    }
+    side_from_files(&files, apps, label, &e.name)
+}
+
+fn side_from_files(
+    files: &BTreeMap<String, Vec<u8>>,
+    apps: &[String],
+    label: &str,
+    env_name: &str,
+) -> Result<Side, Error> {
+    let mut side = Side {
+        label: label.to_string(),
+        ..Side::default()
+    };
+    let mut wanted = Vec::new();
+    for (path, bytes) in files {
+        let Some((app, file)) = path.split_once('/') else {
+            continue;
+        };
+        let yaml = file.ends_with(".yaml") || file.ends_with(".yml");
+        if app.starts_with('.') || !yaml || (!apps.is_empty() && !apps.iter().any(|a| a == app)) {
+            continue;
+        }
+        if !side.apps.iter().any(|a| a == app) {
+            side.apps.push(app.to_string());
+        }
+        wanted.push((app, path, bytes));
+    }
+    let parsed: Vec<Vec<diff::Resource>> = wanted
+        .par_iter()
+        .map(|(app, path, bytes)| {
+            let text = String::from_utf8_lossy(bytes);
+            diff::from_manifest(app, &text, &format!("{env_name}: {path}"))
+        })
+        .collect::<Result<_, _>>()?;
+    side.resources = parsed.into_iter().flatten().collect();
+    Ok(side)
+}
+
+/// REF's tree, written into a temporary directory so the renderers can read
+/// it; returns the directory and where `root` is inside it. The working
+/// tree, the index and HEAD are not touched.
+fn extract(repo: &Repo, id: git2::Oid, root: &Path) -> Result<(tempfile::TempDir, PathBuf), Error> {
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| Error::Usage("--since needs a repository with a working tree".into()))?;
+    let canon = |p: &Path| std::fs::canonicalize(p).map_err(io(p));
+    let rel = canon(root)?
+        .strip_prefix(canon(&workdir)?)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let tmp = tempfile::tempdir().map_err(io(Path::new("temporary directory")))?;
+    for (path, bytes) in repo.files_at(id)? {
+        let target = tmp.path().join(&path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        std::fs::write(&target, bytes).map_err(io(&target))?;
+    }
+    let old_root = tmp.path().join(rel);
+    Ok((tmp, old_root))
+}
+
+/// `--since REF`: every environment at REF against the working tree.
+fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>, Error> {
+    let repo = Repo::discover(&opts.root)?;
+    let id = repo.resolve(rev)?;
+    let (_tmp, old_root) = extract(&repo, id, &opts.root)?;
+    let old_envs = if old_root.join("environments").is_dir() {
+        env::load_environments(&old_root)?
+    } else {
+        Vec::new()
+    };
+    let new_envs = env::load_environments(&opts.root)?;
+    let mut names: Vec<&str> = old_envs
+        .iter()
+        .chain(&new_envs)
+        .map(|e| e.name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    for wanted in &opts.only_envs {
+        if !names.contains(&wanted.as_str()) {
+            return Err(Error::Usage(format!("no environment named `{wanted}`")));
+        }
+    }
+    names.retain(|n| opts.only_envs.is_empty() || opts.only_envs.iter().any(|w| w == n));
+    let all: Vec<&Environment> = old_envs.iter().chain(&new_envs).collect();
+    if !opts.apps.is_empty() {
+        check_apps(&all, &opts.apps)?;
+    }
+    let mut batch: Vec<(&Path, &Environment)> = Vec::new();
+    for name in &names {
+        if let Some(e) = old_envs.iter().find(|e| e.name == *name) {
+            if !opts.rendered {
+                batch.push((&old_root, e));
+            }
+        }
+        if let Some(e) = new_envs.iter().find(|e| e.name == *name) {
+            batch.push((&opts.root, e));
+        }
+    }
+    let mut sides = render(&batch, &opts.apps)?.into_iter();
+    let mut out = Vec::new();
+    for name in names {
+        let old = old_envs.iter().find(|e| e.name == name);
+        let new = new_envs.iter().find(|e| e.name == name);
+        let before = format!("{name}@{rev}");
+        let a = match (old, opts.rendered) {
+            (Some(e), true) => committed(&old_root, e, &opts.apps, Some(&repo), &before)?,
+            (Some(_), false) => label(sides.next().unwrap_or_default(), &before),
+            (None, _) => label(Side::default(), &before),
+        };
+        let b = match new {
+            Some(_) => sides.next().unwrap_or_default(),
+            None => label(Side::default(), name),
+        };
+        let mut rules = match new.or(old) {
+            Some(e) => Rules::from_environment(e)?,
+            None => Rules::default(),
+        };
+        rules.extend(cli_rules.clone());
+        out.push(diff::compare(
+            &a,
+            &b,
+            &settings(opts, Mode::Revisions, rules),
+        ));
+    }
+    Ok(out)
+}
