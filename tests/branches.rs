@@ -7,33 +7,10 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{demo_copy, hydrate};
+use crate::support::{demo_copy, git, hydrate};
 
 const AUTHOR: &str = "CI Bot <ci@example.com>";
 const TIME: &str = "1700000000";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=Dev",
-            "-c",
-            "user.email=dev@example.com",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git is installed");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn git_ok(dir: &Path, args: &[&str]) -> bool {
     Command::new("git")

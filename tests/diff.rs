@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
-use crate::support::{demo_copy, hydrate, list_files, repo};
+use crate::support::{demo_copy, git, hydrate, list_files, repo};
 
 struct Run {
     code: i32,
@@ -343,29 +342,6 @@ fn exit_codes_zero_one_two() {
     assert!(r.stderr.contains("no environment named `nowhere`"));
     assert_eq!(diff(&repo(), &["staging"]).code, 2);
     assert_eq!(diff(&repo(), &["--bogus"]).code, 2);
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=Dev",
-            "-c",
-            "user.email=dev@example.com",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git is installed");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn workspace(dir: &Path) -> BTreeMap<String, Vec<u8>> {

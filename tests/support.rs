@@ -286,3 +286,23 @@ impl GitHome {
             .success()
     }
 }
+
+/// Runs `git -C dir ARGS` as a fixed test user (no signing) and returns its
+/// stdout with trailing whitespace removed; panics with git's stderr when
+/// it fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=Dev", "-c", "user.email=dev@example.com"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git is installed");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+}
