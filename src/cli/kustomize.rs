@@ -13,6 +13,8 @@ use crate::warning::WarningKind;
 pub enum Command {
     /// Build a kustomization target, printing what `kustomize build` prints.
     Build(BuildArgs),
+    /// Print the version of the kustomize being reproduced (`v5.7.1`).
+    Version,
 }
 
 #[derive(clap::Args)]
@@ -104,7 +106,14 @@ fn options(args: &BuildArgs) -> Options {
 }
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    let Command::Build(args) = cmd;
+    let args = match cmd {
+        Command::Build(args) => args,
+        Command::Version => {
+            // kustomize's `version` command prints `provenance.GetProvenance().Semver()`.
+            writeln!(std::io::stdout().lock(), "{}", kustomize::KUSTOMIZE_VERSION)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     let opts = options(&args);
     if opts.reorder == Reorder::None {
         // kustomize prints this deprecation notice and still honours the flag.
