@@ -6,6 +6,7 @@ mod conformance;
 mod corpus;
 mod demo;
 mod diff;
+mod dropin;
 mod goldens;
 mod layout;
 mod limits;

@@ -1,4 +1,9 @@
-//! `hydrate helm template`: a drop-in for `helm template` (v3.17.3).
+//! `hydrate helm template` and `hydrate helm version`: drop-ins for
+//! `helm template` and `helm version` (v3.17.3, or v4.1.4 with
+//! `--helm-version 4`), accepting every flag helm's `template` has. Flags
+//! that only matter against a cluster or a repository are parsed and
+//! ignored as helm ignores them for a local chart; flags that would need
+//! the network or another binary are refused with the offline way.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,6 +17,162 @@ use crate::helm::{self, HelmVersion, Options, SetKind};
 pub enum Command {
     /// Render chart templates locally, printing what `helm template` prints.
     Template(Box<TemplateArgs>),
+    /// Print the version of the helm being reproduced, as `helm version` does.
+    Version(Box<VersionArgs>),
+}
+
+#[derive(clap::Args)]
+pub struct VersionArgs {
+    /// Print the version number only (`v3.17.3+ge4da497`).
+    #[arg(long)]
+    short: bool,
+    /// helm3's client-only switch (helm4 has no `-c`).
+    #[arg(short = 'c', long)]
+    client: bool,
+    /// A Go template over `version.BuildInfo` (`{{.Version}}`).
+    #[arg(long)]
+    template: Option<String>,
+    /// Which helm to reproduce: 3 (v3.17.3) or 4 (v4.1.4).
+    #[arg(long = "helm-version", default_value = "3", value_parser = parse_helm_version)]
+    helm_version: HelmVersion,
+    #[command(flatten)]
+    global: GlobalArgs,
+}
+
+/// helm's global flags (`helm --help`): all about the cluster connection,
+/// the registry and repository configuration, none read by a local
+/// `helm template` except `--namespace`, which `TemplateArgs` keeps.
+#[derive(clap::Args)]
+struct GlobalArgs {
+    #[arg(long = "burst-limit", hide = true)]
+    burst_limit: Option<String>,
+    #[arg(long = "kube-apiserver", hide = true)]
+    kube_apiserver: Option<String>,
+    #[arg(long = "kube-as-group", hide = true)]
+    kube_as_group: Vec<String>,
+    #[arg(long = "kube-as-user", hide = true)]
+    kube_as_user: Option<String>,
+    #[arg(long = "kube-ca-file", hide = true)]
+    kube_ca_file: Option<String>,
+    #[arg(long = "kube-context", hide = true)]
+    kube_context: Option<String>,
+    #[arg(long = "kube-insecure-skip-tls-verify", hide = true)]
+    kube_insecure_skip_tls_verify: bool,
+    #[arg(long = "kube-tls-server-name", hide = true)]
+    kube_tls_server_name: Option<String>,
+    #[arg(long = "kube-token", hide = true)]
+    kube_token: Option<String>,
+    #[arg(long, hide = true)]
+    kubeconfig: Option<String>,
+    #[arg(long, hide = true)]
+    qps: Option<String>,
+    #[arg(long = "registry-config", hide = true)]
+    registry_config: Option<String>,
+    #[arg(long = "repository-cache", hide = true)]
+    repository_cache: Option<String>,
+    #[arg(long = "repository-config", hide = true)]
+    repository_config: Option<String>,
+    /// helm4: `--color`/`--colour` (never/auto/always); output has no colour.
+    #[arg(long, alias = "colour", hide = true)]
+    color: Option<String>,
+    /// helm4: where downloaded charts are cached.
+    #[arg(long = "content-cache", hide = true)]
+    content_cache: Option<String>,
+}
+
+/// `helm template`'s install flags that act only on a cluster, a chart
+/// repository or a release's stored metadata: helm parses them and, for a
+/// local chart rendered client-side, reads none of them (`action.Install`
+/// with `DryRun`, `ClientOnly`; `ChartPathOptions.LocateChart` returns a
+/// local path before looking at the repository options).
+#[derive(clap::Args)]
+struct IgnoredArgs {
+    #[arg(long, hide = true)]
+    atomic: bool,
+    #[arg(long = "ca-file", hide = true)]
+    ca_file: Option<String>,
+    #[arg(long = "cert-file", hide = true)]
+    cert_file: Option<String>,
+    #[arg(long = "create-namespace", hide = true)]
+    create_namespace: bool,
+    #[arg(long, hide = true)]
+    description: Option<String>,
+    #[arg(long, hide = true)]
+    devel: bool,
+    #[arg(long = "disable-openapi-validation", hide = true)]
+    disable_openapi_validation: bool,
+    /// `--dry-run[=client|server|none]`: `helm template` is always a client dry run.
+    #[arg(long = "dry-run", num_args = 0..=1, require_equals = true, default_missing_value = "client", hide = true)]
+    dry_run: Option<String>,
+    #[arg(long, hide = true)]
+    force: bool,
+    #[arg(long = "force-conflicts", hide = true)]
+    force_conflicts: bool,
+    #[arg(long = "force-replace", hide = true)]
+    force_replace: bool,
+    /// `helm template` never prints NOTES.txt.
+    #[arg(long = "hide-notes", hide = true)]
+    hide_notes: bool,
+    #[arg(long = "insecure-skip-tls-verify", hide = true)]
+    insecure_skip_tls_verify: bool,
+    #[arg(long = "key-file", hide = true)]
+    key_file: Option<String>,
+    #[arg(long, hide = true)]
+    keyring: Option<String>,
+    /// Release metadata labels: stored with a release, never rendered.
+    #[arg(short = 'l', long, value_delimiter = ',', hide = true)]
+    labels: Vec<String>,
+    #[arg(long = "pass-credentials", hide = true)]
+    pass_credentials: bool,
+    #[arg(long, hide = true)]
+    password: Option<String>,
+    #[arg(long = "plain-http", hide = true)]
+    plain_http: bool,
+    #[arg(long = "post-renderer-args", hide = true)]
+    post_renderer_args: Vec<String>,
+    /// `helm template` never prints NOTES.txt, the subcharts' neither.
+    #[arg(long = "render-subchart-notes", hide = true)]
+    render_subchart_notes: bool,
+    #[arg(long, hide = true)]
+    replace: bool,
+    #[arg(long = "rollback-on-failure", hide = true)]
+    rollback_on_failure: bool,
+    #[arg(long = "server-side", num_args = 0..=1, require_equals = true, default_missing_value = "true", hide = true)]
+    server_side: Option<String>,
+    #[arg(long = "take-ownership", hide = true)]
+    take_ownership: bool,
+    #[arg(long, hide = true)]
+    timeout: Option<String>,
+    #[arg(long, hide = true)]
+    username: Option<String>,
+    /// A chart version constraint: only read when the chart is downloaded.
+    #[arg(long, hide = true)]
+    version: Option<String>,
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", hide = true)]
+    wait: Option<String>,
+    #[arg(long = "wait-for-jobs", hide = true)]
+    wait_for_jobs: bool,
+}
+
+/// Flags that would need the network or another binary: parsed so that the
+/// refusal can say why and what to do offline.
+#[derive(clap::Args)]
+struct OfflineArgs {
+    /// Refused unless CHART is a local directory (then ignored, as helm does).
+    #[arg(long, hide = true)]
+    repo: Option<String>,
+    /// Refused when the chart's dependencies are missing from `charts/`.
+    #[arg(long = "dependency-update", hide = true)]
+    dependency_update: bool,
+    /// Refused: would run another program over the output.
+    #[arg(long = "post-renderer", hide = true)]
+    post_renderer: Option<String>,
+    /// Refused: needs the chart's provenance file and a keyring.
+    #[arg(long, hide = true)]
+    verify: bool,
+    /// Refused: `getHostByName` would query DNS.
+    #[arg(long = "enable-dns", hide = true)]
+    enable_dns: bool,
 }
 
 #[derive(clap::Args)]
@@ -20,6 +181,9 @@ pub struct TemplateArgs {
     /// `[NAME] CHART`: the release name (default `release-name`) and the chart directory.
     #[arg(num_args = 1..=2, required = true)]
     args: Vec<String>,
+    /// Omit NAME: `helm template` then names the release `release-name`.
+    #[arg(short = 'g', long = "generate-name")]
+    generate_name: bool,
     /// Values files, applied in order (comma-separated lists allowed).
     #[arg(short = 'f', long = "values", value_delimiter = ',')]
     values: Vec<PathBuf>,
@@ -86,6 +250,12 @@ pub struct TemplateArgs {
     /// Which helm to reproduce: 3 (v3.17.3) or 4 (v4.1.4).
     #[arg(long = "helm-version", default_value = "3", value_parser = parse_helm_version)]
     helm_version: HelmVersion,
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(flatten)]
+    ignored: IgnoredArgs,
+    #[command(flatten)]
+    offline: OfflineArgs,
 }
 
 fn parse_helm_version(text: &str) -> Result<HelmVersion, String> {
@@ -118,8 +288,16 @@ fn options(a: TemplateArgs) -> anyhow::Result<(PathBuf, Options)> {
         [name, chart] => (Some(name.clone()), chart.clone()),
         _ => anyhow::bail!("expected [NAME] CHART"),
     };
+    refuse_offline(&a.offline, &chart)?;
+    // helm's `Install.NameAndChart`: a NAME excludes both naming flags;
+    // `helm template` presets the name `release-name`, which
+    // `--generate-name` never overrides (only `--name-template` does).
     let release_name = match (name, &a.name_template) {
-        (Some(n), _) => n,
+        (Some(_), _) if a.generate_name => {
+            anyhow::bail!("cannot set --generate-name and also specify a name")
+        }
+        (Some(_), Some(_)) => anyhow::bail!("cannot set --name-template and also specify a name"),
+        (Some(n), None) => n,
         (None, Some(t)) => helm::name_from_template(t, a.helm_version)?,
         (None, None) => "release-name".into(),
     };
@@ -153,14 +331,54 @@ fn options(a: TemplateArgs) -> anyhow::Result<(PathBuf, Options)> {
     Ok((PathBuf::from(chart), opts))
 }
 
+/// The flags hydrate cannot honour offline, refused before rendering.
+/// `--repo` is read only when CHART is not a local path (helm's
+/// `LocateChart` returns an existing path first).
+fn refuse_offline(o: &OfflineArgs, chart: &str) -> anyhow::Result<()> {
+    const OFFLINE: &str = "hydrate renders offline and runs no other program";
+    if o.repo.is_some() && !std::path::Path::new(chart).exists() {
+        anyhow::bail!(
+            "--repo: chart {chart:?} would be downloaded from a repository; {OFFLINE}: \
+             fetch it first (`helm pull --untar --repo URL {chart}`) and pass the directory"
+        );
+    }
+    if let Some(p) = &o.post_renderer {
+        anyhow::bail!(
+            "--post-renderer {p:?}: {OFFLINE}: pipe the output through it instead \
+             (`hydrate helm template ... | {p}`)"
+        );
+    }
+    if o.verify {
+        anyhow::bail!(
+            "--verify: {OFFLINE}: check the chart's provenance with `helm verify` before rendering"
+        );
+    }
+    if o.enable_dns {
+        anyhow::bail!("--enable-dns: {OFFLINE}: getHostByName lookups are not performed");
+    }
+    Ok(())
+}
+
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    let Command::Template(a) = cmd;
+    let a = match cmd {
+        Command::Template(a) => a,
+        Command::Version(v) => return version(*v),
+    };
     let validate = a.validate;
+    let dependency_update = a.offline.dependency_update;
     let (chart, opts) = options(*a)?;
     if validate {
         eprintln!("note: --validate needs a cluster; hydrate works offline and renders without validating");
     }
-    let rendered = helm::template(&chart, &opts)?;
+    let rendered = match helm::template(&chart, &opts) {
+        Ok(r) => r,
+        Err(e @ helm::Error::Chart(_)) if dependency_update => anyhow::bail!(
+            "{e}\n--dependency-update would download missing dependencies; hydrate renders \
+             offline: vendor them under charts/ first (`helm dependency build {}`)",
+            chart.display()
+        ),
+        Err(e) => return Err(e.into()),
+    };
     for w in &rendered.warnings {
         eprintln!("warning: {w}");
     }
@@ -170,5 +388,18 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         writeln!(out, "wrote {}", f.path)?;
     }
     out.write_all(rendered.output.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `helm version`: helm4 has no `-c`, and cobra rejects it as it does.
+fn version(v: VersionArgs) -> anyhow::Result<ExitCode> {
+    if v.client && v.helm_version == HelmVersion::V4 {
+        eprintln!("Error: unknown shorthand flag: 'c' in -c");
+        return Ok(ExitCode::from(1));
+    }
+    let out = v
+        .helm_version
+        .version_output(v.short, v.template.as_deref())?;
+    std::io::stdout().lock().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,9 @@ use crate::warning::WarningKind;
 #[derive(Subcommand)]
 pub enum Command {
     /// Build a kustomization target, printing what `kustomize build` prints.
-    Build(BuildArgs),
+    Build(Box<BuildArgs>),
+    /// Print the version of the kustomize being reproduced (`v5.7.1`).
+    Version,
 }
 
 #[derive(clap::Args)]
@@ -44,9 +46,53 @@ pub struct BuildArgs {
     /// Add `app.kubernetes.io/managed-by: kustomize-v5.7.1` to every resource.
     #[arg(long)]
     enable_managedby_label: bool,
-    /// Write the output to this file instead of stdout.
+    /// Write the output to this file instead of stdout; to an existing
+    /// directory, one file per resource as kustomize names them.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Refused: would run plugins (exec or container KRM functions).
+    #[arg(long, hide = true)]
+    enable_alpha_plugins: bool,
+    /// Refused: would run exec KRM functions.
+    #[arg(long, hide = true)]
+    enable_exec: bool,
+    /// Refused: gives container KRM functions network access.
+    #[arg(long, hide = true)]
+    network: bool,
+    /// Container functions' docker network: read only with plugins, ignored.
+    #[arg(long, hide = true)]
+    network_name: Option<String>,
+    /// Container functions' mounts: read only with plugins, ignored.
+    #[arg(long, hide = true)]
+    mount: Vec<String>,
+    /// Container functions' environment: read only with plugins, ignored.
+    #[arg(short = 'e', long, hide = true)]
+    env: Vec<String>,
+    /// Container functions' user: read only with plugins, ignored.
+    #[arg(long, hide = true)]
+    as_current_user: bool,
+    /// kustomize's `--stack-trace` (prints Go stack traces on error): ignored.
+    #[arg(long, hide = true)]
+    stack_trace: bool,
+}
+
+/// Refuses the flags that would run other programs or give them the
+/// network: hydrate runs no plugins. `--mount`, `--env`,
+/// `--as-current-user` and `--network-name` only configure container
+/// functions, so without plugins kustomize reads none of them either.
+fn refuse_plugins(args: &BuildArgs) -> anyhow::Result<()> {
+    const WHY: &str = "hydrate builds offline and runs no plugins or KRM functions; \
+                       render them with kustomize and commit their output as resources";
+    let flag = if args.enable_alpha_plugins {
+        "--enable-alpha-plugins"
+    } else if args.enable_exec {
+        "--enable-exec"
+    } else if args.network {
+        "--network"
+    } else {
+        return Ok(());
+    };
+    anyhow::bail!("{flag}: {WHY}")
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -84,7 +130,13 @@ where
 
 /// The options a parsed command line asks for.
 fn options(args: &BuildArgs) -> Options {
-    let _ = (&args.helm_command, args.helm_debug);
+    let _ = (&args.helm_command, args.helm_debug, &args.network_name);
+    let _ = (
+        &args.mount,
+        &args.env,
+        args.as_current_user,
+        args.stack_trace,
+    );
     Options {
         reorder: match args.reorder {
             ReorderArg::Legacy => Reorder::Legacy,
@@ -104,7 +156,15 @@ fn options(args: &BuildArgs) -> Options {
 }
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    let Command::Build(args) = cmd;
+    let args = match cmd {
+        Command::Build(args) => args,
+        Command::Version => {
+            // kustomize's `version` command prints `provenance.GetProvenance().Semver()`.
+            writeln!(std::io::stdout().lock(), "{}", kustomize::KUSTOMIZE_VERSION)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    refuse_plugins(&args)?;
     let opts = options(&args);
     if opts.reorder == Reorder::None {
         // kustomize prints this deprecation notice and still honours the flag.
@@ -120,6 +180,12 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     }
     let out = build.to_yaml();
     match args.output {
+        // kustomize's `-o DIR`: one file per resource.
+        Some(dir) if dir.is_dir() => {
+            for (name, text) in build.individual_files() {
+                crate::output::write_file_atomic(&dir.join(name), text.as_bytes())?;
+            }
+        }
         Some(path) => {
             crate::output::write_file_atomic(&path, out.as_bytes())?;
         }

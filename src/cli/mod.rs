@@ -58,9 +58,25 @@ enum Command {
     Helm(helm::Command),
 }
 
+/// The command line as `hydrate` parses it. Invoked under the name `helm`
+/// or `kustomize` (a symlink or a copy, `.exe` allowed), hydrate stands in
+/// for that binary: `helm template ...` runs as `hydrate helm template ...`,
+/// so tools that shell out to helm or kustomize run hydrate unchanged.
+fn command_line() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let stem = args.first().and_then(|a0| {
+        let name = std::path::Path::new(a0).file_name()?.to_str()?;
+        Some(name.strip_suffix(".exe").unwrap_or(name).to_string())
+    });
+    if let Some(tool @ ("helm" | "kustomize")) = stem.as_deref() {
+        args.splice(0..1, ["hydrate".into(), tool.into()]);
+    }
+    args
+}
+
 /// Runs the CLI and returns the process exit code.
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(command_line()) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

@@ -201,21 +201,7 @@ fn capabilities(opts: &Options) -> Value {
         .map(|s| s.to_string())
         .collect();
     apis.extend(opts.api_versions.iter().cloned());
-    let info = opts.helm_version.build_info();
-    let mut h = BTreeMap::new();
-    let mut hj = BTreeMap::new();
-    let mut both = |field: &str, key: &str, v: &str| {
-        h.insert(field.to_string(), Value::from(v));
-        hj.insert(key.to_string(), Value::from(v));
-    };
-    both("Version", "version", info.version);
-    both("GitCommit", "git_commit", info.git_commit);
-    both("GitTreeState", "git_tree_state", "clean");
-    both("GoVersion", "go_version", info.go_version);
-    if let Some(kc) = info.kube_client_version {
-        both("KubeClientVersion", "kube_client_version", kc);
-    }
-    let helm = Record::new("version.BuildInfo", h).with_json(Value::map(hj));
+    let helm = opts.helm_version.build_info_record();
     let mut c = BTreeMap::new();
     c.insert("KubeVersion".into(), Value::Object(Arc::new(kube)));
     c.insert(

@@ -3,7 +3,11 @@
 //! `.Capabilities.HelmVersion` build info, the kind install order, and how
 //! `--kube-version` is parsed. Everything else asks [`HelmVersion`].
 
+use std::collections::BTreeMap;
+
+use super::objects::Record;
 use super::Error;
+use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Value};
 
 /// The helm release whose `helm template` output is reproduced.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -66,6 +70,56 @@ impl HelmVersion {
                 kube_client_version: Some("v1.35"),
             },
         }
+    }
+
+    /// `version.Get()` as templates see it: `.Capabilities.HelmVersion`
+    /// and the data of `helm version --template`.
+    pub(crate) fn build_info_record(self) -> Record {
+        let info = self.build_info();
+        let mut h = BTreeMap::new();
+        let mut hj = BTreeMap::new();
+        let mut both = |field: &str, key: &str, v: &str| {
+            h.insert(field.to_string(), Value::from(v));
+            hj.insert(key.to_string(), Value::from(v));
+        };
+        both("Version", "version", info.version);
+        both("GitCommit", "git_commit", info.git_commit);
+        both("GitTreeState", "git_tree_state", "clean");
+        both("GoVersion", "go_version", info.go_version);
+        if let Some(kc) = info.kube_client_version {
+            both("KubeClientVersion", "kube_client_version", kc);
+        }
+        Record::new("version.BuildInfo", h).with_json(Value::map(hj))
+    }
+
+    /// What `helm version` prints (helm's `cmd/helm/version.go`): the
+    /// `--template` rendered with plain text/template (no Sprig, no newline
+    /// added), else `formatVersion`: `v3.17.3+ge4da497` with `--short`,
+    /// Go's `%#v` of `version.BuildInfo` without; both end in a newline.
+    pub fn version_output(self, short: bool, template: Option<&str>) -> Result<String, Error> {
+        if let Some(text) = template {
+            let funcs = std::sync::Arc::new(FuncMap::with_builtins());
+            let mut set = TemplateSet::new("_", funcs);
+            set.parse("_", text)
+                .map_err(|e| Error::Render(e.to_string()))?;
+            let data = Value::Object(std::sync::Arc::new(self.build_info_record()));
+            return set
+                .execute("_", data, &ExecOptions::default())
+                .map_err(|e| Error::Render(e.to_string()));
+        }
+        let info = self.build_info();
+        if short {
+            let commit = info.git_commit.get(..7).unwrap_or(info.git_commit);
+            return Ok(format!("{}+g{commit}\n", info.version));
+        }
+        let kube = info
+            .kube_client_version
+            .map(|k| format!(", KubeClientVersion:{k:?}"))
+            .unwrap_or_default();
+        Ok(format!(
+            "version.BuildInfo{{Version:{:?}, GitCommit:{:?}, GitTreeState:\"clean\", GoVersion:{:?}{kube}}}\n",
+            info.version, info.git_commit, info.go_version
+        ))
     }
 
     /// `chartutil.DefaultVersionSet`: every group/version client-go's

@@ -220,4 +220,46 @@ impl Build {
         let docs: Vec<&str> = self.objects.iter().map(|o| o.printed.as_str()).collect();
         docs.join("---\n")
     }
+
+    /// What `kustomize build -o DIR` writes (its `writeIndividualFiles`):
+    /// one file per resource named `<group>_<version>_<kind>_<name>.yaml`
+    /// in lower case (blank parts left out), prefixed with `<namespace>_`
+    /// when the namespaced resources span more than one namespace (an
+    /// unset namespace counts as `default`). Namespaced files come first,
+    /// then cluster-scoped ones; a later file of the same name wins, as
+    /// kustomize overwrites it.
+    pub fn individual_files(&self) -> Vec<(String, &str)> {
+        let file_name = |o: &crate::k8s::Object| {
+            let g = &o.id.gvk;
+            let parts: Vec<&str> = [g.group.as_str(), &g.version, &g.kind]
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect();
+            format!("{}_{}.yaml", parts.join("_"), o.id.name).to_lowercase()
+        };
+        let namespace = |o: &crate::k8s::Object| match o.id.namespace.as_str() {
+            "" => "default".to_string(),
+            ns => ns.to_string(),
+        };
+        let (cluster, namespaced): (Vec<_>, Vec<_>) = self
+            .objects
+            .iter()
+            .partition(|o| o.id.gvk.is_cluster_scoped());
+        let namespaces: std::collections::BTreeSet<String> =
+            namespaced.iter().map(|o| namespace(o)).collect();
+        let mut out = Vec::new();
+        for o in namespaced {
+            let name = match namespaces.len() > 1 {
+                true => format!("{}_{}", namespace(o).to_lowercase(), file_name(o)),
+                false => file_name(o),
+            };
+            out.push((name, o.printed.as_str()));
+        }
+        out.extend(
+            cluster
+                .into_iter()
+                .map(|o| (file_name(o), o.printed.as_str())),
+        );
+        out
+    }
 }
