@@ -7,6 +7,7 @@ mod corpus;
 mod demo;
 mod diff;
 mod goldens;
+mod hydrator;
 mod layout;
 mod limits;
 mod promote;

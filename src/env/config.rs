@@ -22,6 +22,9 @@ pub struct Environment {
     pub layout: Layout,
     /// Commit message template (minijinja) for branch output.
     pub commit_message: Option<String>,
+    /// `repoURL`: the source repository's URL written to
+    /// `hydrator.metadata` (default: the `origin` remote's URL).
+    pub repo_url: Option<String>,
     /// App discovery rules.
     pub discover: Vec<Discover>,
     /// Its apps, in file order.
@@ -179,6 +182,7 @@ impl Environment {
             output_configured: false,
             layout: Layout::Manifest,
             commit_message: None,
+            repo_url: None,
             discover: Vec::new(),
             apps: Vec::new(),
             promotion: Default::default(),
@@ -206,6 +210,10 @@ impl Environment {
                 }),
                 ("commitMessage", |d, v, e| {
                     e.commit_message = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("repoURL", |d, v, e| {
+                    e.repo_url = Some(d.string(v)?);
                     Ok(())
                 }),
                 ("promotion", |d, v, e| {
