@@ -339,6 +339,7 @@ fn write_env(
         known_apps: e.apps.iter().map(|a| a.name.clone()).collect(),
         complete,
         root_metadata: None,
+        attributes: None,
         note: None,
     };
     let metadata = match (&e.output, git) {
@@ -347,7 +348,20 @@ fn write_env(
             let m = output::Metadata::of_source(&g.source, url);
             out.root_metadata = Some(m.to_bytes());
             out.note = Some(output::note(&g.source.sha));
+            if e.readme.is_some() {
+                out.attributes = Some(output::GITATTRIBUTES.as_bytes().to_vec());
+            }
             Some(m)
+        }
+        _ => None,
+    };
+    let readme = match (&e.readme, &metadata) {
+        (Some(env::Readme::Default), Some(_)) => Some(output::DEFAULT_README.to_string()),
+        (Some(env::Readme::Template(p)), Some(_)) => {
+            let path = opts.root.join(p);
+            Some(std::fs::read_to_string(&path).map_err(|err| {
+                Error::Usage(format!("{}: readme template: {err}", path.display()))
+            })?)
         }
         _ => None,
     };
@@ -363,6 +377,10 @@ fn write_env(
                 format!("{}/{}", r.app, output::branch::METADATA),
                 app.to_bytes(),
             );
+            if let Some(t) = &readme {
+                let bytes = output::readme(t, &app, &e.name, &r.app)?;
+                files.insert(format!("{}/{}", r.app, output::branch::README), bytes);
+            }
         }
         out.apps.insert(r.app.clone(), files);
     }

@@ -334,3 +334,66 @@ fn the_old_ownership_manifest_is_read_and_migrated() {
         "pruned from the old manifest"
     );
 }
+
+#[test]
+fn readmes_and_gitattributes_are_written_as_argo_cd_does_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = GitHome::new(tmp.path());
+    let src = demo_copy();
+    let dir = src.path();
+    let staging = dir.join("environments/staging.yaml");
+    let text = std::fs::read_to_string(&staging).unwrap();
+    std::fs::write(&staging, format!("readme: true\n{text}")).unwrap();
+    let prod = dir.join("environments/production.yaml");
+    let text = std::fs::read_to_string(&prod).unwrap();
+    std::fs::write(&prod, format!("readme: readme.j2\n{text}")).unwrap();
+    std::fs::write(
+        dir.join("readme.j2"),
+        "{{ env }}/{{ app }} from {{ drySha }}\n",
+    )
+    .unwrap();
+    demo_repo(&home, dir);
+    let out = render(&home, dir, &["--to", "branch"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let head = home.git(dir, &["rev-parse", "HEAD"]);
+    let readme = home.git(dir, &["show", "env/staging:web/README.md"]);
+    assert!(readme.starts_with("# Manifest Hydration\n"), "{readme}");
+    assert!(
+        readme.contains(&format!("git clone {ORIGIN}\n")),
+        "{readme}"
+    );
+    assert!(
+        readme.contains(&format!("git checkout {head}\n")),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("hydrate render --env staging --app web\n```"),
+        "{readme}"
+    );
+    assert_eq!(
+        home.git(dir, &["show", "env/staging:.gitattributes"]),
+        "**/README.md linguist-generated=true\n**/hydrator.metadata linguist-generated=true"
+    );
+    assert_eq!(
+        home.git(dir, &["show", "env/production:api/README.md"]),
+        format!("production/api from {head}")
+    );
+    assert!(
+        !home.git_ok(dir, &["cat-file", "-e", "env/dev:web/README.md"]),
+        "off by default"
+    );
+    // READMEs name the source commit, yet a no-op source change commits nothing.
+    let tip = home.git(dir, &["rev-parse", "env/staging"]);
+    home.git(dir, &["commit", "-q", "--allow-empty", "-m", "Nothing"]);
+    let out = render(&home, dir, &["--to", "branch"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(home.git(dir, &["rev-parse", "env/staging"]), tip);
+}

@@ -175,6 +175,9 @@ pub struct BranchWrite {
 /// Argo CD's metadata file, at the root and in each app directory.
 pub const METADATA: &str = "hydrator.metadata";
 
+/// The optional per-app README (`readme:` in the environment file).
+pub const README: &str = "README.md";
+
 /// The edits for one attempt, and what they change. A `hydrator.metadata`
 /// (an app's, or the root one) is rewritten only when manifests under it
 /// change (or it is missing), so a new source commit that changes nothing
@@ -206,6 +209,9 @@ fn plan(repo: &Repo, tip: Option<Oid>, out: &EnvOutput) -> Result<Planned, Error
     if let Some(m) = &out.root_metadata {
         edits.insert(METADATA.to_string(), Some(m.clone()));
     }
+    if let Some(a) = &out.attributes {
+        edits.insert(".gitattributes".to_string(), Some(a.clone()));
+    }
     let mut existing = BTreeMap::new();
     for path in edits.keys() {
         let e = match tip {
@@ -214,7 +220,8 @@ fn plan(repo: &Repo, tip: Option<Oid>, out: &EnvOutput) -> Result<Planned, Error
         };
         existing.insert(path.clone(), e);
     }
-    let is_meta = |p: &str| p.rsplit('/').next() == Some(METADATA);
+    // READMEs name the source commit too.
+    let is_meta = |p: &str| matches!(p.rsplit('/').next(), Some(METADATA | README));
     let mut changed_apps = BTreeSet::new();
     let mut any_manifest = false;
     for (path, content) in &edits {

@@ -227,6 +227,8 @@ pub struct EnvOutput {
     /// Branch output: the root-level `hydrator.metadata` (Argo CD's
     /// top-level file, where gitops-promoter's default `activePath` looks).
     pub root_metadata: Option<Vec<u8>>,
+    /// Branch output with READMEs: the root `.gitattributes`.
+    pub attributes: Option<Vec<u8>>,
     /// Branch output: the note for `refs/notes/hydrator.metadata` on the
     /// hydrated commit.
     pub note: Option<Vec<u8>>,
@@ -292,6 +294,7 @@ mod tests {
             known_apps: apps.iter().map(|(a, _)| a.to_string()).collect(),
             complete,
             root_metadata: None,
+            attributes: None,
             note: None,
         }
     }

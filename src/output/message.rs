@@ -287,6 +287,47 @@ fn split_references(body: &str) -> (String, Option<Reference>) {
     (body, Some(r))
 }
 
+/// Argo CD's README template (commitserver/commit/hydratorhelper.go
+/// `manifestHydrationReadmeTemplate`) in minijinja.
+pub const DEFAULT_README: &str = "# Manifest Hydration
+
+To hydrate the manifests in this repository, run the following commands:
+
+```shell
+git clone {{ repoURL }}
+# cd into the cloned directory
+git checkout {{ drySha }}
+{% for command in commands %}{{ command }}
+{% endfor %}```
+";
+
+/// `.gitattributes` as Argo CD writes it next to READMEs.
+pub const GITATTRIBUTES: &str =
+    "**/README.md linguist-generated=true\n**/hydrator.metadata linguist-generated=true";
+
+/// Renders a per-path README from `template` (minijinja) with the path's
+/// metadata: `repoURL`, `drySha`, `commands`, `author`, `date`, `subject`,
+/// `body`, plus `env` and `app`.
+pub fn readme(template: &str, m: &Metadata, env: &str, app: &str) -> Result<Vec<u8>, Error> {
+    let mut jinja = minijinja::Environment::new();
+    jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let ctx = minijinja::context! {
+        repoURL => m.repo_url.as_deref().unwrap_or(""),
+        drySha => &m.dry_sha,
+        commands => &m.commands,
+        author => &m.author,
+        date => &m.date,
+        subject => &m.subject,
+        body => &m.body,
+        env => env,
+        app => app,
+    };
+    jinja
+        .render_str(template, ctx)
+        .map(String::into_bytes)
+        .map_err(|e| Error::Template(format!("README: {e}")))
+}
+
 /// The note gitops-promoter and Argo CD read from `refs/notes/hydrator.metadata`
 /// (Argo CD's `CommitNote`, marshalled compactly): `{"drySha":"<sha>"}`.
 pub fn note(dry_sha: &str) -> Vec<u8> {

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 pub use files::{app_files, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
 pub use message::{
-    commit_message, note, rfc3339, MessageContext, Metadata, Reference, DEFAULT_TEMPLATE,
+    commit_message, note, readme, rfc3339, MessageContext, Metadata, Reference, DEFAULT_README,
+    DEFAULT_TEMPLATE, GITATTRIBUTES,
 };
 
 /// An output write failed.
