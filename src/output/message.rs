@@ -329,9 +329,10 @@ pub fn readme(template: &str, m: &Metadata, env: &str, app: &str) -> Result<Vec<
 }
 
 /// The note gitops-promoter and Argo CD read from `refs/notes/hydrator.metadata`
-/// (Argo CD's `CommitNote`, marshalled compactly): `{"drySha":"<sha>"}`.
+/// (Argo CD's `CommitNote`, marshalled compactly): `{"drySha":"<sha>"}`,
+/// with the newline `git notes add -m` (how Argo CD adds it) ends a note with.
 pub fn note(dry_sha: &str) -> Vec<u8> {
-    format!("{{\"drySha\":{}}}", go_string(dry_sha)).into_bytes()
+    format!("{{\"drySha\":{}}}\n", go_string(dry_sha)).into_bytes()
 }
 
 /// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC), without a clock.
@@ -445,7 +446,7 @@ mod tests {
         let plain = Metadata::of_source(&source(), None).to_bytes();
         let v: serde_json::Value = serde_json::from_slice(&plain).unwrap();
         assert!(v.get("repoURL").is_none() && v.get("body").is_none());
-        assert_eq!(note("ab\u{2028}"), b"{\"drySha\":\"ab\\u2028\"}");
+        assert_eq!(note("ab\u{2028}"), b"{\"drySha\":\"ab\\u2028\"}\n");
     }
 
     #[test]
