@@ -258,6 +258,8 @@ fn apply_override(e: &mut Environment, to: Option<OutputKind>) {
 struct Git {
     repo: Repo,
     source: SourceCommit,
+    /// The `origin` remote's URL, for `hydrator.metadata`.
+    origin_url: Option<String>,
     /// Environment name → its branch (with `--next`, `<branch>-next`
     /// starting from `<branch>`).
     branches: BTreeMap<String, Branch>,
@@ -284,6 +286,7 @@ fn open_repo(opts: &Options, envs: &[Environment]) -> Result<Git, Error> {
         branches.insert(e.name.clone(), b);
     }
     Ok(Git {
+        origin_url: repo.remote_url("origin")?,
         repo,
         source,
         branches,
@@ -335,14 +338,49 @@ fn write_env(
         apps: BTreeMap::new(),
         known_apps: e.apps.iter().map(|a| a.name.clone()).collect(),
         complete,
+        root_metadata: None,
+        attributes: None,
+        note: None,
+    };
+    let metadata = match (&e.output, git) {
+        (Output::Branch(_), Some(g)) => {
+            let url = e.repo_url.as_deref().or(g.origin_url.as_deref());
+            let m = output::Metadata::of_source(&g.source, url);
+            out.root_metadata = Some(m.to_bytes());
+            out.note = Some(output::note(&g.source.sha));
+            if e.readme.is_some() {
+                out.attributes = Some(output::GITATTRIBUTES.as_bytes().to_vec());
+            }
+            Some(m)
+        }
+        _ => None,
+    };
+    let readme = match (&e.readme, &metadata) {
+        (Some(env::Readme::Default), Some(_)) => Some(output::DEFAULT_README.to_string()),
+        (Some(env::Readme::Template(p)), Some(_)) => {
+            let path = opts.root.join(p);
+            Some(std::fs::read_to_string(&path).map_err(|err| {
+                Error::Usage(format!("{}: readme template: {err}", path.display()))
+            })?)
+        }
+        _ => None,
     };
     for r in apps {
         let mut files = app_files(r, e.layout)?;
-        if let (Output::Branch(_), Some(g)) = (&e.output, git) {
+        if let Some(m) = &metadata {
+            // Argo CD's per-path file: how to render this path again.
+            let app = output::Metadata {
+                commands: vec![format!("hydrate render --env {} --app {}", e.name, r.app)],
+                ..m.clone()
+            };
             files.insert(
                 format!("{}/{}", r.app, output::branch::METADATA),
-                output::hydrator_metadata(&g.source),
+                app.to_bytes(),
             );
+            if let Some(t) = &readme {
+                let bytes = output::readme(t, &app, &e.name, &r.app)?;
+                files.insert(format!("{}/{}", r.app, output::branch::README), bytes);
+            }
         }
         out.apps.insert(r.app.clone(), files);
     }

@@ -153,12 +153,18 @@ fn check_and_affected_name_exactly_what_changed() {
     assert_eq!(
         named,
         [
+            "stale: hydrator.metadata",
             "stale: redis/hydrator.metadata",
             "stale: redis/manifest.yaml",
+            "stale: refs/notes/hydrator.metadata",
+            "stale: hydrator.metadata",
             "stale: redis/hydrator.metadata",
             "stale: redis/manifest.yaml",
+            "stale: refs/notes/hydrator.metadata",
+            "stale: hydrator.metadata",
             "stale: redis/hydrator.metadata",
             "stale: redis/manifest.yaml",
+            "stale: refs/notes/hydrator.metadata",
         ],
         "{stdout}"
     );

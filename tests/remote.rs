@@ -183,7 +183,7 @@ fn fresh_clone_with_nothing_changed_commits_nothing_then_builds_on_the_remote_ti
             .git
             .git(&b, &["diff", "--name-only", &format!("{commit}^"), commit]);
         assert_eq!(
-            files, "redis/hydrator.metadata\nredis/manifest.yaml",
+            files, "hydrator.metadata\nredis/hydrator.metadata\nredis/manifest.yaml",
             "{env}"
         );
     }
@@ -211,7 +211,11 @@ fn check_in_a_fresh_clone_of_an_up_to_date_remote_passes() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["environments"][0]["check"]["stale"],
-        serde_json::json!(["redis/hydrator.metadata", "redis/manifest.yaml"])
+        serde_json::json!([
+            "hydrator.metadata",
+            "redis/hydrator.metadata",
+            "redis/manifest.yaml"
+        ])
     );
 }
 
@@ -440,7 +444,10 @@ fn next_branch_starts_from_the_environment_branch() {
             "env/production-next",
         ],
     );
-    assert_eq!(diff, "redis/hydrator.metadata\nredis/manifest.yaml");
+    assert_eq!(
+        diff,
+        "hydrator.metadata\nredis/hydrator.metadata\nredis/manifest.yaml"
+    );
     let diff = w.git.git(
         &a,
         &[
@@ -655,7 +662,10 @@ fn a_push_another_clone_beat_is_rebuilt_on_its_commit() {
     assert_eq!(w.remote_tip("env/dev"), Some(commit.clone()));
     assert_eq!(w.git.git(&a, &["rev-parse", &format!("{commit}^")]), from_b);
     let changed = w.git.git(&a, &["diff", "--name-only", &from_b, &commit]);
-    assert_eq!(changed, "web/hydrator.metadata\nweb/manifest.yaml");
+    assert_eq!(
+        changed,
+        "hydrator.metadata\nweb/hydrator.metadata\nweb/manifest.yaml"
+    );
     for (app, who) in [("web", "a"), ("api", "b")] {
         let manifest = w
             .git
@@ -701,7 +711,11 @@ fn check_in_a_shallow_clone_missing_history_asks_for_more_depth() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["environments"][0]["check"]["stale"],
-        serde_json::json!(["redis/hydrator.metadata", "redis/manifest.yaml"])
+        serde_json::json!([
+            "hydrator.metadata",
+            "redis/hydrator.metadata",
+            "redis/manifest.yaml"
+        ])
     );
 }
 

@@ -8,6 +8,7 @@ mod demo;
 mod diff;
 mod dropin;
 mod goldens;
+mod hydrator;
 mod layout;
 mod limits;
 mod promote;

@@ -22,6 +22,11 @@ pub struct Environment {
     pub layout: Layout,
     /// Commit message template (minijinja) for branch output.
     pub commit_message: Option<String>,
+    /// `repoURL`: the source repository's URL written to
+    /// `hydrator.metadata` (default: the `origin` remote's URL).
+    pub repo_url: Option<String>,
+    /// `readme`: a `README.md` in each app directory of branch output.
+    pub readme: Option<Readme>,
     /// App discovery rules.
     pub discover: Vec<Discover>,
     /// Its apps, in file order.
@@ -32,6 +37,15 @@ pub struct Environment {
     pub diff: DiffConfig,
     /// The file it came from.
     pub file: PathBuf,
+}
+
+/// `readme:` of an environment file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Readme {
+    /// `true`: Argo CD's README (how to render the path again).
+    Default,
+    /// A minijinja template, relative to the root hydrate renders.
+    Template(PathBuf),
 }
 
 /// `diff:` of an environment file: differences to ignore, and differences
@@ -179,6 +193,8 @@ impl Environment {
             output_configured: false,
             layout: Layout::Manifest,
             commit_message: None,
+            repo_url: None,
+            readme: None,
             discover: Vec::new(),
             apps: Vec::new(),
             promotion: Default::default(),
@@ -206,6 +222,18 @@ impl Environment {
                 }),
                 ("commitMessage", |d, v, e| {
                     e.commit_message = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("repoURL", |d, v, e| {
+                    e.repo_url = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("readme", |d, v, e| {
+                    e.readme = match v.as_scalar().map(|s| s.text.as_str()) {
+                        Some("true") => Some(Readme::Default),
+                        Some("false") => None,
+                        _ => Some(Readme::Template(PathBuf::from(d.string(v)?))),
+                    };
                     Ok(())
                 }),
                 ("promotion", |d, v, e| {

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 pub use config::{
     is_valid_name, App, ChartApp, DiffConfig, DiffRule, Discover, Environment, Layout, Output,
-    Source,
+    Readme, Source,
 };
 pub use pins::{PinDecl, Promotion};
 

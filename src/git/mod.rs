@@ -8,6 +8,7 @@
 pub mod remote;
 
 mod log;
+mod notes;
 mod work;
 
 pub use log::{trailers, LogEntry};
@@ -99,6 +100,19 @@ pub struct Upstream {
     pub tracking: String,
 }
 
+/// `url` without the userinfo of a `scheme://user:pass@host/…` URL;
+/// scp-like (`git@host:path`) and local paths are kept as they are.
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..host_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
 /// An open repository.
 pub struct Repo {
     repo: Repository,
@@ -177,6 +191,18 @@ impl Repo {
     pub fn remote_names(&self) -> Result<Vec<String>, Error> {
         let names = self.repo.remotes().map_err(ctx("list remotes"))?;
         Ok(names.iter().flatten().map(str::to_string).collect())
+    }
+
+    /// The URL of remote `name`, without any user name or password it
+    /// carries (`https://token@host/…` → `https://host/…`): it ends up in
+    /// committed files. None when there is no such remote.
+    pub fn remote_url(&self, name: &str) -> Result<Option<String>, Error> {
+        let remote = match self.repo.find_remote(name) {
+            Ok(r) => r,
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(ctx(format!("read remote {name}"))(e)),
+        };
+        Ok(remote.url().map(without_credentials))
     }
 
     /// The configured upstream of local branch `refname`

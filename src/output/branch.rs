@@ -13,7 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use git2::Oid;
 
-use super::files::{changes, EnvOutput, Owned, OWNED_PATH};
+use super::files::{changes, is_bookkeeping, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
+use super::publish::NOTES_REF;
 use super::{CheckReport, Error};
 use crate::git::{Identity, Repo};
 
@@ -171,28 +172,46 @@ pub struct BranchWrite {
     pub changed_files: Vec<String>,
 }
 
-/// gitops-promoter's per-app metadata file.
+/// Argo CD's metadata file, at the root and in each app directory.
 pub const METADATA: &str = "hydrator.metadata";
 
-/// The edits for one attempt, and what they change. An app's
-/// `hydrator.metadata` is rewritten only when its manifests change (or it
-/// has none yet), so a new source commit that changes nothing renders to no
-/// commit, and `--check` names only the files whose content moved.
+/// The optional per-app README (`readme:` in the environment file).
+pub const README: &str = "README.md";
+
+/// The edits for one attempt, and what they change. A `hydrator.metadata`
+/// (an app's, or the root one) is rewritten only when manifests under it
+/// change (or it is missing), so a new source commit that changes nothing
+/// renders to no commit (the note then moves to the new source commit,
+/// as Argo CD's commit server does), and `--check` names only the files
+/// whose content moved.
 struct Planned {
     edits: BTreeMap<String, Option<Vec<u8>>>,
     changed_files: Vec<String>,
     changed_apps: BTreeSet<String>,
 }
 
-fn plan(repo: &Repo, tip: Option<Oid>, out: &EnvOutput) -> Result<Planned, Error> {
-    let old = match tip {
-        Some(t) => repo
-            .file_at(t, OWNED_PATH)?
-            .map(|b| Owned::parse(&b))
-            .unwrap_or_default(),
-        None => Owned::default(),
+/// The ownership manifest at `tip`, under its old name when the new one is
+/// missing.
+fn owned_at(repo: &Repo, tip: Option<Oid>) -> Result<Owned, Error> {
+    let Some(t) = tip else {
+        return Ok(Owned::default());
     };
+    let bytes = match repo.file_at(t, OWNED_PATH)? {
+        Some(b) => Some(b),
+        None => repo.file_at(t, LEGACY_OWNED_PATH)?,
+    };
+    Ok(bytes.map(|b| Owned::parse(&b)).unwrap_or_default())
+}
+
+fn plan(repo: &Repo, tip: Option<Oid>, out: &EnvOutput) -> Result<Planned, Error> {
+    let old = owned_at(repo, tip)?;
     let (mut edits, _) = changes(&old, out);
+    if let Some(m) = &out.root_metadata {
+        edits.insert(METADATA.to_string(), Some(m.clone()));
+    }
+    if let Some(a) = &out.attributes {
+        edits.insert(".gitattributes".to_string(), Some(a.clone()));
+    }
     let mut existing = BTreeMap::new();
     for path in edits.keys() {
         let e = match tip {
@@ -201,27 +220,33 @@ fn plan(repo: &Repo, tip: Option<Oid>, out: &EnvOutput) -> Result<Planned, Error
         };
         existing.insert(path.clone(), e);
     }
-    let is_meta = |p: &str| p.rsplit('/').next() == Some(METADATA);
+    // READMEs name the source commit too.
+    let is_meta = |p: &str| matches!(p.rsplit('/').next(), Some(METADATA | README));
     let mut changed_apps = BTreeSet::new();
+    let mut any_manifest = false;
     for (path, content) in &edits {
-        if path != OWNED_PATH && !is_meta(path) && existing[path].as_deref() != content.as_deref() {
+        if !is_bookkeeping(path)
+            && !is_meta(path)
+            && existing[path].as_deref() != content.as_deref()
+        {
+            any_manifest = true;
             if let Some((app, _)) = path.split_once('/') {
                 changed_apps.insert(app.to_string());
             }
         }
     }
     edits.retain(|path, content| {
-        if !is_meta(path) || content.is_none() {
+        if !is_meta(path) || content.is_none() || existing[path].is_none() {
             return true;
         }
-        let app = path.split_once('/').map_or("", |(a, _)| a);
-        changed_apps.contains(app) || existing[path].is_none()
+        match path.split_once('/') {
+            Some((app, _)) => changed_apps.contains(app),
+            None => any_manifest,
+        }
     });
     let changed_files = edits
         .iter()
-        .filter(|(p, c)| {
-            p.as_str() != OWNED_PATH && existing[p.as_str()].as_deref() != c.as_deref()
-        })
+        .filter(|(p, c)| !is_bookkeeping(p) && existing[p.as_str()].as_deref() != c.as_deref())
         .map(|(p, _)| p.clone())
         .collect();
     Ok(Planned {
@@ -229,6 +254,17 @@ fn plan(repo: &Repo, tip: Option<Oid>, out: &EnvOutput) -> Result<Planned, Error
         changed_files,
         changed_apps,
     })
+}
+
+/// Puts `out`'s note on the hydrated commit `id` (compare-and-swap on the
+/// notes ref), also when this run made no commit: gitops-promoter prefers
+/// the note's dry SHA, so an environment whose manifests did not change
+/// still shows the newest source commit.
+fn annotate(repo: &Repo, id: Oid, out: &EnvOutput, who: &Identity) -> Result<(), Error> {
+    if let Some(note) = &out.note {
+        repo.set_note(NOTES_REF, id, note, who)?;
+    }
+    Ok(())
 }
 
 /// Commits `out` on branch `b`, starting from `start`. `message` gets the
@@ -269,10 +305,14 @@ pub fn write(
             changed_files,
         };
         if local == Some(new) {
+            annotate(repo, new, out, who)?;
             return Ok(done);
         }
         match repo.update_ref(&refname, new, local, &format!("hydrate: {}", out.env)) {
-            Ok(()) => return Ok(done),
+            Ok(()) => {
+                annotate(repo, new, out, who)?;
+                return Ok(done);
+            }
             Err(e @ crate::git::Error::Conflict { .. }) if start == Start::Tip => {
                 last = Some(e);
                 // Another writer won the race: re-read the tip and rebuild on it.
@@ -313,6 +353,14 @@ pub fn check(repo: &Repo, b: &Branch, out: &EnvOutput) -> Result<CheckReport, Er
             None => None,
         };
         report.note(path, existing.as_deref(), content.as_deref());
+    }
+    // The note is output too: one naming another source commit is stale.
+    // A missing one is not reported: `git clone` does not fetch notes, so a
+    // CI job's fresh clone has none until it fetches refs/notes/*.
+    if let (Some(t), Some(wanted)) = (tip, &out.note) {
+        if repo.note(NOTES_REF, t)?.is_some_and(|n| &n != wanted) {
+            report.stale.push(NOTES_REF.to_string());
+        }
     }
     Ok(report)
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::files::{changes, EnvOutput, Owned, OWNED_PATH};
+use super::files::{changes, is_bookkeeping, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
 use super::{write_file_atomic, Change, CheckReport, Error};
 
 /// Writes `out` under `root`; returns the paths it created, updated or deleted.
@@ -11,14 +11,16 @@ pub fn write(root: &Path, out: &EnvOutput) -> Result<Vec<String>, Error> {
     let old = read_owned(root);
     let (edits, _) = changes(&old, out);
     let mut changed = Vec::new();
-    // The ownership manifest goes last: it must never list a file not yet written.
+    // The ownership manifest goes last: it must never list a file not yet
+    // written. The old name goes after the new one (sorted order), so a
+    // crash between the two leaves both, never neither.
     let (owned_edit, file_edits): (Vec<_>, Vec<_>) =
-        edits.iter().partition(|(p, _)| p.as_str() == OWNED_PATH);
+        edits.iter().partition(|(p, _)| is_bookkeeping(p));
     for (path, content) in file_edits.into_iter().chain(owned_edit) {
         let full = root.join(path);
         match content {
             Some(bytes) => {
-                if write_file_atomic(&full, bytes)? != Change::Unchanged && path != OWNED_PATH {
+                if write_file_atomic(&full, bytes)? != Change::Unchanged && !is_bookkeeping(path) {
                     changed.push(path.clone());
                 }
             }
@@ -29,7 +31,9 @@ pub fn write(root: &Path, out: &EnvOutput) -> Result<Vec<String>, Error> {
                         source,
                     })?;
                     remove_empty_parents(root, &full);
-                    changed.push(path.clone());
+                    if !is_bookkeeping(path) {
+                        changed.push(path.clone());
+                    }
                 }
             }
         }
@@ -50,8 +54,10 @@ pub fn check(root: &Path, out: &EnvOutput) -> Result<CheckReport, Error> {
     Ok(report)
 }
 
+/// The ownership manifest, under its old name when the new one is missing.
 fn read_owned(root: &Path) -> Owned {
     std::fs::read(root.join(OWNED_PATH))
+        .or_else(|_| std::fs::read(root.join(LEGACY_OWNED_PATH)))
         .map(|b| Owned::parse(&b))
         .unwrap_or_default()
 }

@@ -8,8 +8,20 @@ use super::{Error, LayoutError};
 use crate::env::{Layout, Rendered};
 use crate::k8s::ObjectId;
 
-/// Where the ownership manifest lives in an output.
-pub const OWNED_PATH: &str = ".hydrate/owned.json";
+/// Where the ownership manifest lives in an output. No `.json` (or
+/// `.yaml`/`.yml`/`.jsonnet`) extension: Argo CD's directory source reads
+/// every file matching `^.*\.(yaml|yml|json|jsonnet)$`, hidden directories
+/// included, and fails on one that is not a Kubernetes object.
+pub const OWNED_PATH: &str = ".hydrate/owned";
+
+/// Where hydrate kept the ownership manifest before; read when
+/// [`OWNED_PATH`] is missing, and deleted when the new one is written.
+pub const LEGACY_OWNED_PATH: &str = ".hydrate/owned.json";
+
+/// Whether `path` is hydrate's bookkeeping rather than output.
+pub fn is_bookkeeping(path: &str) -> bool {
+    path == OWNED_PATH || path == LEGACY_OWNED_PATH
+}
 
 /// Files hydrate wrote, by app (paths relative to the output root).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -212,6 +224,14 @@ pub struct EnvOutput {
     pub known_apps: BTreeSet<String>,
     /// Whether every app of the environment was rendered this run.
     pub complete: bool,
+    /// Branch output: the root-level `hydrator.metadata` (Argo CD's
+    /// top-level file, where gitops-promoter's default `activePath` looks).
+    pub root_metadata: Option<Vec<u8>>,
+    /// Branch output with READMEs: the root `.gitattributes`.
+    pub attributes: Option<Vec<u8>>,
+    /// Branch output: the note for `refs/notes/hydrator.metadata` on the
+    /// hydrated commit.
+    pub note: Option<Vec<u8>>,
 }
 
 /// The edits that take an output from its `old` ownership to `out`:
@@ -248,6 +268,7 @@ pub fn changes(old: &Owned, out: &EnvOutput) -> (BTreeMap<String, Option<Vec<u8>
         }
     }
     edits.insert(OWNED_PATH.to_string(), Some(owned.to_bytes()));
+    edits.insert(LEGACY_OWNED_PATH.to_string(), None);
     (edits, owned)
 }
 
@@ -272,6 +293,9 @@ mod tests {
                 .collect(),
             known_apps: apps.iter().map(|(a, _)| a.to_string()).collect(),
             complete,
+            root_metadata: None,
+            attributes: None,
+            note: None,
         }
     }
 

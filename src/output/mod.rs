@@ -13,8 +13,11 @@ pub mod publish;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use files::{app_files, EnvOutput, Owned, OWNED_PATH};
-pub use message::{commit_message, hydrator_metadata, rfc3339, MessageContext, DEFAULT_TEMPLATE};
+pub use files::{app_files, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
+pub use message::{
+    commit_message, note, readme, rfc3339, MessageContext, Metadata, Reference, DEFAULT_README,
+    DEFAULT_TEMPLATE, GITATTRIBUTES,
+};
 
 /// An output write failed.
 #[derive(Debug, thiserror::Error)]
@@ -137,7 +140,7 @@ impl CheckReport {
     }
 
     fn note(&mut self, path: &str, existing: Option<&[u8]>, wanted: Option<&[u8]>) {
-        if path == OWNED_PATH {
+        if files::is_bookkeeping(path) {
             return;
         }
         match (existing, wanted) {

@@ -157,6 +157,8 @@ fn push_to(
             behind.iter().any(|(dst, _)| Some(dst.as_str()) == merge)
         });
         rebuild(repo, remote, pending, &todo, who)?;
+        // A rebuilt commit got its own note: push the notes ref again.
+        notes = notes || repo.ref_target(NOTES_REF)?.is_some();
         // Spread racing writers apart a little before the next round.
         std::thread::sleep(std::time::Duration::from_millis(
             25 * u64::from(attempt) + u64::from(std::process::id() % 50),
