@@ -36,6 +36,7 @@ macro_rules! goldens {
 
 goldens! {
     kustomize_components => "kustomize" / "components",
+    kustomize_field_path_leading_separator => "kustomize" / "field-path-leading-separator",
     kustomize_generators => "kustomize" / "generators",
     kustomize_patches => "kustomize" / "patches",
     kustomize_plugins_vars_replacements => "kustomize" / "plugins-vars-replacements",
