@@ -36,7 +36,10 @@ macro_rules! goldens {
 
 goldens! {
     kustomize_components => "kustomize" / "components",
+    kustomize_field_path_leading_separator => "kustomize" / "field-path-leading-separator",
+    kustomize_generator_without_sources => "kustomize" / "generator-without-sources",
     kustomize_generators => "kustomize" / "generators",
+    kustomize_json6902_evanphx_v4 => "kustomize" / "json6902-evanphx-v4",
     kustomize_patches => "kustomize" / "patches",
     kustomize_plugins_vars_replacements => "kustomize" / "plugins-vars-replacements",
     kustomize_quoting_and_folding => "kustomize" / "quoting-and-folding",

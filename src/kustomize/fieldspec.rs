@@ -259,19 +259,30 @@ impl FieldSpec {
 
     /// Splits the path on `/`, honouring `\/` (kustomize's PathSplitter).
     pub fn path_parts(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for part in self.path.split('/') {
-            match out.last_mut() {
-                Some(last) if last.ends_with('\\') => {
-                    last.pop();
-                    last.push('/');
-                    last.push_str(part);
-                }
-                _ => out.push(part.to_string()),
-            }
-        }
-        out
+        path_splitter(&self.path, '/')
     }
+}
+
+/// kustomize's utils.PathSplitter: splits on `delim`, a backslash before
+/// it escapes it, and one leading delimiter is dropped ("allow path to
+/// start with forward slash"), so `/a/b` and `.a.b` are `a/b` and `a.b`.
+pub fn path_splitter(path: &str, delim: char) -> Vec<String> {
+    let mut parts: Vec<&str> = path.split(delim).collect();
+    if parts.len() > 1 && parts[0].is_empty() {
+        parts.remove(0);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for part in parts {
+        match out.last_mut() {
+            Some(last) if last.ends_with('\\') => {
+                last.pop();
+                last.push(delim);
+                last.push_str(part);
+            }
+            _ => out.push(part.to_string()),
+        }
+    }
+    out
 }
 
 /// What to create for a missing last field.
@@ -441,5 +452,13 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(s.path_parts(), ["metadata", "annotations", "a.io/b"]);
+    }
+
+    #[test]
+    fn one_leading_slash_is_dropped() {
+        assert_eq!(path_splitter("/spec/a", '/'), ["spec", "a"]);
+        assert_eq!(path_splitter("//a", '/'), ["", "a"]);
+        assert_eq!(path_splitter("/", '/'), [""]);
+        assert_eq!(path_splitter("", '/'), [""]);
     }
 }

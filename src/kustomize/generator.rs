@@ -119,6 +119,10 @@ fn make(
             &args.secret_type
         };
         node.set("type", Node::string(t));
+        // MakeSecret creates `data` before loading the sources, so a Secret
+        // without any prints (and hashes) `data: {}`; MakeConfigMap adds
+        // `data` only with its first entry.
+        node.set("data", Node::map());
     }
     let pairs = load_pairs(args, read)?;
     let mut seen: Vec<&str> = Vec::new();

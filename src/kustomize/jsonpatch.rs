@@ -85,9 +85,7 @@ fn apply_one(doc: &mut Node, op: &Op) -> Result<(), String> {
         }
         "copy" => {
             let from = op.from.as_deref().ok_or("copy operation has no from")?;
-            let v = get(doc, from)?.cloned().ok_or_else(|| {
-                format!("copy operation does not apply: doc is missing from path: {from}")
-            })?;
+            let v = copied(doc, from)?;
             add(doc, &op.path, v)
         }
         "test" => {
@@ -104,6 +102,21 @@ fn apply_one(doc: &mut Node, op: &Op) -> Result<(), String> {
             }
         }
         other => Err(format!("Unexpected kind: {other}")),
+    }
+}
+
+/// The value `copy` takes: evanphx v4 fails when the parent of `from` is
+/// missing, but a missing key in an existing object copies as `null`.
+fn copied(doc: &mut Node, from: &str) -> Result<Node, String> {
+    let missing = || format!("copy operation does not apply: doc is missing from path: {from}");
+    let (con, key) = parent(doc, from, "copy").map_err(|_| missing())?;
+    match &con.value {
+        Value::Map(_) => Ok(con.get(&key).cloned().unwrap_or_else(Node::null)),
+        Value::Seq(items) => {
+            let i = index(&key, items.len(), false)?;
+            Ok(items[i].clone())
+        }
+        Value::Scalar(_) => Err(missing()),
     }
 }
 
@@ -163,7 +176,9 @@ fn index(t: &str, len: usize, for_insert: bool) -> Result<usize, String> {
     } else {
         len as i64 - 1
     };
-    let i = if i < 0 { i + len as i64 } else { i };
+    // partialArray.add counts a negative index from the end of the array
+    // grown by one, so `-1` appends; get/set/remove from the array itself.
+    let i = if i < 0 { i + max + 1 } else { i };
     if i < 0 || i > max {
         return Err(format!("Unable to access invalid index: {t}"));
     }
@@ -221,9 +236,12 @@ fn replace(doc: &mut Node, path: &str, v: Node) -> Result<(), String> {
                 *slot = v;
                 Ok(())
             }
-            None => Err(format!(
-                "replace operation does not apply: doc is missing key: {path}: missing value"
-            )),
+            // evanphx v4 partialDoc.set: replace at a missing object key
+            // adds it rather than failing as RFC 6902 asks.
+            None => {
+                con.set(&key, v);
+                Ok(())
+            }
         },
         Value::Seq(items) => {
             let i = index(&key, items.len(), false)?;
@@ -319,12 +337,21 @@ mod tests {
         );
         assert!(run(doc, "- op: test\n  path: /a/c\n  value: x\n").is_ok());
         assert!(run(doc, "- op: test\n  path: /a/c\n  value: y\n").is_err());
-        assert!(run(doc, "- op: replace\n  path: /a/z\n  value: 1\n").is_err());
+        assert_eq!(
+            run(doc, "- op: replace\n  path: /a/z\n  value: 1\n").unwrap(),
+            "a:\n  b:\n  - 1\n  - 2\n  c: x\n  z: 1\n"
+        );
+        assert_eq!(
+            run(doc, "- op: copy\n  from: /a/z\n  path: /a/w\n").unwrap(),
+            "a:\n  b:\n  - 1\n  - 2\n  c: x\n  w: null\n"
+        );
+        assert!(run(doc, "- op: copy\n  from: /q/z\n  path: /a/y\n").is_err());
+        assert!(run(doc, "- op: remove\n  path: /a/z\n").is_err());
         assert!(run(doc, "- op: add\n  path: /q/r\n  value: 1\n").is_err());
         assert!(run(doc, "- op: add\n  path: /a/b/5\n  value: 1\n").is_err());
         assert_eq!(
             run("k: [a, b]\n", "- op: add\n  path: /k/-1\n  value: z\n").unwrap(),
-            "k:\n- a\n- z\n- b\n"
+            "k:\n- a\n- b\n- z\n"
         );
         assert!(decode("op: add\n").is_err());
     }

@@ -315,20 +315,11 @@ fn nil_or_empty(n: &Node) -> bool {
     }
 }
 
-/// kyaml's SmarterPathSplitter on `.`: `\.` escapes, and brackets keep
+/// kyaml's SmarterPathSplitter on `.`: `\.` escapes, a leading `.` is
+/// dropped (PathSplitter), and brackets keep
 /// their dots (`[a.b=c]`); a bracketed part without `=` is a plain field.
 pub fn split_path(path: &str) -> Vec<String> {
-    let mut raw: Vec<String> = Vec::new();
-    for part in path.split('.') {
-        match raw.last_mut() {
-            Some(last) if last.ends_with('\\') => {
-                last.pop();
-                last.push('.');
-                last.push_str(part);
-            }
-            _ => raw.push(part.to_string()),
-        }
-    }
+    let raw = super::fieldspec::path_splitter(path, '.');
     let mut out = Vec::new();
     let mut i = 0;
     while i < raw.len() {
@@ -367,9 +358,11 @@ fn scalar_text(n: &Node) -> Option<&str> {
 
 /// yaml.Lookup (PathGetter without create): fields, `[k=v]` elements
 /// (exact), list indices and `-` (the last element).
+/// Like PathGetter it first drops empty and blank parts (cleanPath), so
+/// `data..key.` finds `data.key`.
 fn lookup<'n>(node: &'n Node, path: &[String]) -> Result<Option<&'n Node>, String> {
     let mut cur = node;
-    for part in path {
+    for part in path.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
         let next = if let Ok(i) = part.parse::<i64>() {
             if i < 0 {
                 return Err(format!("array index {i} cannot be negative"));
@@ -714,6 +707,12 @@ mod tests {
             ["metadata", "annotations", "x.io/y"]
         );
         assert_eq!(split_path(r"a\.b.c"), ["a.b", "c"]);
+        assert_eq!(
+            split_path(".metadata.annotations.[x.io/y]"),
+            ["metadata", "annotations", "x.io/y"]
+        );
+        assert_eq!(split_path("..a"), ["", "a"]);
+        assert_eq!(split_path("."), [""]);
     }
 
     #[test]
