@@ -191,9 +191,9 @@ impl<'a> State<'a> {
             Node::Break { .. } => return Ok(Flow::Break),
             Node::Continue { .. } => return Ok(Flow::Continue),
             Node::Comment { .. } => {}
-            Node::If(b) => return self.walk_if_with(false, dot, b),
-            Node::With(b) => return self.walk_if_with(true, dot, b),
-            Node::Range(b) => return self.walk_range(dot, node, b),
+            Node::If(b) => return self.deeper(|e| e.walk_if_with(false, dot, b)),
+            Node::With(b) => return self.deeper(|e| e.walk_if_with(true, dot, b)),
+            Node::Range(b) => return self.deeper(|e| e.walk_range(dot, node, b)),
             Node::Template { name, pipe, .. } => {
                 self.walk_template(dot, node, name, pipe.as_ref())?;
             }
@@ -343,7 +343,22 @@ impl<'a> State<'a> {
         r.map(|_| ())
     }
 
+    /// Runs `f` one nesting level deeper, on a fresh big stack at hop
+    /// points: Go's goroutine stacks grow, so Go executes thousands of
+    /// nested `if`/`range`/`with` bodies and parenthesised pipelines.
+    fn deeper<T: Send>(&mut self, f: impl FnOnce(&mut Self) -> R<T> + Send) -> R<T> {
+        self.nest += 1;
+        let nest = self.nest;
+        let r = stack::grow(nest, || f(self));
+        self.nest -= 1;
+        r
+    }
+
     pub(crate) fn eval_pipeline(&mut self, dot: &Dot, pipe: &'a Pipe) -> R<Value> {
+        self.deeper(|e| e.eval_pipeline_here(dot, pipe))
+    }
+
+    fn eval_pipeline_here(&mut self, dot: &Dot, pipe: &'a Pipe) -> R<Value> {
         self.at = At::Pipe(pipe);
         let mut value: Option<Value> = None;
         for cmd in &pipe.cmds {

@@ -8,8 +8,11 @@ use super::lexer::{lex, Kind, Token};
 use super::strconv::{number, unquote};
 use super::Error;
 
-/// Go's `maxStackDepth` for nested parenthesised pipelines.
-const MAX_STACK_DEPTH: usize = 10000;
+/// Parenthesised pipelines nested deeper than this are refused with Go's
+/// `maxStackDepth` message. helm 3.17 parses 100,000 (its Go check does not
+/// fire); past 20,000 the recursive drop of the syntax tree would outgrow a
+/// worker's stack here, so hydrate stops there (a known difference).
+const MAX_PAREN_DEPTH: usize = 20_000;
 
 /// Parses `text` (named `name`) into its main tree plus one tree per
 /// `define`/`block`, in definition order. `has_func` tells whether a function
@@ -28,7 +31,7 @@ pub fn parse(
         text: Arc::from(text),
         vars: vec!["$".into()],
         range_depth: 0,
-        stack_depth: 0,
+        nest: 0,
         action_line: 0,
         has_func,
         trees: Vec::new(),
@@ -65,7 +68,10 @@ struct Parser<'f> {
     text: Arc<str>,
     vars: Vec<String>,
     range_depth: usize,
-    stack_depth: usize,
+    /// Nesting of control bodies and parenthesised pipelines, for stack
+    /// hops. helm 3.17 parses 100,000 nested parentheses and any depth of
+    /// nested `if` (goroutine stacks grow).
+    nest: usize,
     action_line: usize,
     has_func: &'f (dyn Fn(&str) -> bool + Sync),
     trees: Vec<Tree>,
@@ -306,8 +312,21 @@ impl Parser<'_> {
         Ok(Item::Else)
     }
 
+    /// Runs `f` one nesting level deeper, on a fresh big stack at hop points.
+    fn deeper<T: Send>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T> + Send) -> PResult<T> {
+        self.nest += 1;
+        let nest = self.nest;
+        let r = super::stack::grow(nest, || f(self));
+        self.nest -= 1;
+        r
+    }
+
     /// Go's `parseControl` for `if`/`range`/`with`.
     fn branch(&mut self, context: &str) -> PResult<Branch> {
+        self.deeper(|p| p.branch_here(context))
+    }
+
+    fn branch_here(&mut self, context: &str) -> PResult<Branch> {
         let mark = self.vars.len();
         let pipe = self.pipeline(context, Kind::RightDelim)?;
         if context == "range" {
@@ -583,15 +602,10 @@ impl Parser<'_> {
                 },
             },
             Kind::LeftParen => {
-                if self.stack_depth >= MAX_STACK_DEPTH {
+                if self.nest >= MAX_PAREN_DEPTH {
                     return self.errorf("max expression depth exceeded");
                 }
-                self.stack_depth += 1;
-                let depth = self.stack_depth;
-                let r = super::stack::grow(depth, || {
-                    self.pipeline("parenthesized pipeline", Kind::RightParen)
-                });
-                self.stack_depth -= 1;
+                let r = self.deeper(|p| p.pipeline("parenthesized pipeline", Kind::RightParen));
                 Arg::Pipe(Box::new(r?))
             }
             Kind::String | Kind::RawString => match unquote(&t.val) {

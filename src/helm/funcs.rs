@@ -20,6 +20,12 @@ use ArgType::{Any, String as Str};
 
 /// Helm's `recursionMaxNums` for `include`.
 pub const INCLUDE_MAX: i64 = 1000;
+/// Counters (in [`crate::gotmpl::ExecShared`]) of `tpl` nesting and of the
+/// bytes all `tpl` calls of one render produced.
+const TPL_DEPTH: &str = "tpl:depth";
+const TPL_BYTES: &str = "tpl:bytes";
+/// Total `tpl` output per render: far above real charts, far below the RAM.
+const TPL_MAX_BYTES: i64 = 64 << 20;
 /// Markers Helm wraps `required`/`fail` messages in (`warnWrap`).
 pub const WARN_START: &str = "HELM_ERR_START";
 /// End marker of [`WARN_START`].
@@ -108,7 +114,25 @@ fn register_templates(m: &mut FuncMap) {
     });
     m.insert("tpl", Signature::fixed(&[Str, Any]), |ctx, a| {
         let text = s(&a[0]);
-        match ctx.runner.execute_text("gotpl", text, a[1].clone()) {
+        // helm's tplFun has no bound: a values string calling tpl on itself
+        // grows until memory runs out. hydrate stops at include's depth and
+        // at a total output size, with an error naming the template.
+        if ctx.shared.count(TPL_DEPTH, 0) >= INCLUDE_MAX {
+            return Err(format!(
+                "tpl nested more than {INCLUDE_MAX} deep: unable to execute template"
+            ));
+        }
+        ctx.shared.count(TPL_DEPTH, 1);
+        let r = ctx.runner.execute_text("gotpl", text, a[1].clone());
+        ctx.shared.count(TPL_DEPTH, -1);
+        if let Ok(out) = &r {
+            if ctx.shared.count(TPL_BYTES, out.len() as i64) > TPL_MAX_BYTES {
+                return Err(format!(
+                    "tpl output exceeds {TPL_MAX_BYTES} bytes in total: unable to execute template"
+                ));
+            }
+        }
+        match r {
             Ok(out) => Ok(Value::from(out.replace("<no value>", ""))),
             Err(crate::gotmpl::Error::Parse(e)) => {
                 Err(format!("cannot parse template {}: {e}", quote(text)))
