@@ -109,6 +109,7 @@ pub fn edit_files(root: &Path, items: &[Item]) -> Result<Vec<(PathBuf, String, S
         let pos = match files.iter().position(|(f, ..)| *f == file) {
             Some(p) => p,
             None => {
+                inside_repo(root, &file)?;
                 let text = std::fs::read_to_string(root.join(&file)).map_err(|e| Error::Edit {
                     file: file.clone(),
                     message: e.to_string(),
@@ -128,6 +129,33 @@ pub fn edit_files(root: &Path, items: &[Item]) -> Result<Vec<(PathBuf, String, S
         files[pos].2 = next;
     }
     Ok(files)
+}
+
+/// A pin's file comes from configuration: it must be a relative path with
+/// no `..` that stays inside the repository after symlinks are resolved,
+/// so a promotion never edits a file outside the repository.
+fn inside_repo(root: &Path, file: &Path) -> Result<(), Error> {
+    let outside = |why: &str| Error::Edit {
+        file: file.to_path_buf(),
+        message: format!("{why}; promotions edit only files inside the repository"),
+    };
+    if file.is_absolute()
+        || file
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err(outside("the path is absolute or leaves its directory"));
+    }
+    let (Ok(real_root), Ok(real)) = (
+        std::fs::canonicalize(root),
+        std::fs::canonicalize(root.join(file)),
+    ) else {
+        return Ok(()); // a missing file fails when it is read, naming it
+    };
+    if !real.starts_with(&real_root) {
+        return Err(outside("a symbolic link leads outside the repository"));
+    }
+    Ok(())
 }
 
 /// Renders `apps` of `env` under `root`.
@@ -270,4 +298,33 @@ fn write_all(
         })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_files_must_stay_inside_the_repository() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(root.join("apps")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("apps/k.yaml"), "a: 1\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(tmp.path().join("secret.yaml"), "a: 1\n").unwrap_or_else(|e| panic!("{e}"));
+        assert!(inside_repo(&root, Path::new("apps/k.yaml")).is_ok());
+        for bad in ["../secret.yaml", "apps/../../secret.yaml", "/etc/passwd"] {
+            let e = inside_repo(&root, Path::new(bad)).err();
+            assert!(
+                e.is_some_and(|e| e.to_string().contains("inside the repository")),
+                "{bad}"
+            );
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(tmp.path(), root.join("out"))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let e = inside_repo(&root, Path::new("out/secret.yaml")).err();
+            assert!(e.is_some_and(|e| e.to_string().contains("symbolic link")));
+        }
+    }
 }
