@@ -272,6 +272,16 @@ fn extract(repo: &Repo, id: git2::Oid, root: &Path) -> Result<(tempfile::TempDir
         .unwrap_or_default();
     let tmp = tempfile::tempdir().map_err(io(Path::new("temporary directory")))?;
     for (path, bytes) in repo.files_at(id)? {
+        // A crafted tree could name `..` or an absolute path: never write
+        // outside the temporary directory.
+        if !Path::new(&path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(Error::Usage(format!(
+                "{path}: the tree at that revision holds an unsafe path"
+            )));
+        }
         let target = tmp.path().join(&path);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
