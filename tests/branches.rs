@@ -2,12 +2,11 @@
 //! commits it makes, what it never touches, --check, affected, failures and
 //! concurrent writers.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::{demo_copy, git, hydrate};
+use crate::support::{demo_copy, git, hydrate, workspace_state};
 
 const AUTHOR: &str = "CI Bot <ci@example.com>";
 const TIME: &str = "1700000000";
@@ -41,27 +40,6 @@ fn render(dir: &Path, extra: &[&str]) -> std::process::Output {
         .env("HYDRATE_TIMESTAMP", TIME)
         .output()
         .unwrap()
-}
-
-/// HEAD, the index and every working-tree file, byte for byte.
-fn workspace_state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut state = BTreeMap::new();
-    state.insert("HEAD".into(), fs::read(dir.join(".git/HEAD")).unwrap());
-    state.insert(
-        "HEAD sha".into(),
-        git(dir, &["rev-parse", "HEAD"]).into_bytes(),
-    );
-    state.insert("index".into(), fs::read(dir.join(".git/index")).unwrap());
-    state.insert(
-        "status".into(),
-        git(dir, &["status", "--porcelain", "--ignored"]).into_bytes(),
-    );
-    for f in crate::support::list_files(dir) {
-        if !f.starts_with(".git/") {
-            state.insert(f.clone(), fs::read(dir.join(&f)).unwrap());
-        }
-    }
-    state
 }
 
 fn tips(dir: &Path) -> Vec<String> {

@@ -2,11 +2,10 @@
 //! repositories built here for each behaviour, `--since` in a real git
 //! repository, and the exit codes.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use crate::support::{demo_copy, git, hydrate, list_files, repo};
+use crate::support::{demo_copy, git, hydrate, repo, workspace_state};
 
 struct Run {
     code: i32,
@@ -344,26 +343,6 @@ fn exit_codes_zero_one_two() {
     assert_eq!(diff(&repo(), &["--bogus"]).code, 2);
 }
 
-fn workspace(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut state = BTreeMap::new();
-    state.insert("HEAD".into(), fs::read(dir.join(".git/HEAD")).unwrap());
-    state.insert(
-        "HEAD sha".into(),
-        git(dir, &["rev-parse", "HEAD"]).into_bytes(),
-    );
-    state.insert("index".into(), fs::read(dir.join(".git/index")).unwrap());
-    state.insert(
-        "status".into(),
-        git(dir, &["status", "--porcelain", "--ignored"]).into_bytes(),
-    );
-    for f in list_files(dir) {
-        if !f.starts_with(".git/") {
-            state.insert(f.clone(), fs::read(dir.join(&f)).unwrap());
-        }
-    }
-    state
-}
-
 #[test]
 fn since_names_exactly_the_environments_and_apps_using_a_changed_base() {
     let repo = demo_copy();
@@ -377,7 +356,7 @@ fn since_names_exactly_the_environments_and_apps_using_a_changed_base() {
         .replace("MAX_RETRIES: \"5\"", "MAX_RETRIES: \"8\"");
     fs::write(&base, text).unwrap();
     git(dir, &["commit", "-q", "-am", "worker: more retries"]);
-    let before = workspace(dir);
+    let before = workspace_state(dir);
     let r = diff(dir, &["--since", "HEAD~1", "--brief"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     insta::assert_snapshot!("since_head_1", r.stdout);
@@ -388,7 +367,7 @@ fn since_names_exactly_the_environments_and_apps_using_a_changed_base() {
         .collect();
     assert_eq!(apps, ["  worker", "  worker", "  worker"]);
     assert_eq!(
-        workspace(dir),
+        workspace_state(dir),
         before,
         "diff --since touched the repository"
     );

@@ -306,3 +306,27 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim_end().to_string()
 }
+
+/// HEAD, the index and every working-tree file, byte for byte.
+pub fn workspace_state(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut state = std::collections::BTreeMap::new();
+    state.insert("HEAD".into(), std::fs::read(dir.join(".git/HEAD")).unwrap());
+    state.insert(
+        "HEAD sha".into(),
+        git(dir, &["rev-parse", "HEAD"]).into_bytes(),
+    );
+    state.insert(
+        "index".into(),
+        std::fs::read(dir.join(".git/index")).unwrap(),
+    );
+    state.insert(
+        "status".into(),
+        git(dir, &["status", "--porcelain", "--ignored"]).into_bytes(),
+    );
+    for f in list_files(dir) {
+        if !f.starts_with(".git/") {
+            state.insert(f.clone(), std::fs::read(dir.join(&f)).unwrap());
+        }
+    }
+    state
+}
