@@ -532,7 +532,7 @@ fn validate_env<'a>(
         source: Box::new(source),
     };
     match (&e.output, git) {
-        (Output::Dir(dir), _) => output::dir::plan(&opts.root, dir, out)
+        (Output::Dir(dir), _) => output::dir::plan(&opts.root, dir, out, !opts.check)
             .map(Some)
             .map_err(in_env),
         (Output::Branch(_), Some(g)) => {

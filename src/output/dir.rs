@@ -69,11 +69,22 @@ pub struct DirWrite {
 /// Plans writing `out` to `dir` (relative to `base`, the repository root)
 /// and checks everything that could stop the write: no component of the
 /// directory is a symlink or a file, no file hydrate did not write (or a
-/// directory or symlink) is where a rendered file goes.
-pub fn plan<'a>(base: &Path, dir: &Path, out: &'a EnvOutput) -> Result<DirPlan<'a>, Error> {
+/// directory or symlink) is where a rendered file goes. With `recover`
+/// (not for `--check`), first finishes or undoes what a killed run left
+/// beside the directory, so that the plan starts from a whole tree.
+pub fn plan<'a>(
+    base: &Path,
+    dir: &Path,
+    out: &'a EnvOutput,
+    recover: bool,
+) -> Result<DirPlan<'a>, Error> {
     let root = target(base, dir)?;
+    let mut warnings = if recover {
+        swap::recover(&root)?
+    } else {
+        Vec::new()
+    };
     let old = read_tree(&root)?;
-    let mut warnings = Vec::new();
     let (owned, rejected) = read_owned(&root, &old);
     for p in rejected {
         warnings.push(format!(
@@ -214,12 +225,10 @@ impl<'a> DirPlan<'a> {
         &self.changed
     }
 
-    /// Builds the new tree beside the directory and switches it in. First
-    /// cleans up what a killed run left. Writes nothing when the directory
-    /// already holds the new tree.
+    /// Builds the new tree beside the directory and switches it in. Writes
+    /// nothing when the directory already holds the new tree.
     pub fn apply(self) -> Result<DirWrite, Error> {
-        let mut warnings = self.warnings;
-        warnings.extend(swap::recover(&self.root)?);
+        let warnings = self.warnings;
         if self.unchanged {
             return Ok(DirWrite {
                 changed: Vec::new(),
