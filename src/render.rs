@@ -636,3 +636,30 @@ pub fn affected(root: &Path, since: &str) -> Result<Vec<(String, String)>, Error
     out.sort();
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_names_the_environments_written_before_it() {
+        let e = Error::Partial {
+            env: "prod".into(),
+            written: vec!["dev".into(), "staging".into()],
+            source: Box::new(Error::Usage("boom".into())),
+        };
+        assert_eq!(
+            e.to_string(),
+            "environment prod: boom; environments written before the failure: dev, staging"
+        );
+        let e = Error::Partial {
+            env: "dev".into(),
+            written: Vec::new(),
+            source: Box::new(Error::Usage("boom".into())),
+        };
+        assert_eq!(
+            e.to_string(),
+            "environment dev: boom; no environment was written"
+        );
+    }
+}

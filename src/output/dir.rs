@@ -517,3 +517,100 @@ fn in_the_way(
         Some(Old::Other) => Err(err(rel, "a special file")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(files: &[(&str, &str, &str)]) -> EnvOutput {
+        let mut apps: BTreeMap<String, BTreeMap<String, Vec<u8>>> = BTreeMap::new();
+        for (app, path, text) in files {
+            apps.entry(app.to_string())
+                .or_default()
+                .insert(path.to_string(), text.as_bytes().to_vec());
+        }
+        EnvOutput {
+            env: "dev".into(),
+            known_apps: apps.keys().cloned().collect(),
+            apps,
+            complete: true,
+            root_metadata: None,
+            attributes: None,
+            note: None,
+        }
+    }
+
+    fn apply(base: &Path, o: &EnvOutput) -> DirWrite {
+        plan(base, Path::new("out/dev"), o, true)
+            .unwrap()
+            .apply()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_no_op_write_touches_nothing_and_check_sees_the_difference() {
+        let tmp = tempfile::tempdir().unwrap();
+        let o = out(&[("web", "web/m.yaml", "a\n")]);
+        assert_eq!(apply(tmp.path(), &o).changed, ["web/m.yaml"]);
+        let dev = tmp.path().join("out/dev");
+        let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+        let before = inode(&dev);
+        assert!(apply(tmp.path(), &o).changed.is_empty());
+        assert_eq!(inode(&dev), before, "not switched");
+        let changed = out(&[("api", "api/m.yaml", "b\n")]);
+        let p = plan(tmp.path(), Path::new("out/dev"), &changed, false).unwrap();
+        let c = p.check();
+        assert_eq!(
+            (c.missing, c.extra),
+            (
+                vec!["api/m.yaml".to_string()],
+                vec!["web/m.yaml".to_string()]
+            )
+        );
+        assert_eq!(p.changed(), ["api/m.yaml", "web/m.yaml"]);
+    }
+
+    #[test]
+    fn unverifiable_entries_are_rewritten_when_rendered_but_never_pruned() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dev = tmp.path().join("out/dev");
+        std::fs::create_dir_all(dev.join(".hydrate")).unwrap();
+        std::fs::create_dir_all(dev.join("web")).unwrap();
+        std::fs::write(dev.join("web/m.yaml"), "old\n").unwrap();
+        std::fs::write(dev.join("web/gone.yaml"), "old\n").unwrap();
+        std::fs::write(
+            dev.join(LEGACY_OWNED_PATH),
+            r#"{"apps": {"web": ["web/m.yaml", "web/gone.yaml"]}}"#,
+        )
+        .unwrap();
+        let w = apply(tmp.path(), &out(&[("web", "web/m.yaml", "new\n")]));
+        assert_eq!(w.changed, ["web/m.yaml"]);
+        assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+        assert!(w.warnings[0].contains("web/gone.yaml: written by an older hydrate"));
+        assert_eq!(
+            std::fs::read_to_string(dev.join("web/m.yaml")).unwrap(),
+            "new\n"
+        );
+        assert!(dev.join("web/gone.yaml").is_file());
+        assert!(!dev.join(LEGACY_OWNED_PATH).exists());
+        let owned = Owned::parse(&std::fs::read(dev.join(OWNED_PATH)).unwrap());
+        assert_eq!(
+            owned.paths().into_iter().collect::<Vec<_>>(),
+            ["web/m.yaml"]
+        );
+        assert_eq!(owned.hashes["web/m.yaml"], content_hash(b"new\n"));
+    }
+
+    #[test]
+    fn the_target_must_be_below_the_root_and_symlink_free() {
+        let tmp = tempfile::tempdir().unwrap();
+        for bad in ["", ".", "..", "a/..", "./.."] {
+            assert!(target(tmp.path(), Path::new(bad)).is_err(), "{bad:?}");
+        }
+        assert!(target(tmp.path(), Path::new("/")).is_err());
+        assert!(target(tmp.path(), tmp.path()).is_err());
+        std::os::unix::fs::symlink("/", tmp.path().join("l")).unwrap();
+        assert!(target(tmp.path(), Path::new("l/x")).is_err());
+        assert!(target(tmp.path(), Path::new("ok/x")).is_ok());
+    }
+}
