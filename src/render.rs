@@ -157,16 +157,11 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     } else {
         None
     };
-    // Every app's files must be nameable before anything is written.
-    for e in &envs {
-        for r in by_env.get(e.name.as_str()).into_iter().flatten() {
-            app_files(r, e.layout)?;
-        }
-    }
     if let Some(g) = &git {
         prepare_branches(opts, g)?;
     }
     let complete = opts.selection.apps.is_empty() && opts.selection.shard.is_none();
+    // Every app's files are named (or the layout error raised) here.
     let mut prepared = Vec::new();
     for e in &envs {
         if let Some(apps) = by_env.get(e.name.as_str()) {
@@ -176,7 +171,7 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     }
     check_shared_targets(opts, &prepared)?;
     // Everything that can be checked is checked for every environment
-    // before the first write (item: no half-written set of environments).
+    // before the first write: no half-written set of environments.
     let mut plans = Vec::new();
     for (e, apps, _, out) in &prepared {
         plans.push(validate_env(opts, e, apps, out, git.as_ref())?);

@@ -92,29 +92,14 @@ pub fn plan<'a>(
             root.join(OWNED_PATH).display()
         ));
     }
-    let mut new_owned = Owned::default();
     let mut files: BTreeMap<&str, (&str, &'a [u8])> = BTreeMap::new();
     for (app, app_files) in &out.apps {
         for (path, bytes) in app_files {
             files.insert(path, (app, bytes));
-            new_owned.hashes.insert(path.clone(), content_hash(bytes));
         }
-        new_owned
-            .apps
-            .insert(app.clone(), app_files.keys().cloned().collect());
     }
+    let new_owned = next_owned(&owned, out);
     let removed = |app: &str| out.complete && !out.known_apps.contains(app);
-    // Apps not rendered this run (other shards, --app) keep their files.
-    for (app, paths) in &owned.apps {
-        if !out.apps.contains_key(app) && !removed(app) {
-            for p in paths {
-                if let Some(h) = owned.hashes.get(p) {
-                    new_owned.hashes.insert(p.clone(), h.clone());
-                }
-            }
-            new_owned.apps.insert(app.clone(), paths.clone());
-        }
-    }
     let keep = new_owned.paths();
     let mut dropped = BTreeSet::new();
     for (app, paths) in &owned.apps {
@@ -257,6 +242,32 @@ impl<'a> DirPlan<'a> {
             warnings,
         })
     }
+}
+
+/// The ownership after writing `out`: the rendered apps' files with their
+/// hashes, and the files of apps not rendered this run (other shards,
+/// `--app`) as they were; apps removed from the environment are gone.
+fn next_owned(owned: &Owned, out: &EnvOutput) -> Owned {
+    let mut next = Owned::default();
+    for (app, files) in &out.apps {
+        for (path, bytes) in files {
+            next.hashes.insert(path.clone(), content_hash(bytes));
+        }
+        next.apps
+            .insert(app.clone(), files.keys().cloned().collect());
+    }
+    for (app, paths) in &owned.apps {
+        if out.apps.contains_key(app) || (out.complete && !out.known_apps.contains(app)) {
+            continue;
+        }
+        for p in paths {
+            if let Some(h) = owned.hashes.get(p) {
+                next.hashes.insert(p.clone(), h.clone());
+            }
+        }
+        next.apps.insert(app.clone(), paths.clone());
+    }
+    next
 }
 
 /// Writes the complete new tree under `staging`.
