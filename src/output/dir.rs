@@ -288,6 +288,10 @@ fn build(
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
     std::fs::create_dir(staging).map_err(io(staging))?;
+    // The directory keeps its mode (a group-writable output stays so).
+    if let Ok(meta) = std::fs::metadata(root) {
+        std::fs::set_permissions(staging, meta.permissions()).map_err(io(staging))?;
+    }
     let owned_path = PathBuf::from(OWNED_PATH);
     let owned_entry = New::Write(owned);
     let all = tree
