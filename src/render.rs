@@ -62,6 +62,12 @@ pub struct EnvReport {
     pub bytes: usize,
     /// Files created, updated or deleted.
     pub changed_files: Vec<String>,
+    /// Whether this run changed the output (a directory switched, a commit).
+    pub written: bool,
+    /// What the writer left alone or cleaned up (files changed since
+    /// hydrate wrote them, ignored ownership entries, a killed run's
+    /// leftovers).
+    pub notices: Vec<String>,
     /// The commit made, if any.
     pub commit: Option<String>,
     /// With `push`: the remote the branch was pushed to.
@@ -84,12 +90,41 @@ pub enum Error {
     /// Writing failed.
     #[error(transparent)]
     Output(#[from] output::Error),
+    /// An environment's output cannot be written (found before any write).
+    #[error("environment {env}: {source}")]
+    InEnv {
+        /// The environment.
+        env: String,
+        /// Why.
+        source: Box<output::Error>,
+    },
+    /// Writing an environment failed after others were written.
+    #[error("environment {env}: {source}; {}", written_note(written))]
+    Partial {
+        /// The environment whose write failed.
+        env: String,
+        /// Environments written before it, in order.
+        written: Vec<String>,
+        /// Why.
+        source: Box<Error>,
+    },
     /// Git failed.
     #[error(transparent)]
     Git(#[from] crate::git::Error),
     /// A selection or setup problem.
     #[error("{0}")]
     Usage(String),
+}
+
+fn written_note(written: &[String]) -> String {
+    if written.is_empty() {
+        "no environment was written".to_string()
+    } else {
+        format!(
+            "environments written before the failure: {}",
+            written.join(", ")
+        )
+    }
 }
 
 /// Renders and writes (or checks) every selected environment.
@@ -122,32 +157,96 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     } else {
         None
     };
-    // Every app's files must be nameable before anything is written.
-    for e in &envs {
-        for r in by_env.get(e.name.as_str()).into_iter().flatten() {
-            app_files(r, e.layout)?;
-        }
-    }
     if let Some(g) = &git {
         prepare_branches(opts, g)?;
     }
     let complete = opts.selection.apps.is_empty() && opts.selection.shard.is_none();
+    // Every app's files are named (or the layout error raised) here.
+    let mut prepared = Vec::new();
+    for e in &envs {
+        if let Some(apps) = by_env.get(e.name.as_str()) {
+            let (report, out) = prepare_env(opts, e, apps, complete, git.as_ref())?;
+            prepared.push((e, apps.as_slice(), report, out));
+        }
+    }
+    check_shared_targets(opts, &prepared)?;
+    // Everything that can be checked is checked for every environment
+    // before the first write: no half-written set of environments.
+    let mut plans = Vec::new();
+    for (e, apps, _, out) in &prepared {
+        plans.push(validate_env(opts, e, apps, out, git.as_ref())?);
+    }
     let mut reports = Vec::new();
     let mut written = Vec::new();
-    for e in &envs {
-        let Some(apps) = by_env.get(e.name.as_str()) else {
-            continue;
-        };
-        let (report, out) = write_env(opts, e, apps, complete, git.as_ref())?;
-        if let Some(out) = out {
-            written.push((reports.len(), e, out));
+    let mut done: Vec<String> = Vec::new();
+    for ((e, apps, report, out), plan) in prepared.iter().zip(plans) {
+        let mut report = report.clone();
+        match write_env(opts, e, apps, out, plan, git.as_ref(), &mut report) {
+            Ok(for_push) => {
+                if for_push {
+                    written.push((reports.len(), *e, out));
+                }
+                if report.written {
+                    done.push(e.name.clone());
+                }
+                reports.push(report);
+            }
+            Err(source) => {
+                return Err(Error::Partial {
+                    env: e.name.clone(),
+                    written: done,
+                    source: Box::new(source),
+                })
+            }
         }
-        reports.push(report);
     }
     if let (true, Some(g)) = (opts.push, &git) {
         push_branches(opts, g, &by_env, written, &mut reports)?;
     }
     Ok(reports)
+}
+
+/// Two environments writing one directory (or one inside the other) or
+/// one branch would overwrite each other: refused before anything is
+/// written.
+fn check_shared_targets(
+    opts: &Options,
+    prepared: &[(&Environment, &[&Rendered], EnvReport, EnvOutput)],
+) -> Result<(), Error> {
+    let mut seen: Vec<(&str, &Output, PathBuf)> = Vec::new();
+    for (e, ..) in prepared {
+        let full = match &e.output {
+            Output::Dir(d) => opts.root.join(d),
+            Output::Branch(_) => PathBuf::new(),
+        };
+        for (other, out, other_full) in &seen {
+            let clash = match (&e.output, out) {
+                (Output::Dir(_), Output::Dir(_)) => {
+                    full.starts_with(other_full) || other_full.starts_with(&full)
+                }
+                (Output::Branch(a), Output::Branch(b)) => a == b,
+                _ => false,
+            };
+            if clash {
+                return Err(Error::Usage(format!(
+                    "environments {other} and {} write to the same place ({} and {}); \
+                     each environment needs its own output directory or branch; nothing was written",
+                    e.name,
+                    target_name(out),
+                    target_name(&e.output)
+                )));
+            }
+        }
+        seen.push((&e.name, &e.output, full));
+    }
+    Ok(())
+}
+
+fn target_name(o: &Output) -> String {
+    match o {
+        Output::Dir(d) => d.display().to_string(),
+        Output::Branch(b) => format!("branch:{b}"),
+    }
 }
 
 /// With `--push`, fetches the branches' remote copies; then refuses to
@@ -169,7 +268,7 @@ fn push_branches(
     opts: &Options,
     g: &Git,
     by_env: &BTreeMap<&str, Vec<&Rendered>>,
-    written: Vec<(usize, &Environment, EnvOutput)>,
+    written: Vec<(usize, &Environment, &EnvOutput)>,
     reports: &mut [EnvReport],
 ) -> Result<(), Error> {
     let who = identity(opts)?;
@@ -326,13 +425,14 @@ fn message_fn<'a>(
     }
 }
 
-fn write_env(
+/// Environment `e`'s files and its report before writing.
+fn prepare_env(
     opts: &Options,
     e: &Environment,
     apps: &[&Rendered],
     complete: bool,
     git: Option<&Git>,
-) -> Result<(EnvReport, Option<EnvOutput>), Error> {
+) -> Result<(EnvReport, EnvOutput), Error> {
     let mut out = EnvOutput {
         env: e.name.clone(),
         apps: BTreeMap::new(),
@@ -394,44 +494,106 @@ fn write_env(
             .map(|r| r.objects.iter().map(|o| o.printed.len()).sum::<usize>())
             .sum(),
         changed_files: Vec::new(),
+        written: false,
+        notices: Vec::new(),
         commit: None,
         pushed: None,
         check: None,
         warnings: apps.iter().flat_map(|r| r.warnings.clone()).collect(),
     };
+    report.target = match (&e.output, git) {
+        (Output::Dir(dir), _) => dir.display().to_string(),
+        (Output::Branch(_), Some(g)) => match g.branches.get(&e.name) {
+            Some(b) => format!("branch:{}", b.name),
+            None => String::new(),
+        },
+        (Output::Branch(_), None) => String::new(),
+    };
+    Ok((report, out))
+}
+
+/// Checks everything about writing `out` that can be checked without
+/// writing: the directory's path and contents (returning its plan), or the
+/// branch's name and commit message template.
+fn validate_env<'a>(
+    opts: &Options,
+    e: &Environment,
+    apps: &[&Rendered],
+    out: &'a EnvOutput,
+    git: Option<&Git>,
+) -> Result<Option<output::dir::DirPlan<'a>>, Error> {
+    let in_env = |source| Error::InEnv {
+        env: e.name.clone(),
+        source: Box::new(source),
+    };
     match (&e.output, git) {
-        (Output::Dir(dir), _) => {
-            let root = opts.root.join(dir);
-            report.target = dir.display().to_string();
-            if opts.check {
-                report.check = Some(output::dir::check(&root, &out)?);
-            } else {
-                report.changed_files = output::dir::write(&root, &out)?;
-            }
-        }
+        (Output::Dir(dir), _) => output::dir::plan(&opts.root, dir, out, !opts.check)
+            .map(Some)
+            .map_err(in_env),
         (Output::Branch(_), Some(g)) => {
             let b = g.branches.get(&e.name).ok_or_else(|| {
                 Error::Usage(format!("no branch located for environment {}", e.name))
             })?;
-            report.target = format!("branch:{}", b.name);
+            output::branch::validate(b).map_err(in_env)?;
+            if !opts.check {
+                let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
+                let all: BTreeSet<String> = names.iter().cloned().collect();
+                message_fn(e, &b.name, &g.source, names, &opts.trailers)(&all).map_err(in_env)?;
+            }
+            Ok(None)
+        }
+        (Output::Branch(_), None) => {
+            Err(Error::Usage("branch output needs a git repository".into()))
+        }
+    }
+}
+
+/// Writes (or checks) one environment, whose plan was validated; returns
+/// whether its output is kept for `--push`.
+fn write_env(
+    opts: &Options,
+    e: &Environment,
+    apps: &[&Rendered],
+    out: &EnvOutput,
+    plan: Option<output::dir::DirPlan>,
+    git: Option<&Git>,
+    report: &mut EnvReport,
+) -> Result<bool, Error> {
+    match (&e.output, git, plan) {
+        (Output::Dir(_), _, Some(plan)) => {
             if opts.check {
-                report.check = Some(output::branch::check(&g.repo, b, &out)?);
-                return Ok((report, None));
+                report.check = Some(plan.check());
+            } else {
+                let w = plan.apply()?;
+                report.written = !w.changed.is_empty();
+                report.changed_files = w.changed;
+                report.notices = w.warnings;
+            }
+            Ok(false)
+        }
+        (Output::Branch(_), Some(g), _) => {
+            let b = g.branches.get(&e.name).ok_or_else(|| {
+                Error::Usage(format!("no branch located for environment {}", e.name))
+            })?;
+            if opts.check {
+                report.check = Some(output::branch::check(&g.repo, b, out)?);
+                return Ok(false);
             }
             let who = identity(opts)?;
             let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
             let message = message_fn(e, &b.name, &g.source, names, &opts.trailers);
-            let w = output::branch::write(&g.repo, b, Start::Tip, &out, &message, &who)?;
+            let w = output::branch::write(&g.repo, b, Start::Tip, out, &message, &who)?;
             report.changed_files = w.changed_files;
             report.commit = w.commit.map(|c| c.to_string());
+            report.written = report.commit.is_some();
             // Kept for --push, which may rebuild the commit on a newer remote tip.
-            return Ok((report, Some(out)));
+            Ok(true)
         }
-        (Output::Branch(_), None) => {
-            return Err(Error::Usage("branch output needs a git repository".into()))
-        }
+        _ => Err(Error::Usage(format!(
+            "environment {}: its output was not planned",
+            e.name
+        ))),
     }
-    Ok((report, None))
 }
 
 /// The (environment, app) pairs whose inputs changed between `since` and
@@ -468,4 +630,31 @@ pub fn affected(root: &Path, since: &str) -> Result<Vec<(String, String)>, Error
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_names_the_environments_written_before_it() {
+        let e = Error::Partial {
+            env: "prod".into(),
+            written: vec!["dev".into(), "staging".into()],
+            source: Box::new(Error::Usage("boom".into())),
+        };
+        assert_eq!(
+            e.to_string(),
+            "environment prod: boom; environments written before the failure: dev, staging"
+        );
+        let e = Error::Partial {
+            env: "dev".into(),
+            written: Vec::new(),
+            source: Box::new(Error::Usage("boom".into())),
+        };
+        assert_eq!(
+            e.to_string(),
+            "environment dev: boom; no environment was written"
+        );
+    }
 }

@@ -314,25 +314,39 @@ fn the_old_ownership_manifest_is_read_and_migrated() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        String::from_utf8_lossy(&out.stderr).into_owned()
     };
     render();
     let root = dir.join("rendered/staging");
-    // As an older hydrate left it, plus a file it owned that is gone now.
+    // As an older hydrate left it (no content hashes), plus a file it
+    // owned that is gone from the render now.
     let owned = std::fs::read_to_string(root.join(".hydrate/owned")).unwrap();
-    let owned = owned.replace(
+    let mut v: serde_json::Value = serde_json::from_str(&owned).unwrap();
+    v.as_object_mut().unwrap().remove("hashes");
+    let owned = serde_json::to_string_pretty(&v).unwrap().replace(
         "\"web/manifest.yaml\"",
         "\"web/manifest.yaml\", \"web/old.yaml\"",
     );
     std::fs::write(root.join(".hydrate/owned.json"), owned).unwrap();
     std::fs::remove_file(root.join(".hydrate/owned")).unwrap();
     std::fs::write(root.join("web/old.yaml"), "kind: Old\n").unwrap();
-    render();
+    let stderr = render();
     assert!(root.join(".hydrate/owned").is_file());
     assert!(!root.join(".hydrate/owned.json").exists(), "migrated");
+    // Without a hash hydrate cannot tell it from a file someone changed:
+    // it is left in place, with a warning, and no longer owned.
     assert!(
-        !root.join("web/old.yaml").exists(),
-        "pruned from the old manifest"
+        root.join("web/old.yaml").exists(),
+        "never deleted unverified"
     );
+    assert!(
+        stderr.contains("web/old.yaml: written by an older hydrate that kept no content hash"),
+        "{stderr}"
+    );
+    let owned = std::fs::read_to_string(root.join(".hydrate/owned")).unwrap();
+    assert!(!owned.contains("web/old.yaml"), "{owned}");
+    assert!(owned.contains("\"hashes\""), "{owned}");
+    assert!(render().is_empty(), "warned once");
 }
 
 #[test]

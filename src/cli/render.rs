@@ -149,6 +149,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     print_warnings(&reports);
+    for r in &reports {
+        for n in &r.notices {
+            eprintln!("warning: {}: {n}", r.env);
+        }
+    }
     let stale = reports
         .iter()
         .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()));
@@ -239,6 +244,8 @@ fn to_json(reports: &[EnvReport]) -> serde_json::Value {
                 "resources": r.resources,
                 "bytes": r.bytes,
                 "changedFiles": r.changed_files,
+                "written": r.written,
+                "notices": r.notices,
                 "commit": r.commit,
                 "pushed": r.pushed,
                 "check": r.check.as_ref().map(|c| serde_json::json!({

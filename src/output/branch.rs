@@ -77,6 +77,19 @@ impl Branch {
     }
 }
 
+/// Checks before anything is written that git accepts the branch's ref
+/// name (and the ref of the branch a `-next` branch starts from).
+pub fn validate(b: &Branch) -> Result<(), Error> {
+    let mut at = Some(b);
+    while let Some(b) = at {
+        if b.name.is_empty() || !git2::Reference::is_valid_name(&b.local_ref()) {
+            return Err(Error::BranchName(b.name.clone()));
+        }
+        at = b.starts_from.as_deref();
+    }
+    Ok(())
+}
+
 fn no_such_remote(name: &str, names: &[String]) -> String {
     if names.is_empty() {
         format!("no remote named `{name}`: this repository has no remote")

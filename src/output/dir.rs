@@ -1,74 +1,631 @@
-//! Directory output: write an environment's files in place, each one
-//! atomically, prune only files the ownership manifest says hydrate wrote.
+//! Directory output: plan an environment's new tree against what is on
+//! disk (refusing symlinks on the way, files in the way that hydrate did not
+//! write, and any path outside the directory), then build the complete new
+//! tree beside the directory and switch it in as a unit (`swap`).
+//!
+//! Ownership: `.hydrate/owned` lists each app's files with the SHA-256 of
+//! what hydrate wrote. A file is pruned only when it is listed, is a regular
+//! file reached without a symlink, and still has that content; a changed
+//! file, or one listed by an older hydrate without a hash (which cannot be
+//! verified), is left in place with a warning and no longer owned. An
+//! owned path that is rendered again is rewritten whatever its content (the
+//! render is what the path holds). Files hydrate does not own (a README, a
+//! `.gitkeep`) are carried into the new tree as hard links.
+//! It renders nothing and never follows a symlink.
 
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
 
-use super::files::{changes, is_bookkeeping, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
-use super::{write_file_atomic, Change, CheckReport, Error};
+use super::files::{content_hash, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
+use super::{swap, CheckReport, Error};
 
-/// Writes `out` under `root`; returns the paths it created, updated or deleted.
-pub fn write(root: &Path, out: &EnvOutput) -> Result<Vec<String>, Error> {
-    let old = read_owned(root);
-    let (edits, _) = changes(&old, out);
-    let mut changed = Vec::new();
-    // The ownership manifest goes last: it must never list a file not yet
-    // written. The old name goes after the new one (sorted order), so a
-    // crash between the two leaves both, never neither.
-    let (owned_edit, file_edits): (Vec<_>, Vec<_>) =
-        edits.iter().partition(|(p, _)| is_bookkeeping(p));
-    for (path, content) in file_edits.into_iter().chain(owned_edit) {
-        let full = root.join(path);
-        match content {
-            Some(bytes) => {
-                if write_file_atomic(&full, bytes)? != Change::Unchanged && !is_bookkeeping(path) {
-                    changed.push(path.clone());
+/// What is in an output directory now, by relative path (never followed
+/// through a symlink).
+#[derive(Debug, PartialEq, Eq)]
+enum Old {
+    File,
+    Dir { empty: bool },
+    Symlink(PathBuf),
+    Other,
+}
+
+/// One entry of the new tree.
+#[derive(Debug)]
+enum New<'a> {
+    /// Written from the render.
+    Write(&'a [u8]),
+    /// The file at the same path in the old tree, unchanged (hard link).
+    Keep,
+    /// A symbolic link carried over as a link (its target is not read).
+    Link(PathBuf),
+    /// An empty directory carried over.
+    Dir,
+}
+
+/// An environment's directory write, checked and ready: nothing has been
+/// written yet.
+#[derive(Debug)]
+pub struct DirPlan<'a> {
+    root: PathBuf,
+    tree: BTreeMap<PathBuf, New<'a>>,
+    owned: Vec<u8>,
+    /// Files created, updated or deleted.
+    changed: Vec<String>,
+    check: CheckReport,
+    /// Whether the directory already holds exactly the new tree.
+    unchanged: bool,
+    warnings: Vec<String>,
+}
+
+/// What a directory write did.
+#[derive(Debug, Default)]
+pub struct DirWrite {
+    /// Files created, updated or deleted.
+    pub changed: Vec<String>,
+    /// Files left in place, ownership entries ignored, leftovers cleaned.
+    pub warnings: Vec<String>,
+}
+
+/// Plans writing `out` to `dir` (relative to `base`, the repository root)
+/// and checks everything that could stop the write: no component of the
+/// directory is a symlink or a file, no file hydrate did not write (or a
+/// directory or symlink) is where a rendered file goes. With `recover`
+/// (not for `--check`), first finishes or undoes what a killed run left
+/// beside the directory, so that the plan starts from a whole tree.
+pub fn plan<'a>(
+    base: &Path,
+    dir: &Path,
+    out: &'a EnvOutput,
+    recover: bool,
+) -> Result<DirPlan<'a>, Error> {
+    let root = target(base, dir)?;
+    let mut warnings = if recover {
+        swap::recover(&root)?
+    } else {
+        Vec::new()
+    };
+    let old = read_tree(&root)?;
+    let (owned, rejected) = read_owned(&root, &old);
+    for p in rejected {
+        warnings.push(format!(
+            "{}: ownership entry {p:?} is not a relative path inside the directory; ignored",
+            root.join(OWNED_PATH).display()
+        ));
+    }
+    let mut files: BTreeMap<&str, (&str, &'a [u8])> = BTreeMap::new();
+    for (app, app_files) in &out.apps {
+        for (path, bytes) in app_files {
+            files.insert(path, (app, bytes));
+        }
+    }
+    let new_owned = next_owned(&owned, out);
+    let removed = |app: &str| out.complete && !out.known_apps.contains(app);
+    let keep = new_owned.paths();
+    let mut dropped = BTreeSet::new();
+    for (app, paths) in &owned.apps {
+        if !out.apps.contains_key(app) && !removed(app) {
+            continue;
+        }
+        for p in paths.iter().filter(|p| !keep.contains(p.as_str())) {
+            match prunable(&root, &old, &owned, p) {
+                Ok(true) => {
+                    dropped.insert(PathBuf::from(p));
                 }
-            }
-            None => {
-                if full.is_file() {
-                    std::fs::remove_file(&full).map_err(|source| Error::Io {
-                        path: full.clone(),
-                        source,
-                    })?;
-                    remove_empty_parents(root, &full);
-                    if !is_bookkeeping(path) {
-                        changed.push(path.clone());
-                    }
-                }
+                Ok(false) => {}
+                Err(why) => warnings.push(format!(
+                    "{}: {why} (listed for app {app} in {OWNED_PATH}); left in place",
+                    root.join(p).display()
+                )),
             }
         }
     }
-    Ok(changed)
-}
-
-/// Compares `out` with what is on disk under `root`, writing nothing.
-pub fn check(root: &Path, out: &EnvOutput) -> Result<CheckReport, Error> {
-    let old = read_owned(root);
-    let (edits, _) = changes(&old, out);
-    let mut report = CheckReport::default();
-    for (path, content) in &edits {
-        let full = root.join(path);
-        let existing = std::fs::read(&full).ok();
-        report.note(path, existing.as_deref(), content.as_deref());
+    let was_owned = owned.paths();
+    for (path, (app, bytes)) in &files {
+        in_the_way(&root, &old, &dropped, &was_owned, path, app, bytes)?;
     }
-    Ok(report)
+    let owned_bytes = new_owned.to_bytes();
+    let mut plan = DirPlan {
+        root,
+        tree: BTreeMap::new(),
+        owned: owned_bytes,
+        changed: Vec::new(),
+        check: CheckReport::default(),
+        unchanged: false,
+        warnings,
+    };
+    plan.fill(&old, &files, &dropped)?;
+    Ok(plan)
 }
 
-/// The ownership manifest, under its old name when the new one is missing.
-fn read_owned(root: &Path) -> Owned {
-    std::fs::read(root.join(OWNED_PATH))
-        .or_else(|_| std::fs::read(root.join(LEGACY_OWNED_PATH)))
-        .map(|b| Owned::parse(&b))
-        .unwrap_or_default()
-}
-
-/// Removes directories left empty by a deletion, up to (not including) `root`.
-fn remove_empty_parents(root: &Path, file: &Path) {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        if d == root || !d.starts_with(root) || std::fs::remove_dir(d).is_err() {
-            break;
+impl<'a> DirPlan<'a> {
+    /// The new tree and what changes, from the old tree `old`.
+    fn fill(
+        &mut self,
+        old: &BTreeMap<PathBuf, Old>,
+        files: &BTreeMap<&str, (&str, &'a [u8])>,
+        dropped: &BTreeSet<PathBuf>,
+    ) -> Result<(), Error> {
+        let bookkeeping = [Path::new(OWNED_PATH), Path::new(LEGACY_OWNED_PATH)];
+        for (rel, kind) in old {
+            if bookkeeping.contains(&rel.as_path())
+                || dropped.contains(rel)
+                || rel.to_str().is_some_and(|p| files.contains_key(p))
+            {
+                continue;
+            }
+            let entry = match kind {
+                Old::File => New::Keep,
+                Old::Symlink(t) => New::Link(t.clone()),
+                Old::Dir { empty: true } => New::Dir,
+                Old::Dir { empty: false } => continue,
+                Old::Other => {
+                    return Err(Error::Target {
+                        path: self.root.join(rel),
+                        reason: "a special file (not a file, directory or symlink) is in the \
+                                 directory; hydrate cannot carry it into the new tree"
+                            .into(),
+                    })
+                }
+            };
+            self.tree.insert(rel.clone(), entry);
         }
-        dir = d.parent();
+        for p in dropped {
+            let p = p.to_string_lossy().into_owned();
+            self.check.note(&p, Some(b""), None);
+            self.changed.push(p);
+        }
+        for (path, (_, bytes)) in files {
+            let full = self.root.join(path);
+            let existing = match old.get(Path::new(path)) {
+                Some(Old::File) => Some(std::fs::read(&full).map_err(|source| Error::Io {
+                    path: full.clone(),
+                    source,
+                })?),
+                _ => None,
+            };
+            self.check.note(path, existing.as_deref(), Some(bytes));
+            let entry = if existing.as_deref() == Some(*bytes) {
+                New::Keep
+            } else {
+                self.changed.push(path.to_string());
+                New::Write(bytes)
+            };
+            self.tree.insert(PathBuf::from(path), entry);
+        }
+        self.changed.sort();
+        let owned_now = std::fs::read(self.root.join(OWNED_PATH)).ok();
+        self.unchanged = self.changed.is_empty()
+            && owned_now.as_deref() == Some(self.owned.as_slice())
+            && !old.contains_key(Path::new(LEGACY_OWNED_PATH));
+        Ok(())
+    }
+
+    /// How the directory differs from the new tree (for `--check`).
+    pub fn check(&self) -> CheckReport {
+        self.check.clone()
+    }
+
+    /// Files created, updated or deleted by [`DirPlan::apply`].
+    pub fn changed(&self) -> &[String] {
+        &self.changed
+    }
+
+    /// Builds the new tree beside the directory and switches it in. Writes
+    /// nothing when the directory already holds the new tree.
+    pub fn apply(self) -> Result<DirWrite, Error> {
+        let warnings = self.warnings;
+        if self.unchanged {
+            return Ok(DirWrite {
+                changed: Vec::new(),
+                warnings,
+            });
+        }
+        let staging = swap::staging(&self.root)?;
+        let built = build(&self.root, &staging, &self.tree, &self.owned);
+        let installed = built.and_then(|()| {
+            if let Some(parent) = self.root.parent() {
+                std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                    path: parent.to_path_buf(),
+                    source,
+                })?;
+            }
+            swap::install(&self.root, &staging)
+        });
+        if let Err(e) = installed {
+            if std::fs::symlink_metadata(&staging).is_ok() {
+                let _ = std::fs::remove_dir_all(&staging);
+            }
+            return Err(e);
+        }
+        Ok(DirWrite {
+            changed: self.changed,
+            warnings,
+        })
+    }
+}
+
+/// The ownership after writing `out`: the rendered apps' files with their
+/// hashes, and the files of apps not rendered this run (other shards,
+/// `--app`) as they were; apps removed from the environment are gone.
+fn next_owned(owned: &Owned, out: &EnvOutput) -> Owned {
+    let mut next = Owned::default();
+    for (app, files) in &out.apps {
+        for (path, bytes) in files {
+            next.hashes.insert(path.clone(), content_hash(bytes));
+        }
+        next.apps
+            .insert(app.clone(), files.keys().cloned().collect());
+    }
+    for (app, paths) in &owned.apps {
+        if out.apps.contains_key(app) || (out.complete && !out.known_apps.contains(app)) {
+            continue;
+        }
+        for p in paths {
+            if let Some(h) = owned.hashes.get(p) {
+                next.hashes.insert(p.clone(), h.clone());
+            }
+        }
+        next.apps.insert(app.clone(), paths.clone());
+    }
+    next
+}
+
+/// Writes the complete new tree under `staging`.
+fn build(
+    root: &Path,
+    staging: &Path,
+    tree: &BTreeMap<PathBuf, New>,
+    owned: &[u8],
+) -> Result<(), Error> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    if std::fs::symlink_metadata(staging).is_ok() {
+        std::fs::remove_dir_all(staging).map_err(io(staging))?;
+    }
+    if let Some(parent) = staging.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    std::fs::create_dir(staging).map_err(io(staging))?;
+    // The directory keeps its mode (a group-writable output stays so).
+    if let Ok(meta) = std::fs::metadata(root) {
+        std::fs::set_permissions(staging, meta.permissions()).map_err(io(staging))?;
+    }
+    let owned_path = PathBuf::from(OWNED_PATH);
+    let owned_entry = New::Write(owned);
+    let all = tree
+        .iter()
+        .chain(std::iter::once((&owned_path, &owned_entry)));
+    for (rel, entry) in all {
+        let to = staging.join(rel);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        match entry {
+            New::Write(bytes) => std::fs::write(&to, bytes).map_err(io(&to))?,
+            New::Keep => {
+                let from = root.join(rel);
+                if std::fs::hard_link(&from, &to).is_err() {
+                    std::fs::copy(&from, &to).map_err(io(&from))?;
+                }
+            }
+            New::Link(target) => symlink(target, &to).map_err(io(&to))?,
+            New::Dir => std::fs::create_dir_all(&to).map_err(io(&to))?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(not(unix))]
+fn symlink(_target: &Path, link: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        format!("cannot carry the symbolic link {}", link.display()),
+    ))
+}
+
+/// The output directory `base/dir`, checked: it names a directory below
+/// its parent that is not `base` or one of its ancestors, and no part of it
+/// (below `base`) is a symlink or a file.
+pub fn target(base: &Path, dir: &Path) -> Result<PathBuf, Error> {
+    let root = base.join(dir);
+    let bad = |reason: &str| Error::Target {
+        path: root.clone(),
+        reason: reason.to_string(),
+    };
+    if dir
+        .components()
+        .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+        || root.file_name().is_none()
+        || base.starts_with(&root)
+    {
+        return Err(bad(
+            "an output directory must be a directory below the repository root \
+             (no `.` or `..`, not the root itself)",
+        ));
+    }
+    let mut at = if dir.is_absolute() {
+        root.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        base.to_path_buf()
+    };
+    let parts: Vec<_> = if dir.is_absolute() {
+        root.file_name().into_iter().collect()
+    } else {
+        dir.components().map(|c| c.as_os_str()).collect()
+    };
+    for part in parts {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(Error::Target {
+                    path: at,
+                    reason: "it is a symbolic link; hydrate writes output only through real \
+                             directories (make it a directory, or point `output.dir` at the \
+                             link's target)"
+                        .into(),
+                })
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(Error::Target {
+                    path: at,
+                    reason: "it is a file, not a directory".into(),
+                })
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(source) => return Err(Error::Io { path: at, source }),
+        }
+    }
+    Ok(root)
+}
+
+/// Everything under `root`, by relative path, without following symlinks.
+fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
+    let mut out = BTreeMap::new();
+    if std::fs::symlink_metadata(root).is_err() {
+        return Ok(out);
+    }
+    for e in walkdir::WalkDir::new(root).follow_links(false).min_depth(1) {
+        let e = e.map_err(|e| Error::Io {
+            path: e.path().unwrap_or(root).to_path_buf(),
+            source: e.into(),
+        })?;
+        let rel = e
+            .path()
+            .strip_prefix(root)
+            .unwrap_or(e.path())
+            .to_path_buf();
+        let t = e.file_type();
+        let kind = if t.is_symlink() {
+            Old::Symlink(std::fs::read_link(e.path()).map_err(|source| Error::Io {
+                path: e.path().to_path_buf(),
+                source,
+            })?)
+        } else if t.is_dir() {
+            let empty = std::fs::read_dir(e.path())
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false);
+            Old::Dir { empty }
+        } else if t.is_file() {
+            Old::File
+        } else {
+            Old::Other
+        };
+        out.insert(rel, kind);
+    }
+    Ok(out)
+}
+
+/// The ownership manifest (under its old name when the new one is
+/// missing), read only when no symlink leads to it; and the entries it
+/// rejected.
+fn read_owned(root: &Path, old: &BTreeMap<PathBuf, Old>) -> (Owned, Vec<String>) {
+    for name in [OWNED_PATH, LEGACY_OWNED_PATH] {
+        let rel = Path::new(name);
+        if old.get(rel) != Some(&Old::File) || symlink_on_the_way(old, rel).is_some() {
+            continue;
+        }
+        if let Ok(bytes) = std::fs::read(root.join(rel)) {
+            return Owned::parse_checked(&bytes);
+        }
+    }
+    (Owned::default(), Vec::new())
+}
+
+/// The first ancestor of `rel` (below the root) that is a symlink.
+fn symlink_on_the_way<'t>(old: &'t BTreeMap<PathBuf, Old>, rel: &Path) -> Option<&'t Path> {
+    rel.ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .find_map(|a| match old.get_key_value(a) {
+            Some((k, Old::Symlink(_))) => Some(k.as_path()),
+            _ => None,
+        })
+}
+
+/// Whether owned path `p` may be deleted: Ok(true) when it is a regular
+/// file hydrate wrote with that content, Ok(false) when it is gone, and
+/// why not otherwise.
+fn prunable(
+    root: &Path,
+    old: &BTreeMap<PathBuf, Old>,
+    owned: &Owned,
+    p: &str,
+) -> Result<bool, String> {
+    let rel = Path::new(p);
+    if let Some(link) = symlink_on_the_way(old, rel) {
+        return Err(format!(
+            "{} is a symbolic link; not followed",
+            root.join(link).display()
+        ));
+    }
+    match old.get(rel) {
+        None => Ok(false),
+        Some(Old::File) => {
+            let Some(hash) = owned.hashes.get(p) else {
+                return Err(
+                    "written by an older hydrate that kept no content hash, so it \
+                            cannot be verified; delete it if it is stale"
+                        .into(),
+                );
+            };
+            match std::fs::read(root.join(rel)) {
+                Ok(bytes) if content_hash(&bytes) == *hash => Ok(true),
+                Ok(_) => Err("changed since hydrate wrote it".into()),
+                Err(e) => Err(format!("cannot be read ({e})")),
+            }
+        }
+        Some(Old::Symlink(_)) => Err("is a symbolic link; not followed".into()),
+        Some(_) => Err("is not a regular file".into()),
+    }
+}
+
+/// An error when something hydrate may not replace is where `path` (of
+/// `app`) goes: a symlink or file on the way, a directory or symlink at
+/// the path, or a file hydrate did not write (unless it already holds
+/// exactly `bytes`, e.g. output committed without `.hydrate/`: it is then
+/// adopted, nothing is lost).
+fn in_the_way(
+    root: &Path,
+    old: &BTreeMap<PathBuf, Old>,
+    dropped: &BTreeSet<PathBuf>,
+    was_owned: &BTreeSet<&str>,
+    path: &str,
+    app: &str,
+    bytes: &[u8],
+) -> Result<(), Error> {
+    let rel = Path::new(path);
+    let err = |at: &Path, what: &str| Error::InTheWay {
+        path: root.join(at),
+        app: app.to_string(),
+        file: path.to_string(),
+        what: what.to_string(),
+    };
+    for a in rel
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+    {
+        match old.get(a) {
+            Some(Old::Symlink(_)) => return Err(err(a, "a symbolic link")),
+            Some(Old::Dir { .. }) | None => {}
+            Some(_) if dropped.contains(a) => {}
+            Some(_) => return Err(err(a, "a file")),
+        }
+    }
+    match old.get(rel) {
+        None => Ok(()),
+        Some(Old::File) if was_owned.contains(path) => Ok(()),
+        Some(Old::File) => match std::fs::read(root.join(rel)) {
+            Ok(existing) if existing == bytes => Ok(()),
+            _ => Err(err(rel, "a file hydrate did not write")),
+        },
+        Some(Old::Symlink(_)) => Err(err(rel, "a symbolic link")),
+        Some(Old::Dir { .. }) => Err(err(rel, "a directory")),
+        Some(Old::Other) => Err(err(rel, "a special file")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(files: &[(&str, &str, &str)]) -> EnvOutput {
+        let mut apps: BTreeMap<String, BTreeMap<String, Vec<u8>>> = BTreeMap::new();
+        for (app, path, text) in files {
+            apps.entry(app.to_string())
+                .or_default()
+                .insert(path.to_string(), text.as_bytes().to_vec());
+        }
+        EnvOutput {
+            env: "dev".into(),
+            known_apps: apps.keys().cloned().collect(),
+            apps,
+            complete: true,
+            root_metadata: None,
+            attributes: None,
+            note: None,
+        }
+    }
+
+    fn apply(base: &Path, o: &EnvOutput) -> DirWrite {
+        plan(base, Path::new("out/dev"), o, true)
+            .unwrap()
+            .apply()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_no_op_write_touches_nothing_and_check_sees_the_difference() {
+        let tmp = tempfile::tempdir().unwrap();
+        let o = out(&[("web", "web/m.yaml", "a\n")]);
+        assert_eq!(apply(tmp.path(), &o).changed, ["web/m.yaml"]);
+        let dev = tmp.path().join("out/dev");
+        let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+        let before = inode(&dev);
+        assert!(apply(tmp.path(), &o).changed.is_empty());
+        assert_eq!(inode(&dev), before, "not switched");
+        let changed = out(&[("api", "api/m.yaml", "b\n")]);
+        let p = plan(tmp.path(), Path::new("out/dev"), &changed, false).unwrap();
+        let c = p.check();
+        assert_eq!(
+            (c.missing, c.extra),
+            (
+                vec!["api/m.yaml".to_string()],
+                vec!["web/m.yaml".to_string()]
+            )
+        );
+        assert_eq!(p.changed(), ["api/m.yaml", "web/m.yaml"]);
+    }
+
+    #[test]
+    fn unverifiable_entries_are_rewritten_when_rendered_but_never_pruned() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dev = tmp.path().join("out/dev");
+        std::fs::create_dir_all(dev.join(".hydrate")).unwrap();
+        std::fs::create_dir_all(dev.join("web")).unwrap();
+        std::fs::write(dev.join("web/m.yaml"), "old\n").unwrap();
+        std::fs::write(dev.join("web/gone.yaml"), "old\n").unwrap();
+        std::fs::write(
+            dev.join(LEGACY_OWNED_PATH),
+            r#"{"apps": {"web": ["web/m.yaml", "web/gone.yaml"]}}"#,
+        )
+        .unwrap();
+        let w = apply(tmp.path(), &out(&[("web", "web/m.yaml", "new\n")]));
+        assert_eq!(w.changed, ["web/m.yaml"]);
+        assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+        assert!(w.warnings[0].contains("web/gone.yaml: written by an older hydrate"));
+        assert_eq!(
+            std::fs::read_to_string(dev.join("web/m.yaml")).unwrap(),
+            "new\n"
+        );
+        assert!(dev.join("web/gone.yaml").is_file());
+        assert!(!dev.join(LEGACY_OWNED_PATH).exists());
+        let owned = Owned::parse(&std::fs::read(dev.join(OWNED_PATH)).unwrap());
+        assert_eq!(
+            owned.paths().into_iter().collect::<Vec<_>>(),
+            ["web/m.yaml"]
+        );
+        assert_eq!(owned.hashes["web/m.yaml"], content_hash(b"new\n"));
+    }
+
+    #[test]
+    fn the_target_must_be_below_the_root_and_symlink_free() {
+        let tmp = tempfile::tempdir().unwrap();
+        for bad in ["", ".", "..", "a/..", "./.."] {
+            assert!(target(tmp.path(), Path::new(bad)).is_err(), "{bad:?}");
+        }
+        assert!(target(tmp.path(), Path::new("/")).is_err());
+        assert!(target(tmp.path(), tmp.path()).is_err());
+        std::os::unix::fs::symlink("/", tmp.path().join("l")).unwrap();
+        assert!(target(tmp.path(), Path::new("l/x")).is_err());
+        assert!(target(tmp.path(), Path::new("ok/x")).is_ok());
     }
 }

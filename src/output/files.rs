@@ -23,53 +23,104 @@ pub fn is_bookkeeping(path: &str) -> bool {
     path == OWNED_PATH || path == LEGACY_OWNED_PATH
 }
 
-/// Files hydrate wrote, by app (paths relative to the output root).
+/// Files hydrate wrote, by app (paths relative to the output root), and
+/// for directory output the SHA-256 of each file's content as written, so
+/// that a file changed since is never pruned.
+///
+/// Manifests written before hashes existed (and `.hydrate/owned.json`)
+/// have no `hashes`: their files cannot be verified, and are then
+/// rewritten when rendered again but never deleted (see `dir`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Owned {
     /// app → its files.
     pub apps: BTreeMap<String, BTreeSet<String>>,
+    /// path → `sha256:<hex>` of what hydrate wrote (directory output only).
+    pub hashes: BTreeMap<String, String>,
 }
 
 impl Owned {
     /// Reads an ownership manifest; an unreadable one counts as empty
-    /// (hydrate then prunes nothing, which is the safe side).
+    /// (hydrate then prunes nothing, which is the safe side). Entries that
+    /// are not a relative path inside the output are dropped.
     pub fn parse(bytes: &[u8]) -> Owned {
+        Owned::parse_checked(bytes).0
+    }
+
+    /// [`Owned::parse`], also returning the entries it dropped (absolute,
+    /// empty or with a `..` component), for a warning.
+    pub fn parse_checked(bytes: &[u8]) -> (Owned, Vec<String>) {
+        let mut rejected = Vec::new();
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) else {
-            return Owned::default();
+            return (Owned::default(), rejected);
         };
         let mut apps = BTreeMap::new();
         if let Some(map) = v.get("apps").and_then(|a| a.as_object()) {
             for (app, files) in map {
-                let files = files
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|f| f.as_str())
-                    .filter(|f| is_safe_path(f))
-                    .map(str::to_string)
-                    .collect();
-                apps.insert(app.clone(), files);
+                let mut kept = BTreeSet::new();
+                for f in files.as_array().into_iter().flatten() {
+                    match f.as_str() {
+                        Some(f) if is_safe_path(f) => {
+                            kept.insert(f.to_string());
+                        }
+                        Some(f) => rejected.push(f.to_string()),
+                        None => rejected.push(f.to_string()),
+                    }
+                }
+                apps.insert(app.clone(), kept);
             }
         }
-        Owned { apps }
+        let hashes = v
+            .get("hashes")
+            .and_then(|h| h.as_object())
+            .into_iter()
+            .flatten()
+            .filter(|(p, _)| is_safe_path(p))
+            .filter_map(|(p, h)| Some((p.clone(), h.as_str()?.to_string())))
+            .collect();
+        (Owned { apps, hashes }, rejected)
     }
 
     /// The manifest's bytes (stable: sorted, pretty, ends with a newline).
+    /// `hashes` is present only when there are any (branch output has none:
+    /// git already addresses every file by its content).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "generator": "hydrate",
             "note": "files hydrate wrote here; it deletes only these",
             "apps": self.apps,
         });
+        if !self.hashes.is_empty() {
+            v["hashes"] = serde_json::json!(self.hashes);
+        }
         let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
         s.push('\n');
         s.into_bytes()
     }
+
+    /// Every path some app owns.
+    pub fn paths(&self) -> BTreeSet<&str> {
+        self.apps.values().flatten().map(String::as_str).collect()
+    }
+}
+
+/// `sha256:<hex>` of `bytes`, as [`Owned::hashes`] records it.
+pub fn content_hash(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    let mut s = String::with_capacity(7 + 64);
+    s.push_str("sha256:");
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
 }
 
 /// A relative path that stays inside the output root.
-fn is_safe_path(p: &str) -> bool {
-    !p.is_empty() && !p.starts_with('/') && !p.split('/').any(|c| c == ".." || c.is_empty())
+pub(super) fn is_safe_path(p: &str) -> bool {
+    !p.is_empty()
+        && !p.starts_with('/')
+        && !p.contains(['\\', '\0'])
+        && !p.split('/').any(|c| c == ".." || c == "." || c.is_empty())
 }
 
 /// The files of one rendered app, relative to the output root.

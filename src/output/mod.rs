@@ -9,6 +9,7 @@ pub mod dir;
 mod files;
 mod message;
 pub mod publish;
+mod swap;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -63,9 +64,39 @@ pub enum Error {
         /// git's summary and what hydrate tried.
         reason: String,
     },
+    /// git does not accept the branch name.
+    #[error(
+        "branch `{0}` is not a valid git branch name (git check-ref-format); nothing was written"
+    )]
+    BranchName(String),
     /// The commit message template failed.
     #[error("commit message template: {0}")]
     Template(String),
+    /// The output directory cannot be written: a symlink or file on its
+    /// path, `.`/`..`, or something in it hydrate cannot carry over.
+    #[error("{}: cannot write output here: {reason}; nothing was written", path.display())]
+    Target {
+        /// The offending path.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// Something hydrate may not replace is where a rendered file goes.
+    #[error(
+        "{}: {what} is where app {app}'s {file} goes; hydrate replaces only files it wrote \
+         (move it away, or delete it); nothing was written",
+        path.display()
+    )]
+    InTheWay {
+        /// What is in the way.
+        path: PathBuf,
+        /// The app whose file goes there.
+        app: String,
+        /// The rendered file, relative to the output directory.
+        file: String,
+        /// What it is (`a file hydrate did not write`, `a symbolic link`, ...).
+        what: String,
+    },
     /// `layout: resources` cannot name an app's files.
     #[error(transparent)]
     Layout(Box<LayoutError>),
