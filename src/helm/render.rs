@@ -215,21 +215,19 @@ fn capabilities(opts: &Options) -> Value {
     ))
 }
 
-/// helm's `recAllTpls`: collects templates with their scope. `full_path`
-/// names this chart's templates; `children_base` is where its subcharts
-/// live, which differs for an aliased chart in helm3: it copies the aliased
-/// chart shallowly, so its subcharts still hang off the original name.
-#[allow(clippy::too_many_arguments)]
+/// helm's `recAllTpls`: collects templates with their scope. `tree_path`
+/// names this chart's templates unless `full_path.rs` found that helm 3
+/// names them otherwise (an aliased chart's unlisted subcharts).
 fn collect(
     version: HelmVersion,
     c: &Chart,
-    full_path: &str,
-    children_base: &str,
+    tree_path: &str,
     values: &Value,
     common: &BTreeMap<String, Value>,
     is_root: bool,
     out: &mut BTreeMap<String, Renderable>,
 ) -> Value {
+    let full_path = c.full_path.as_deref().unwrap_or(tree_path);
     let mut subcharts = BTreeMap::new();
     let mut next = common.clone();
     let chart = match version {
@@ -250,14 +248,8 @@ fn collect(
             },
             _ => Value::map(BTreeMap::new()),
         };
-        let path = format!("{children_base}/charts/{}", sub.name);
-        // helm4 deep-copies an aliased chart (copyMetadata, SetDependencies),
-        // so its subcharts hang off the alias.
-        let base = match version {
-            HelmVersion::V3 => format!("{children_base}/charts/{}", sub.meta_str("name")),
-            HelmVersion::V4 => path.clone(),
-        };
-        let v = collect(version, sub, &path, &base, &sv, common, false, out);
+        let path = format!("{full_path}/charts/{}", sub.name);
+        let v = collect(version, sub, &path, &sv, common, false, out);
         subcharts.insert(sub.name.clone(), v);
     }
     next.insert("Subcharts".into(), Value::map(subcharts));
@@ -335,7 +327,6 @@ pub fn render(
         opts.helm_version,
         chart,
         &chart.name,
-        &chart.name,
         values,
         &common,
         true,
@@ -390,49 +381,6 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn chart(name: &str, meta_name: &str, deps: Vec<Chart>) -> Chart {
-        let mut meta = BTreeMap::new();
-        meta.insert("name".to_string(), Value::from(meta_name));
-        Chart {
-            metadata: Value::map(meta),
-            name: name.into(),
-            values: Value::map(BTreeMap::new()),
-            templates: vec![("templates/t.yaml".into(), String::new())],
-            files: BTreeMap::new(),
-            dependencies: deps,
-            schema: None,
-            dir: Default::default(),
-        }
-    }
-
-    #[test]
-    fn aliased_subcharts_keep_their_original_path_for_children() {
-        let grand = chart("grand", "grand", vec![]);
-        let foo = chart("foo", "child", vec![grand]);
-        let top = chart("top", "top", vec![foo]);
-        let mut out = BTreeMap::new();
-        let v = Value::map(BTreeMap::new());
-        collect(
-            HelmVersion::V3,
-            &top,
-            "top",
-            "top",
-            &v,
-            &BTreeMap::new(),
-            true,
-            &mut out,
-        );
-        let names: Vec<&String> = out.keys().collect();
-        assert_eq!(
-            names,
-            vec![
-                "top/charts/child/charts/grand/templates/t.yaml",
-                "top/charts/foo/templates/t.yaml",
-                "top/templates/t.yaml"
-            ]
-        );
-    }
 
     #[test]
     fn template_order_and_errors() {
