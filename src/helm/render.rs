@@ -185,15 +185,23 @@ fn chart_map(c: &Chart, is_root: bool) -> Value {
 /// `.Capabilities`.
 fn capabilities(opts: &Options) -> Value {
     let kv = opts.kube_version();
-    let mut k = BTreeMap::new();
-    k.insert("Version".into(), Value::from(kv.version.as_str()));
-    k.insert("Major".into(), Value::from(kv.major.as_str()));
-    k.insert("Minor".into(), Value::from(kv.minor.as_str()));
-    let json = Value::map(k.clone());
-    k.insert("GitVersion".into(), Value::from(kv.version.as_str()));
+    let text = |s: &str| Value::from(s);
+    let exported = vec![
+        ("Version".to_string(), text(&kv.version)),
+        ("Major".to_string(), text(&kv.major)),
+        ("Minor".to_string(), text(&kv.minor)),
+    ];
+    // helm 4 adds the unexported `normalizedVersion` after `Version`.
+    let mut fields = exported.clone();
+    if opts.helm_version == HelmVersion::V4 {
+        fields.insert(1, ("normalizedVersion".to_string(), text(&kv.normalized)));
+    }
+    let mut k: BTreeMap<String, Value> = exported.iter().cloned().collect();
+    k.insert("GitVersion".into(), text(&kv.version));
     let kube = Record::new("*chartutil.KubeVersion", k)
-        .with_string(kv.normalized.clone())
-        .with_json(json);
+        .with_pointer_string(kv.normalized.clone())
+        .with_struct_fields(fields)
+        .with_json_fields(exported);
     let mut apis: Vec<String> = opts
         .helm_version
         .default_api_versions()
@@ -209,9 +217,13 @@ fn capabilities(opts: &Options) -> Value {
         Value::Object(Arc::new(VersionSet(apis))),
     );
     c.insert("HelmVersion".into(), Value::Object(Arc::new(helm)));
-    let json: BTreeMap<String, Value> = c.clone();
+    let order = ["KubeVersion", "APIVersions", "HelmVersion"];
+    let json = order
+        .iter()
+        .filter_map(|k| c.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
     Value::Object(Arc::new(
-        Record::new("*chartutil.Capabilities", c).with_json(Value::map(json)),
+        Record::new("*chartutil.Capabilities", c).with_json_fields(json),
     ))
 }
 
