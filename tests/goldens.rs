@@ -53,6 +53,7 @@ goldens! {
     helmcharts_plugin_config => "helmcharts" / "plugin-config",
     helmcharts_subcharts => "helmcharts" / "subcharts",
     helm_builtin_objects_printed => "helm" / "builtin-objects-printed",
+    helm_chart_object_marshalled => "helm" / "chart-object-marshalled",
     helm_dependency_aliased_several_times => "helm" / "dependency-aliased-several-times",
     helm_nested_subcharts_order => "helm" / "nested-subcharts-order",
 }

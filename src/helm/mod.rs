@@ -9,6 +9,7 @@
 //! `template` refuses them).
 
 mod chart;
+mod chart_json;
 mod full_path;
 mod funcs;
 mod objects;

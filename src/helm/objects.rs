@@ -301,12 +301,6 @@ impl Record {
         self.json_fields = Some(fields);
         self
     }
-
-    /// With a JSON form.
-    pub fn with_json(mut self, v: Value) -> Record {
-        self.json = Some(v);
-        self
-    }
 }
 
 impl Object for Record {

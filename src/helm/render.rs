@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::chart::Chart;
+use super::chart_json;
 use super::funcs::{WARN_END, WARN_START};
 use super::objects::{Files, Record, VersionSet};
 use super::{Error, HelmVersion, Options, TemplateError};
@@ -75,7 +76,7 @@ fn chart_object(c: &Chart, is_root: bool) -> Value {
     );
     f.insert(
         "Dependencies".into(),
-        list_field(m, "dependencies", Elem::Interface),
+        Value::typed_list(Elem::Interface, chart_json::dependency_objects(c)),
     );
     let annotations = match m {
         Value::Map(mm) => match mm.get("annotations") {
@@ -91,14 +92,8 @@ fn chart_object(c: &Chart, is_root: bool) -> Value {
         matches!(m, Value::Map(mm) if matches!(mm.get("deprecated"), Some(Value::Bool(true))));
     f.insert("Deprecated".into(), Value::Bool(deprecated));
     f.insert("IsRoot".into(), Value::Bool(is_root));
-    let mut json = match m {
-        Value::Map(mm) => mm.entries().into_iter().collect(),
-        _ => BTreeMap::new(),
-    };
-    json.insert("name".to_string(), Value::from(c.name.as_str()));
-    json.insert("IsRoot".to_string(), Value::Bool(is_root));
     Value::Object(Arc::new(
-        Record::new("chartutil.chartMetaData", f).with_json(Value::map(json)),
+        Record::new("chartutil.chartMetaData", f).with_json_fields(chart_json::members(c, is_root)),
     ))
 }
 
@@ -128,7 +123,7 @@ fn chart_map(c: &Chart, is_root: bool) -> Value {
         })
         .collect();
     f.insert("Maintainers".into(), Value::list(maintainers));
-    let deps = items("dependencies")
+    let deps = chart_json::processed_dependencies(c)
         .iter()
         .map(|d| {
             let mut e = BTreeMap::new();
@@ -151,15 +146,8 @@ fn chart_map(c: &Chart, is_root: bool) -> Value {
             e.insert("Tags".into(), Value::list(list("tags")));
             e.insert("ImportValues".into(), Value::list(list("import-values")));
             // ProcessDependencies marks the dependencies it kept as enabled.
-            let alias = text_field(d, "alias");
-            let name = match alias.as_str() {
-                Some(a) if !a.is_empty() => a.to_string(),
-                _ => text_field(d, "name")
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            };
-            let enabled = c.dependencies.iter().any(|sub| sub.name == name);
+            let enabled =
+                matches!(d, Value::Map(dm) if matches!(dm.get("enabled"), Some(Value::Bool(true))));
             e.insert("Enabled".into(), Value::Bool(enabled));
             Value::map(e)
         })
