@@ -2,7 +2,10 @@
 //! every failing fixture shows at once: `testdata/kustomize/<case>/input`
 //! builds to `expected.yaml` (recorded with kustomize v5.7.1), and
 //! `testdata/helmcharts/<case>/input` does with `--enable-helm` (recorded
-//! with helm v3.17.3 as kustomize's helm command). The goldens are byte
+//! with helm v3.17.3 as kustomize's helm command); `testdata/helm/<case>`
+//! holds a `chart` that `helm template rel chart` prints as
+//! `expected.helm3.yaml` (v3.17.3) and `expected.helm4.yaml` (v4.1.4,
+//! `--helm-version 4`). The goldens are byte
 //! equality files from the real tools, not snapshots: never re-record them
 //! from hydrate's output. Where the oracles are installed, each golden is
 //! also checked against them again.
@@ -49,15 +52,44 @@ goldens! {
     helmcharts_overlay => "helmcharts" / "overlay",
     helmcharts_plugin_config => "helmcharts" / "plugin-config",
     helmcharts_subcharts => "helmcharts" / "subcharts",
+    helm_builtin_objects_printed => "helm" / "builtin-objects-printed",
+    helm_chart_object_marshalled => "helm" / "chart-object-marshalled",
+    helm_dependency_aliased_several_times => "helm" / "dependency-aliased-several-times",
+    helm_nested_subcharts_order => "helm" / "nested-subcharts-order",
 }
 
 fn case_dir(suite: &str, case: &str) -> PathBuf {
     repo().join("testdata").join(suite).join(case)
 }
 
-/// `hydrate kustomize build` prints the recorded `expected.yaml`.
+/// `hydrate kustomize build` prints the recorded `expected.yaml`; for the
+/// `helm` suite, `hydrate helm template rel chart` prints each helm
+/// version's recorded output.
 fn builds_to_expected(suite: &str, case: &str) {
     let dir = case_dir(suite, case);
+    if suite == "helm" {
+        for (version, flags) in HELM_MODES {
+            let expected =
+                fs::read_to_string(dir.join(format!("expected.{version}.yaml"))).unwrap();
+            let out = hydrate()
+                .current_dir(&dir)
+                .args(["helm", "template", "rel", "chart"])
+                .args(*flags)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{case} ({version}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                expected,
+                "{case} ({version})"
+            );
+        }
+        return;
+    }
     let expected = fs::read_to_string(dir.join("expected.yaml")).unwrap();
     let flags: &[&str] = match suite {
         "helmcharts" => &["--enable-helm"],
@@ -84,6 +116,10 @@ fn builds_to_expected(suite: &str, case: &str) {
 /// The recorded `expected.yaml` is still what `kubectl kustomize` prints
 /// (with helm v3.17.3 as its helm command for the `helmCharts` fixtures).
 fn expected_matches_the_oracle(suite: &str, case: &str) {
+    if suite == "helm" {
+        helm_expected_matches_the_oracles(case);
+        return;
+    }
     let Some(kubectl) = need(Need::Kubectl) else {
         return;
     };
@@ -110,12 +146,41 @@ fn expected_matches_the_oracle(suite: &str, case: &str) {
     );
 }
 
+/// The `helm` suite's modes: the recorded file's version and hydrate's flags.
+const HELM_MODES: &[(&str, &[&str])] = &[("helm3", &[]), ("helm4", &["--helm-version", "4"])];
+
+/// Each recorded `expected.helmN.yaml` is still what that helm prints.
+fn helm_expected_matches_the_oracles(case: &str) {
+    let dir = case_dir("helm", case);
+    for (version, need_it) in [("helm3", Need::Helm3), ("helm4", Need::Helm4)] {
+        let Some(helm) = need(need_it) else {
+            continue;
+        };
+        let want = std::process::Command::new(helm)
+            .current_dir(&dir)
+            .args(["template", "rel", "chart"])
+            .output()
+            .unwrap();
+        assert!(
+            want.status.success(),
+            "{case} ({version}): {}",
+            String::from_utf8_lossy(&want.stderr)
+        );
+        let expected = fs::read_to_string(dir.join(format!("expected.{version}.yaml"))).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&want.stdout),
+            expected,
+            "{case}: {version} no longer prints the recorded golden"
+        );
+    }
+}
+
 /// Every fixture directory has its test cases above, and every listed
 /// fixture exists.
 #[test]
 fn every_fixture_has_a_test() {
     let mut on_disk = Vec::new();
-    for suite in ["kustomize", "helmcharts"] {
+    for suite in ["kustomize", "helmcharts", "helm"] {
         for e in fs::read_dir(repo().join("testdata").join(suite)).unwrap() {
             let name = e.unwrap().file_name().to_string_lossy().into_owned();
             on_disk.push(format!("{suite}/{name}"));

@@ -34,6 +34,8 @@ pub enum Need {
     Kubectl,
     /// `~/.cache/oracles/helm3` (helm v3.17.3).
     Helm3,
+    /// `~/.cache/oracles/helm4` (helm v4.1.4).
+    Helm4,
 }
 
 /// The path of what `need` names, or `None` after reporting the skip: the
@@ -46,6 +48,7 @@ pub fn need(need: Need) -> Option<PathBuf> {
             "~/.cache/oracles/kubectl is not installed",
         ),
         Need::Helm3 => (oracle("helm3"), "~/.cache/oracles/helm3 is not installed"),
+        Need::Helm4 => (oracle("helm4"), "~/.cache/oracles/helm4 is not installed"),
     };
     match found {
         Some(_) => skips::register(),

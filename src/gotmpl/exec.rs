@@ -184,6 +184,11 @@ impl<'a> State<'a> {
                     self.at = At::Node(node);
                     match val {
                         Value::Invalid | Value::Nil => self.out.push_str("<no value>"),
+                        // text/template's printValue takes the address of a
+                        // field whose pointer type is a Stringer.
+                        Value::Object(o) if o.pointer_string().is_some() => {
+                            self.out.push_str(&o.pointer_string().unwrap_or_default())
+                        }
                         v => self.out.push_str(&to_string(&v)),
                     }
                 }

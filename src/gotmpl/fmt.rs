@@ -372,12 +372,35 @@ impl Printer {
                         return;
                     }
                 }
-                match o.underlying() {
-                    Some(u) => self.print_value(&u, verb, depth),
-                    None => self.pad(&format!("&{{{}}}", o.type_name())),
+                match (o.underlying(), o.struct_fields()) {
+                    (Some(u), _) => self.print_value(&u, verb, depth),
+                    (None, Some(fields)) if !self.f.sharp_v => {
+                        self.print_struct(&fields, verb, depth)
+                    }
+                    (None, _) => self.pad(&format!("&{{{}}}", o.type_name())),
                 }
             }
         }
+    }
+
+    /// fmt's `printValue` of a struct: `{a b}`, or `{A:a B:b}` for `%+v`.
+    fn print_struct(&mut self, fields: &[(String, Value)], verb: char, depth: usize) {
+        if depth > 64 {
+            self.buf.push_str("...");
+            return;
+        }
+        self.buf.push('{');
+        for (i, (name, x)) in fields.iter().enumerate() {
+            if i > 0 {
+                self.buf.push(' ');
+            }
+            if self.f.plus_v {
+                self.buf.push_str(name);
+                self.buf.push(':');
+            }
+            self.print_value(x, verb, depth + 1);
+        }
+        self.buf.push('}');
     }
 
     fn print_seq<'a>(

@@ -165,6 +165,22 @@ pub trait Object: Send + Sync + fmt::Debug {
     fn to_go_string(&self) -> Option<String> {
         None
     }
+    /// `String()` of a pointer receiver on a struct field: text/template
+    /// prints the (addressable) field through it, but a copy passed to a
+    /// function prints as the struct (`struct_fields`).
+    fn pointer_string(&self) -> Option<String> {
+        None
+    }
+    /// A Go struct value's fields in declaration order (unexported ones
+    /// too), for `%v` (`{a b}`) and `%+v` (`{A:a B:b}`).
+    fn struct_fields(&self) -> Option<Vec<(String, Value)>> {
+        None
+    }
+    /// What `json.Marshal` prints, as object members in Go's field order;
+    /// `None`: `marshal`'s map, keys sorted.
+    fn marshal_fields(&self) -> Option<Vec<(String, Value)>> {
+        None
+    }
 }
 
 /// A Go value as templates see it.

@@ -31,6 +31,27 @@ pub struct Chart {
     pub schema: Option<Vec<u8>>,
     /// Where it came from (for errors).
     pub dir: PathBuf,
+    /// Which loaded chart this is, or is a copy of: helm 3 copies a
+    /// dependency shallowly, so all copies of one chart share its
+    /// `dependencies:` entries and its subcharts' parent pointers.
+    pub id: usize,
+    /// A copy made for one of the parent's `dependencies:` entries (else
+    /// the loaded chart itself, a subchart Chart.yaml does not list).
+    pub declared: bool,
+    /// Set by `process_dependencies`: the `dependencies:` entries kept
+    /// (index into `declared_dependencies`, name after its alias); `None`
+    /// when helm left the chart alone (it lists no dependencies).
+    pub kept: Option<Vec<(usize, String)>>,
+    /// helm 3's `ChartFullPath` when it is not the path down the tree
+    /// (see `full_path.rs`).
+    pub full_path: Option<String>,
+}
+
+/// A new identity for a loaded chart.
+pub fn next_id() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Chart {
@@ -407,6 +428,10 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
         dependencies: Vec::new(),
         schema,
         dir: origin.to_path_buf(),
+        id: next_id(),
+        declared: false,
+        kept: None,
+        full_path: None,
     };
     chart.name = chart.meta_str("name");
     // LoadFiles: a chart without apiVersion is a v1 chart.

@@ -9,6 +9,8 @@
 //! `template` refuses them).
 
 mod chart;
+mod chart_json;
+mod full_path;
 mod funcs;
 mod objects;
 mod output;
@@ -304,7 +306,11 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
         user = values::apply_set(&user, arg, kind)?;
     }
     values::process_dependencies(&mut chart, &user, "")?;
-    values::process_import_values(&mut chart);
+    let mut consumed = (opts.helm_version == HelmVersion::V3).then(Default::default);
+    values::process_import_values(&mut chart, &mut consumed);
+    if opts.helm_version == HelmVersion::V3 {
+        full_path::assign(&mut chart);
+    }
     let vals = values::coalesce(&chart, &user);
     if !opts.skip_schema_validation {
         schema::validate(&chart, &vals)?;

@@ -260,6 +260,12 @@ pub struct Record {
     string: Option<String>,
     /// What `json.Marshal` prints.
     json: Option<Value>,
+    /// Whether `String()` has a pointer receiver (see `Object::pointer_string`).
+    pointer_string: bool,
+    /// The struct's fields in Go's order, for `%v`.
+    struct_fields: Option<Vec<(String, Value)>>,
+    /// `json.Marshal`'s members in Go's order.
+    json_fields: Option<Vec<(String, Value)>>,
 }
 
 impl Record {
@@ -270,18 +276,29 @@ impl Record {
             fields,
             string: None,
             json: None,
+            pointer_string: false,
+            struct_fields: None,
+            json_fields: None,
         }
     }
 
-    /// With a `String()` method.
-    pub fn with_string(mut self, s: String) -> Record {
+    /// With a `String()` method on the pointer type only.
+    pub fn with_pointer_string(mut self, s: String) -> Record {
         self.string = Some(s);
+        self.pointer_string = true;
         self
     }
 
-    /// With a JSON form.
-    pub fn with_json(mut self, v: Value) -> Record {
-        self.json = Some(v);
+    /// With Go's field order for `%v`.
+    pub fn with_struct_fields(mut self, fields: Vec<(String, Value)>) -> Record {
+        self.struct_fields = Some(fields);
+        self
+    }
+
+    /// With a JSON form whose members keep Go's field order.
+    pub fn with_json_fields(mut self, fields: Vec<(String, Value)>) -> Record {
+        self.json = Some(Value::map(fields.iter().cloned().collect()));
+        self.json_fields = Some(fields);
         self
     }
 }
@@ -304,11 +321,23 @@ impl Object for Record {
     }
 
     fn to_go_string(&self) -> Option<String> {
-        self.string.clone()
+        self.string.clone().filter(|_| !self.pointer_string)
+    }
+
+    fn pointer_string(&self) -> Option<String> {
+        self.string.clone().filter(|_| self.pointer_string)
+    }
+
+    fn struct_fields(&self) -> Option<Vec<(String, Value)>> {
+        self.struct_fields.clone()
     }
 
     fn marshal(&self) -> Option<Value> {
         self.json.clone()
+    }
+
+    fn marshal_fields(&self) -> Option<Vec<(String, Value)>> {
+        self.json_fields.clone()
     }
 }
 

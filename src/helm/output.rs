@@ -152,7 +152,8 @@ fn crds(c: &Chart, full: &str, out: &mut Vec<(String, String)>) {
         }
     }
     for d in &c.dependencies {
-        crds(d, &format!("{full}/charts/{}", d.name), out);
+        let tree_path = format!("{full}/charts/{}", d.name);
+        crds(d, d.full_path.as_deref().unwrap_or(&tree_path), out);
     }
 }
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::chart::Chart;
+use super::chart_json;
 use super::funcs::{WARN_END, WARN_START};
 use super::objects::{Files, Record, VersionSet};
 use super::{Error, HelmVersion, Options, TemplateError};
@@ -75,7 +76,7 @@ fn chart_object(c: &Chart, is_root: bool) -> Value {
     );
     f.insert(
         "Dependencies".into(),
-        list_field(m, "dependencies", Elem::Interface),
+        Value::typed_list(Elem::Interface, chart_json::dependency_objects(c)),
     );
     let annotations = match m {
         Value::Map(mm) => match mm.get("annotations") {
@@ -91,14 +92,8 @@ fn chart_object(c: &Chart, is_root: bool) -> Value {
         matches!(m, Value::Map(mm) if matches!(mm.get("deprecated"), Some(Value::Bool(true))));
     f.insert("Deprecated".into(), Value::Bool(deprecated));
     f.insert("IsRoot".into(), Value::Bool(is_root));
-    let mut json = match m {
-        Value::Map(mm) => mm.entries().into_iter().collect(),
-        _ => BTreeMap::new(),
-    };
-    json.insert("name".to_string(), Value::from(c.name.as_str()));
-    json.insert("IsRoot".to_string(), Value::Bool(is_root));
     Value::Object(Arc::new(
-        Record::new("chartutil.chartMetaData", f).with_json(Value::map(json)),
+        Record::new("chartutil.chartMetaData", f).with_json_fields(chart_json::members(c, is_root)),
     ))
 }
 
@@ -128,7 +123,7 @@ fn chart_map(c: &Chart, is_root: bool) -> Value {
         })
         .collect();
     f.insert("Maintainers".into(), Value::list(maintainers));
-    let deps = items("dependencies")
+    let deps = chart_json::processed_dependencies(c)
         .iter()
         .map(|d| {
             let mut e = BTreeMap::new();
@@ -151,15 +146,8 @@ fn chart_map(c: &Chart, is_root: bool) -> Value {
             e.insert("Tags".into(), Value::list(list("tags")));
             e.insert("ImportValues".into(), Value::list(list("import-values")));
             // ProcessDependencies marks the dependencies it kept as enabled.
-            let alias = text_field(d, "alias");
-            let name = match alias.as_str() {
-                Some(a) if !a.is_empty() => a.to_string(),
-                _ => text_field(d, "name")
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            };
-            let enabled = c.dependencies.iter().any(|sub| sub.name == name);
+            let enabled =
+                matches!(d, Value::Map(dm) if matches!(dm.get("enabled"), Some(Value::Bool(true))));
             e.insert("Enabled".into(), Value::Bool(enabled));
             Value::map(e)
         })
@@ -185,15 +173,23 @@ fn chart_map(c: &Chart, is_root: bool) -> Value {
 /// `.Capabilities`.
 fn capabilities(opts: &Options) -> Value {
     let kv = opts.kube_version();
-    let mut k = BTreeMap::new();
-    k.insert("Version".into(), Value::from(kv.version.as_str()));
-    k.insert("Major".into(), Value::from(kv.major.as_str()));
-    k.insert("Minor".into(), Value::from(kv.minor.as_str()));
-    let json = Value::map(k.clone());
-    k.insert("GitVersion".into(), Value::from(kv.version.as_str()));
+    let text = |s: &str| Value::from(s);
+    let exported = vec![
+        ("Version".to_string(), text(&kv.version)),
+        ("Major".to_string(), text(&kv.major)),
+        ("Minor".to_string(), text(&kv.minor)),
+    ];
+    // helm 4 adds the unexported `normalizedVersion` after `Version`.
+    let mut fields = exported.clone();
+    if opts.helm_version == HelmVersion::V4 {
+        fields.insert(1, ("normalizedVersion".to_string(), text(&kv.normalized)));
+    }
+    let mut k: BTreeMap<String, Value> = exported.iter().cloned().collect();
+    k.insert("GitVersion".into(), text(&kv.version));
     let kube = Record::new("*chartutil.KubeVersion", k)
-        .with_string(kv.normalized.clone())
-        .with_json(json);
+        .with_pointer_string(kv.normalized.clone())
+        .with_struct_fields(fields)
+        .with_json_fields(exported);
     let mut apis: Vec<String> = opts
         .helm_version
         .default_api_versions()
@@ -209,27 +205,29 @@ fn capabilities(opts: &Options) -> Value {
         Value::Object(Arc::new(VersionSet(apis))),
     );
     c.insert("HelmVersion".into(), Value::Object(Arc::new(helm)));
-    let json: BTreeMap<String, Value> = c.clone();
+    let order = ["KubeVersion", "APIVersions", "HelmVersion"];
+    let json = order
+        .iter()
+        .filter_map(|k| c.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
     Value::Object(Arc::new(
-        Record::new("*chartutil.Capabilities", c).with_json(Value::map(json)),
+        Record::new("*chartutil.Capabilities", c).with_json_fields(json),
     ))
 }
 
-/// helm's `recAllTpls`: collects templates with their scope. `full_path`
-/// names this chart's templates; `children_base` is where its subcharts
-/// live, which differs for an aliased chart in helm3: it copies the aliased
-/// chart shallowly, so its subcharts still hang off the original name.
-#[allow(clippy::too_many_arguments)]
+/// helm's `recAllTpls`: collects templates with their scope. `tree_path`
+/// names this chart's templates unless `full_path.rs` found that helm 3
+/// names them otherwise (an aliased chart's unlisted subcharts).
 fn collect(
     version: HelmVersion,
     c: &Chart,
-    full_path: &str,
-    children_base: &str,
+    tree_path: &str,
     values: &Value,
     common: &BTreeMap<String, Value>,
     is_root: bool,
     out: &mut BTreeMap<String, Renderable>,
 ) -> Value {
+    let full_path = c.full_path.as_deref().unwrap_or(tree_path);
     let mut subcharts = BTreeMap::new();
     let mut next = common.clone();
     let chart = match version {
@@ -250,14 +248,8 @@ fn collect(
             },
             _ => Value::map(BTreeMap::new()),
         };
-        let path = format!("{children_base}/charts/{}", sub.name);
-        // helm4 deep-copies an aliased chart (copyMetadata, SetDependencies),
-        // so its subcharts hang off the alias.
-        let base = match version {
-            HelmVersion::V3 => format!("{children_base}/charts/{}", sub.meta_str("name")),
-            HelmVersion::V4 => path.clone(),
-        };
-        let v = collect(version, sub, &path, &base, &sv, common, false, out);
+        let path = format!("{full_path}/charts/{}", sub.name);
+        let v = collect(version, sub, &path, &sv, common, false, out);
         subcharts.insert(sub.name.clone(), v);
     }
     next.insert("Subcharts".into(), Value::map(subcharts));
@@ -335,7 +327,6 @@ pub fn render(
         opts.helm_version,
         chart,
         &chart.name,
-        &chart.name,
         values,
         &common,
         true,
@@ -390,49 +381,6 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn chart(name: &str, meta_name: &str, deps: Vec<Chart>) -> Chart {
-        let mut meta = BTreeMap::new();
-        meta.insert("name".to_string(), Value::from(meta_name));
-        Chart {
-            metadata: Value::map(meta),
-            name: name.into(),
-            values: Value::map(BTreeMap::new()),
-            templates: vec![("templates/t.yaml".into(), String::new())],
-            files: BTreeMap::new(),
-            dependencies: deps,
-            schema: None,
-            dir: Default::default(),
-        }
-    }
-
-    #[test]
-    fn aliased_subcharts_keep_their_original_path_for_children() {
-        let grand = chart("grand", "grand", vec![]);
-        let foo = chart("foo", "child", vec![grand]);
-        let top = chart("top", "top", vec![foo]);
-        let mut out = BTreeMap::new();
-        let v = Value::map(BTreeMap::new());
-        collect(
-            HelmVersion::V3,
-            &top,
-            "top",
-            "top",
-            &v,
-            &BTreeMap::new(),
-            true,
-            &mut out,
-        );
-        let names: Vec<&String> = out.keys().collect();
-        assert_eq!(
-            names,
-            vec![
-                "top/charts/child/charts/grand/templates/t.yaml",
-                "top/charts/foo/templates/t.yaml",
-                "top/templates/t.yaml"
-            ]
-        );
-    }
 
     #[test]
     fn template_order_and_errors() {

@@ -408,77 +408,120 @@ fn path_value(v: &Value, path: &str) -> Option<Value> {
 }
 
 /// Applies `condition`/`tags` (removing disabled subcharts) and `alias`
-/// (renaming), recursively, as `ProcessDependencies` does.
+/// (renaming), recursively, as helm's `processDependencyEnabled` does. A
+/// chart that lists no dependencies is left alone, subcharts and all.
 pub(super) fn process_dependencies(
     chart: &mut Chart,
     user: &Value,
     prefix: &str,
 ) -> Result<(), Error> {
     let declared = chart.declared_dependencies();
-    let values = coalesce(chart, user);
-    let tags = path_value(&values, "tags");
-    let mut keep: Vec<Chart> = Vec::new();
-    let mut used = vec![false; chart.dependencies.len()];
-    for dep in &declared {
-        let field = |k: &str| path_value(dep, k).and_then(|v| v.as_str().map(str::to_string));
-        let name = field("name").unwrap_or_default();
+    if declared.is_empty() {
+        return Ok(());
+    }
+    let field = |dep: &Value, k: &str| match dep {
+        Value::Map(m) => m.get(k).and_then(|v| v.as_str().map(str::to_string)),
+        _ => None,
+    };
+    // Subcharts no entry names come first, then one copy per entry.
+    let mut listed = vec![false; chart.dependencies.len()];
+    let mut copies: Vec<(usize, Chart)> = Vec::new();
+    for (i, dep) in declared.iter().enumerate() {
+        let name = field(dep, "name").unwrap_or_default();
         let Some(pos) = chart.dependencies.iter().position(|c| c.name == name) else {
-            // helm's CheckDependencies text, then how to vendor it: hydrate
-            // never downloads.
-            let from = match (field("version"), field("repository")) {
-                (Some(v), Some(r)) if !r.is_empty() => format!(" ({name} {v} from {r})"),
-                (_, Some(r)) if !r.is_empty() => format!(" ({name} from {r})"),
-                _ => String::new(),
-            };
-            return Err(Error::Chart(format!(
-                "An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {name}\nhydrate works offline: vendor the dependency{from} into the chart's charts/ directory, e.g. with `helm dependency build CHART`, and commit it"
-            )));
+            return Err(missing_dependency(dep, &name));
         };
-        used[pos] = true;
-        let mut enabled = true;
-        if let (Some(Value::List(dtags)), Some(t)) = (path_value(dep, "tags"), &tags) {
-            let (mut has_true, mut has_false) = (false, false);
-            for tag in &dtags.items {
-                if let Some(Value::Bool(b)) = tag.as_str().and_then(|k| path_value(t, k)) {
-                    if b {
-                        has_true = true;
-                    } else {
-                        has_false = true;
-                    }
-                }
-            }
-            enabled = has_true || !has_false;
-        }
-        if let Some(cond) = field("condition") {
-            for c in cond.split(',') {
-                let p = format!("{prefix}{}", c.trim());
-                if let Some(Value::Bool(b)) = path_value(&values, &p) {
-                    enabled = b;
-                    break;
-                }
-            }
-        }
-        if !enabled {
-            continue;
-        }
+        listed[pos] = true;
         let mut sub = chart.dependencies[pos].clone();
-        if let Some(alias) = field("alias").filter(|a| !a.is_empty()) {
+        sub.declared = true;
+        if let Some(alias) = field(dep, "alias").filter(|a| !a.is_empty()) {
             sub.name = alias;
         }
-        keep.push(sub);
+        copies.push((i, sub));
     }
-    for (i, c) in chart.dependencies.iter().enumerate() {
-        if !used[i] {
-            keep.push(c.clone());
+    let mut all: Vec<(Option<usize>, Chart)> = Vec::new();
+    for (c, was_listed) in chart.dependencies.iter().zip(listed) {
+        if !was_listed {
+            all.push((None, c.clone()));
         }
     }
+    all.extend(copies.into_iter().map(|(i, c)| (Some(i), c)));
+    chart.dependencies = all.iter().map(|(_, c)| c.clone()).collect();
+    let values = coalesce(chart, user);
+    // helm removes every subchart named as a disabled entry is (after
+    // its alias), listed or not.
+    let mut disabled = std::collections::BTreeSet::new();
+    for (i, dep) in declared.iter().enumerate() {
+        if !dependency_enabled(dep, &values, prefix) {
+            let name = all
+                .iter()
+                .find(|(e, _)| *e == Some(i))
+                .map(|(_, c)| c.name.clone())
+                .unwrap_or_default();
+            disabled.insert(name);
+        }
+    }
+    all.retain(|(_, c)| !disabled.contains(&c.name));
+    chart.kept = Some(
+        all.iter()
+            .filter_map(|(e, c)| e.map(|i| (i, c.name.clone())))
+            .collect(),
+    );
+    let mut keep: Vec<Chart> = all.into_iter().map(|(_, c)| c).collect();
+    // helm recurses with the parent's whole coalesced values and a longer
+    // path prefix: a subchart's conditions are read from the top, so a
+    // parent's values for `alias.sub.enabled` decide.
     for sub in &mut keep {
-        let section = path_value(&values, &sub.name).unwrap_or_else(new_map);
         let p = format!("{prefix}{}.", sub.name);
-        process_dependencies(sub, &section, &p)?;
+        process_dependencies(sub, &values, &p)?;
     }
     chart.dependencies = keep;
     Ok(())
+}
+
+/// helm's `CheckDependencies` text for an entry no subchart matches, then
+/// how to vendor it: hydrate never downloads.
+fn missing_dependency(dep: &Value, name: &str) -> Error {
+    let field = |k: &str| path_value(dep, k).and_then(|v| v.as_str().map(str::to_string));
+    let from = match (field("version"), field("repository")) {
+        (Some(v), Some(r)) if !r.is_empty() => format!(" ({name} {v} from {r})"),
+        (_, Some(r)) if !r.is_empty() => format!(" ({name} from {r})"),
+        _ => String::new(),
+    };
+    Error::Chart(format!(
+        "An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {name}\nhydrate works offline: vendor the dependency{from} into the chart's charts/ directory, e.g. with `helm dependency build CHART`, and commit it"
+    ))
+}
+
+/// `processDependencyTags` then `processDependencyConditions` for one
+/// entry: the first condition that is a bool decides, else its tags (keys
+/// of the top-level `tags` table) do.
+fn dependency_enabled(dep: &Value, values: &Value, prefix: &str) -> bool {
+    let mut enabled = true;
+    let tags = match path_value(values, "tags") {
+        Some(Value::Map(t)) => Some(t),
+        _ => None,
+    };
+    if let (Some(Value::List(dtags)), Some(t)) = (path_value(dep, "tags"), &tags) {
+        let (mut has_true, mut has_false) = (false, false);
+        for tag in &dtags.items {
+            match tag.as_str().and_then(|k| t.get(k)) {
+                Some(Value::Bool(true)) => has_true = true,
+                Some(Value::Bool(false)) => has_false = true,
+                _ => {}
+            }
+        }
+        enabled = has_true || !has_false;
+    }
+    if let Some(cond) = path_value(dep, "condition").and_then(|v| v.as_str().map(str::to_string)) {
+        // helm trims the whole list, not each condition.
+        for c in cond.trim().split(',').filter(|c| !c.is_empty()) {
+            if let Some(Value::Bool(b)) = path_value(values, &format!("{prefix}{c}")) {
+                return b;
+            }
+        }
+    }
+    enabled
 }
 
 /// `pathToMap`: nests `data` under a dotted path (`.` is the root).
@@ -499,22 +542,46 @@ fn path_to_map(path: &str, data: Value) -> Value {
 /// entry copies a table of the dependency's values (`child`/`parent`
 /// pairs, or `exports.NAME` for plain strings) into the chart's values,
 /// under the chart's own values (which win).
-pub(super) fn process_import_values(chart: &mut Chart) {
+///
+/// helm 3 rewrites each entry's `import-values` as it applies them, into
+/// a form it then no longer reads, and the copies of one chart share the
+/// entries: so only the first copy processed imports. `consumed` holds the
+/// (chart id, entry index) pairs applied (`None` for helm 4, which copies
+/// the entries with the chart).
+pub(super) fn process_import_values(
+    chart: &mut Chart,
+    consumed: &mut Option<std::collections::HashSet<(usize, usize)>>,
+) {
     for sub in &mut chart.dependencies {
-        process_import_values(sub);
+        process_import_values(sub, consumed);
     }
     let declared = chart.declared_dependencies();
     if declared.is_empty() {
         return;
     }
+    // After `process_dependencies`, the entries kept, named by their alias.
+    let entries: Vec<(usize, String)> = match &chart.kept {
+        Some(kept) => kept.clone(),
+        None => declared
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let name = path_value(d, "name").and_then(|v| v.as_str().map(str::to_string));
+                (i, name.unwrap_or_default())
+            })
+            .collect(),
+    };
     let cvals = coalesce_with(chart, &new_map(), true);
     let imported = new_map();
     let Some(b) = as_map(&imported) else { return };
-    for dep in &declared {
-        let name = path_value(dep, "name")
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let Some(Value::List(ivs)) = path_value(dep, "import-values") else {
+    for (i, name) in entries {
+        if let Some(done) = consumed {
+            if !done.insert((chart.id, i)) {
+                continue;
+            }
+        }
+        let Some(Value::List(ivs)) = declared.get(i).and_then(|d| path_value(d, "import-values"))
+        else {
             continue;
         };
         for iv in &ivs.items {
@@ -592,6 +659,10 @@ mod tests {
             dependencies: vec![],
             schema: None,
             dir: Default::default(),
+            id: crate::helm::chart::next_id(),
+            declared: false,
+            kept: None,
+            full_path: None,
         };
         let mut parent = Chart {
             metadata: parse_yaml("name: p\ndependencies: [{name: c, import-values: [data, {child: x, parent: imp}]}]")
@@ -603,8 +674,12 @@ mod tests {
             dependencies: vec![child],
             schema: None,
             dir: Default::default(),
+            id: crate::helm::chart::next_id(),
+            declared: false,
+            kept: None,
+            full_path: None,
         };
-        process_import_values(&mut parent);
+        process_import_values(&mut parent, &mut None);
         assert_eq!(
             to_string(&path_value(&parent.values, "d").unwrap_or(Value::Nil)),
             "1"
@@ -626,6 +701,10 @@ mod tests {
             dependencies: vec![],
             schema: None,
             dir: Default::default(),
+            id: crate::helm::chart::next_id(),
+            declared: false,
+            kept: None,
+            full_path: None,
         };
         let user = parse_yaml("b: {x: 5, y: null}\nd: null").unwrap_or(Value::Nil);
         assert_eq!(to_string(&coalesce(&chart, &user)), "map[a:1 b:map[x:5]]");

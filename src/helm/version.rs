@@ -3,8 +3,6 @@
 //! `.Capabilities.HelmVersion` build info, the kind install order, and how
 //! `--kube-version` is parsed. Everything else asks [`HelmVersion`].
 
-use std::collections::BTreeMap;
-
 use super::objects::Record;
 use super::Error;
 use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Value};
@@ -76,11 +74,11 @@ impl HelmVersion {
     /// and the data of `helm version --template`.
     pub(crate) fn build_info_record(self) -> Record {
         let info = self.build_info();
-        let mut h = BTreeMap::new();
-        let mut hj = BTreeMap::new();
+        let mut h = Vec::new();
+        let mut hj = Vec::new();
         let mut both = |field: &str, key: &str, v: &str| {
-            h.insert(field.to_string(), Value::from(v));
-            hj.insert(key.to_string(), Value::from(v));
+            h.push((field.to_string(), Value::from(v)));
+            hj.push((key.to_string(), Value::from(v)));
         };
         both("Version", "version", info.version);
         both("GitCommit", "git_commit", info.git_commit);
@@ -89,7 +87,9 @@ impl HelmVersion {
         if let Some(kc) = info.kube_client_version {
             both("KubeClientVersion", "kube_client_version", kc);
         }
-        Record::new("version.BuildInfo", h).with_json(Value::map(hj))
+        Record::new("version.BuildInfo", h.iter().cloned().collect())
+            .with_struct_fields(h)
+            .with_json_fields(hj)
     }
 
     /// What `helm version` prints (helm's `cmd/helm/version.go`): the

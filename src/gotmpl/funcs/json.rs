@@ -77,9 +77,10 @@ fn write_value(v: &Value, style: Style, depth: usize, out: &mut String) -> Resul
             out.push(']');
         }
         Value::Map(m) => write_map(&m.entries(), style, depth, out)?,
-        Value::Object(o) => match o.marshal().or_else(|| o.underlying()) {
-            Some(inner) => write_value(&inner, style, depth, out)?,
-            None => out.push_str("{}"),
+        Value::Object(o) => match (o.marshal_fields(), o.marshal().or_else(|| o.underlying())) {
+            (Some(fields), _) => write_map(&fields, style, depth, out)?,
+            (None, Some(inner)) => write_value(&inner, style, depth, out)?,
+            (None, None) => out.push_str("{}"),
         },
     }
     Ok(())

@@ -6,6 +6,7 @@
 
 pub mod builtin;
 pub mod json;
+pub mod sprig_bcrypt;
 pub mod sprig_collections;
 pub mod sprig_date;
 pub mod sprig_dicts;
@@ -169,6 +170,7 @@ impl FuncMap {
         sprig_date::register(&mut m);
         sprig_text::register(&mut m);
         sprig_encoding::register(&mut m);
+        sprig_bcrypt::register(&mut m);
         sprig_regex::register(&mut m);
         sprig_dicts::register(&mut m);
         sprig_url::register(&mut m);

@@ -143,12 +143,7 @@ fn register_random(m: &mut FuncMap) {
         warn_random(ctx, "genPrivateKey");
         ok(placeholder_pem("RSA PRIVATE KEY", "genPrivateKey"))
     });
-    for (name, arity) in [
-        ("encryptAES", 2),
-        ("decryptAES", 2),
-        ("bcrypt", 1),
-        ("htpasswd", 2),
-    ] {
+    for (name, arity) in [("encryptAES", 2), ("decryptAES", 2)] {
         let params = vec![ArgType::Any; arity];
         m.insert(name, Signature::fixed(&params), move |ctx, _| {
             warn_random(ctx, name);

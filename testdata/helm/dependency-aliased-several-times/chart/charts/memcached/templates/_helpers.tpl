@@ -1,0 +1,3 @@
+{{- define "memcached.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end -}}
