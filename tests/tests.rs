@@ -15,5 +15,6 @@ mod layout;
 mod limits;
 mod promote;
 mod remote;
+mod safety_config;
 mod schema;
 mod support;

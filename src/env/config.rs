@@ -328,7 +328,11 @@ impl Environment {
                 return Err(Error::Config {
                     path: file.to_path_buf(),
                     line: env.output_line,
-                    message: format!("environment `{}`: invalid branch `{b}`: {why}", env.name),
+                    message: format!(
+                        "environment `{}`: invalid branch `{}`: {why}",
+                        env.name,
+                        b.escape_debug()
+                    ),
                 });
             }
         }

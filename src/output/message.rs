@@ -10,7 +10,7 @@ use crate::git::SourceCommit;
 
 /// The default commit message template.
 pub const DEFAULT_TEMPLATE: &str = "\
-{{ env }}: render {{ source.short_sha }}{% if changed_apps %} ({{ changed_apps | join(\", \") }}){% endif %}
+{{ env }}: render {{ source.short_sha }}{% if changed_apps %} ({{ changed_apps[:5] | join(\", \") }}{% if changed_apps | length > 5 %} and {{ changed_apps | length - 5 }} more{% endif %}){% endif %}
 
 Rendered from {{ source.sha }}: {{ source.subject }}";
 
@@ -53,6 +53,12 @@ pub fn commit_message(template: &str, c: &MessageContext) -> Result<String, Erro
     let body = env
         .render_str(template, ctx)
         .map_err(|e| Error::Template(e.to_string()))?;
+    if body.trim().is_empty() {
+        // The trailers would become the subject.
+        return Err(Error::Template(
+            "the message is empty; a commit needs a subject line".into(),
+        ));
+    }
     let mut msg = format!(
         "{}\n\nHydrate-Source: {}\nHydrate-Environment: {}\nHydrate-Version: {}\n",
         body.trim_end(),
