@@ -486,3 +486,34 @@ fn strict_environment_refuses_rand() {
     random_chart(&c);
     c.refused("strict_environment_refuses_rand", &[], &[], 1);
 }
+
+// Item 5: helm refuses an alias that is not `^[a-zA-Z0-9_-]+$` when it
+// loads the chart, before `--output-dir` could write through it.
+#[test]
+fn helm_alias_with_path() {
+    let c = Case::new(&[]);
+    c.write(
+        "repo/chart/Chart.yaml",
+        "apiVersion: v2\nname: top\nversion: 0.1.0\ndependencies:\n- name: sub\n  version: 0.1.0\n  alias: ../../../ESCAPED\n",
+    );
+    c.write(
+        "repo/chart/charts/sub/Chart.yaml",
+        "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+    );
+    c.write("repo/chart/charts/sub/templates/cm.yaml", APP);
+    let before = c.state();
+    let out = hydrate()
+        .current_dir(c.root())
+        .args(["helm", "template", "x", "chart", "--output-dir", "out"])
+        .output()
+        .unwrap();
+    let text = format!(
+        "exit: {:?}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    insta::assert_snapshot!("helm_alias_with_path", text);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(c.state(), before, "{text}");
+}
