@@ -403,6 +403,27 @@ mod tests {
     }
 
     #[test]
+    fn default_subject_names_five_apps_then_counts() {
+        let changed: BTreeSet<String> = (0..3000).map(|i| format!("app{i:04}")).collect();
+        let c = MessageContext {
+            env: "prod",
+            branch: "env/prod",
+            source: &source(),
+            apps: &[],
+            changed_apps: &changed,
+            trailers: &[],
+        };
+        let m = commit_message(DEFAULT_TEMPLATE, &c).unwrap();
+        let subject = m.lines().next().unwrap_or_default();
+        assert_eq!(
+            subject,
+            "prod: render 0123456789ab (app0000, app0001, app0002, app0003, app0004 and 2995 more)"
+        );
+        let blank = commit_message("{% if false %}x{% endif %}  \n", &c).unwrap_err();
+        assert!(blank.to_string().contains("empty"), "{blank}");
+    }
+
+    #[test]
     fn bad_template_is_an_error() {
         let changed = BTreeSet::new();
         let c = MessageContext {
