@@ -517,3 +517,28 @@ fn helm_alias_with_path() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert_eq!(c.state(), before, "{text}");
 }
+
+/// The same on a branch: the next commit removes the app's files, and
+/// `--check` reports them first.
+#[test]
+fn zero_apps_prune_branch() {
+    let c = Case::new(&[("dev.yaml", &env_with("output:\n  branch: env/dev\n"))]);
+    c.git_init();
+    let (code, text) = c.run(&[], &[]);
+    assert_eq!(code, 0, "{text}");
+    let files = |c: &Case| git(&c.root(), &["ls-tree", "-r", "--name-only", "env/dev"]);
+    assert!(files(&c).contains("web/manifest.yaml"));
+    c.write(
+        "repo/environments/dev.yaml",
+        "name: dev\noutput:\n  branch: env/dev\napps: []\n",
+    );
+    git(&c.root(), &["commit", "-qam", "remove web"]);
+    let (code, text) = c.run(&["--check"], &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("extra: web/manifest.yaml"), "{text}");
+    let (code, text) = c.run(&[], &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(!files(&c).contains("web/"), "{}", files(&c));
+    let (code, text) = c.run(&["--check"], &[]);
+    assert_eq!(code, 0, "{text}");
+}
