@@ -75,7 +75,7 @@ impl Guard {
         let mut errors = Vec::new();
         for o in &r.objects {
             if has_generate_name(&o.node) {
-                let mut w = Warning::new(
+                let w = Warning::new(
                     WarningKind::NonDeterminism,
                     format!(
                         "{} uses metadata.generateName: the API server picks a new name on every apply",
@@ -83,7 +83,6 @@ impl Guard {
                     ),
                     o.source.as_ref().map(Into::into),
                 );
-                w.line = None;
                 r.warnings.push(AppWarning {
                     env: r.env.clone(),
                     app: r.app.clone(),
