@@ -45,6 +45,9 @@ pub struct Options {
     pub remote: Option<String>,
     /// Extra trailers for branch commits (`Hydrate-Promotion`).
     pub trailers: Vec<(String, String)>,
+    /// `--strict`: non-deterministic output is an error in every
+    /// environment (as `strict: true` is in one).
+    pub strict: bool,
 }
 
 /// What happened to one environment.
@@ -114,6 +117,10 @@ pub enum Error {
     /// A selection or setup problem.
     #[error("{0}")]
     Usage(String),
+    /// `--env`/`--app`/`--shard` select nothing that exists (a usage
+    /// error: exit 2).
+    #[error("{0}")]
+    Selection(String),
 }
 
 fn written_note(written: &[String]) -> String {
@@ -134,10 +141,22 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     for e in &mut envs {
         apply_override(e, opts.to);
     }
+    env::check_distinct_outputs(&envs)?;
     let jobs = env::plan(&opts.root, &envs, &opts.selection);
     progress(jobs.len());
-    let rendered = env::render_all(&jobs, &|| progress(0)).map_err(Error::Renders)?;
+    let mut rendered = env::render_all(&jobs, &|| progress(0)).map_err(Error::Renders)?;
+    guard(opts, &envs, &mut rendered)?;
+    let complete = opts.selection.apps.is_empty() && opts.selection.shard.is_none();
     let mut by_env: BTreeMap<&str, Vec<&Rendered>> = BTreeMap::new();
+    if complete {
+        // An environment with no apps (`apps: []`, or every app removed)
+        // is still written: its output is pruned to nothing.
+        for e in &envs {
+            if opts.selection.envs.is_empty() || opts.selection.envs.contains(&e.name) {
+                by_env.entry(e.name.as_str()).or_default();
+            }
+        }
+    }
     for r in &rendered {
         by_env.entry(r.env.as_str()).or_default().push(r);
     }
@@ -160,7 +179,6 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     if let Some(g) = &git {
         prepare_branches(opts, g)?;
     }
-    let complete = opts.selection.apps.is_empty() && opts.selection.shard.is_none();
     // Every app's files are named (or the layout error raised) here.
     let mut prepared = Vec::new();
     for e in &envs {
@@ -311,10 +329,30 @@ fn push_branches(
     Ok(())
 }
 
+/// The secret and determinism guards ([`env::guard`]) on every render,
+/// each environment's as it will be written; every refusal is reported.
+fn guard(opts: &Options, envs: &[Environment], rendered: &mut [Rendered]) -> Result<(), Error> {
+    let mut refused = Vec::new();
+    for r in rendered.iter_mut() {
+        if let Some(e) = envs.iter().find(|e| e.name == r.env) {
+            refused.extend(env::guard::Guard::of(e, opts.strict).apply(r));
+        }
+    }
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Renders(refused))
+    }
+}
+
 fn check_selection(envs: &[Environment], sel: &Selection) -> Result<(), Error> {
     for wanted in &sel.envs {
         if !envs.iter().any(|e| &e.name == wanted) {
-            return Err(Error::Usage(format!("no environment named `{wanted}`")));
+            let known: Vec<&str> = envs.iter().map(|e| e.name.as_str()).collect();
+            return Err(Error::Selection(format!(
+                "no environment named `{wanted}` (environments: {})",
+                known.join(", ")
+            )));
         }
     }
     for wanted in &sel.apps {
@@ -322,13 +360,13 @@ fn check_selection(envs: &[Environment], sel: &Selection) -> Result<(), Error> {
             .iter()
             .any(|e| e.apps.iter().any(|a| &a.name == wanted))
         {
-            return Err(Error::Usage(format!(
+            return Err(Error::Selection(format!(
                 "no app named `{wanted}` in any environment"
             )));
         }
     }
     if let Some((i, n)) = sel.shard {
-        check_shard(i, n).map_err(|e| Error::Usage(format!("--shard {i}/{n}: {e}")))?;
+        check_shard(i, n).map_err(|e| Error::Selection(format!("--shard {i}/{n}: {e}")))?;
     }
     Ok(())
 }
@@ -370,11 +408,28 @@ fn open_repo(opts: &Options, envs: &[Environment]) -> Result<Git, Error> {
         Error::Usage("branch output needs a source commit, but HEAD has none yet".into())
     })?;
     let remote = opts.remote.as_deref();
+    let checked_out = repo.checked_out_branch();
     let mut branches = BTreeMap::new();
     for e in envs {
         let Output::Branch(name) = &e.output else {
             continue;
         };
+        let written = if opts.next {
+            format!("{name}-next")
+        } else {
+            name.clone()
+        };
+        if checked_out.as_deref() == Some(written.as_str()) {
+            return Err(Error::Env(env::Error::Config {
+                path: e.file.clone(),
+                line: e.output_line.max(1),
+                message: format!(
+                    "environment `{}` writes branch `{written}`, which is checked out here; \
+                     hydrate never moves the checked-out branch (use e.g. `env/{}`)",
+                    e.name, e.name
+                ),
+            }));
+        }
         let b = if opts.next {
             let mut next = Branch::locate(&repo, &format!("{name}-next"), remote)?;
             next.starts_from = Some(Box::new(Branch::locate(&repo, name, remote)?));
@@ -422,6 +477,17 @@ fn message_fn<'a>(
                 trailers,
             },
         )
+        .map_err(|err| match (err, e.commit_message_line) {
+            (output::Error::Template(m), line) if line > 0 => output::Error::Template(format!(
+                "{}:{line}: environment `{}`: {m}",
+                e.file.display(),
+                e.name
+            )),
+            (output::Error::Template(m), _) => {
+                output::Error::Template(format!("commit message of environment `{}`: {m}", e.name))
+            }
+            (other, _) => other,
+        })
     }
 }
 
@@ -538,7 +604,8 @@ fn validate_env<'a>(
             if !opts.check {
                 let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
                 let all: BTreeSet<String> = names.iter().cloned().collect();
-                message_fn(e, &b.name, &g.source, names, &opts.trailers)(&all).map_err(in_env)?;
+                // The template's error already names the environment, file and line.
+                message_fn(e, &b.name, &g.source, names, &opts.trailers)(&all)?;
             }
             Ok(None)
         }

@@ -199,7 +199,11 @@ fn render_filters_by_env_and_app() {
         .args(["--env", "qa"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown environment is a usage error"
+    );
 }
 
 #[test]

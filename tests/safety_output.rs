@@ -136,6 +136,22 @@ fn a_symlink_on_the_way_to_the_output_directory_is_refused() {
     assert_eq!(s.state(), before, "nothing written anywhere");
 }
 
+/// With `allowOutside: true` the configuration check lets a symlinked
+/// output through; the writer still refuses to write through it.
+#[test]
+fn the_writer_refuses_a_symlinked_output_even_when_configuration_allows_outside() {
+    let s = Scratch::new();
+    s.app("web", "1");
+    s.write(
+        "environments/dev.yaml",
+        "name: dev\nallowOutside: true\noutput:\n  dir: rendered/dev\napps:\n  - name: web\n    kustomize: apps/web\n",
+    );
+    symlink(&s.outside(), &s.repo().join("rendered/dev"));
+    let before = s.state();
+    insta::assert_snapshot!(s.render(&[]));
+    assert_eq!(s.state(), before, "nothing written anywhere");
+}
+
 #[test]
 fn a_symlinked_app_directory_inside_the_output_is_never_written_through() {
     let s = Scratch::new();

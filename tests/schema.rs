@@ -36,6 +36,14 @@ fn demo_environments_validate() {
 }
 
 #[test]
+fn schema_accepts_the_guards() {
+    let (schemas, index) = validator();
+    let ok = "name: dev\nsecrets: mask\nstrict: true\nallowOutside: false\noutput: {branch: env/dev-1.2}\n";
+    let doc = parse_one(ok, Resolver::V3).unwrap();
+    assert!(schemas.validate(&to_json(&doc), index).is_ok());
+}
+
+#[test]
 fn schema_rejects_what_hydrate_rejects() {
     let (schemas, index) = validator();
     for bad in [
@@ -46,6 +54,13 @@ fn schema_rejects_what_hydrate_rejects() {
         "name: dev\napps:\n- name: web\n  kustomize: a\n  helm: {chart: c}\n",
         "name: dev\napps:\n- name: web\n  helm: {chart: c, skipCrds: maybe}\n",
         "name: dev\napps:\n- name: web\n  helm: {valueFiles: [a.yaml]}\n",
+        "name: dev\nsecrets: hide\n",
+        "name: dev\nstrict: maybe\n",
+        "name: dev\noutput: {branch: HEAD}\n",
+        "name: dev\noutput: {branch: refs/heads/x}\n",
+        "name: dev\noutput: {branch: x.lock}\n",
+        "name: dev\noutput: {branch: a/.b}\n",
+        "name: dev\noutput: {branch: \"x:y\"}\n",
     ] {
         let doc = parse_one(bad, Resolver::V3).unwrap();
         assert!(schemas.validate(&to_json(&doc), index).is_err(), "{bad}");

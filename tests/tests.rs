@@ -15,6 +15,7 @@ mod layout;
 mod limits;
 mod promote;
 mod remote;
+mod safety_config;
 mod safety_output;
 mod schema;
 mod support;

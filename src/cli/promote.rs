@@ -95,7 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         branch: args.branch.map(|b| (!b.is_empty()).then_some(b)),
         describe: args.describe.is_some(),
         render: args.render,
-        identity: super::render::identity(&args.root),
+        identity: super::render::identity(&args.root)?,
     };
     let r = promote::promote(&opts)?;
     if r.plan.items.is_empty() {

@@ -46,6 +46,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     output: Format,
+    /// Refuse non-deterministic output (`now`, `rand*`, `uuidv4`, `genCA`,
+    /// `metadata.generateName`, ...) in every environment.
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -70,9 +74,10 @@ fn parse_shard(s: &str) -> Result<(u32, u32), String> {
 }
 
 /// Author and time for commits: `HYDRATE_AUTHOR` ("Name <email>") and
-/// `HYDRATE_TIMESTAMP` (seconds) pin them, e.g. in tests; otherwise the
-/// repository's user.name/user.email and the current time.
-pub(super) fn identity(root: &std::path::Path) -> Identity {
+/// `HYDRATE_TIMESTAMP` (Unix seconds, not negative) pin them, e.g. in
+/// tests; otherwise the repository's user.name/user.email and the current
+/// time. A set variable that does not parse is an error, never ignored.
+pub(super) fn identity(root: &std::path::Path) -> anyhow::Result<Identity> {
     let (mut name, mut email) = ("hydrate".to_string(), "hydrate@localhost".to_string());
     if let Some((n, e)) = crate::git::Repo::discover(root)
         .ok()
@@ -80,21 +85,38 @@ pub(super) fn identity(root: &std::path::Path) -> Identity {
     {
         (name, email) = (n, e);
     }
-    if let Ok(a) = std::env::var("HYDRATE_AUTHOR") {
-        if let Some((n, e)) = a.split_once('<') {
-            name = n.trim().to_string();
-            email = e.trim_end_matches('>').trim().to_string();
-        }
+    if let Some(a) = std::env::var_os("HYDRATE_AUTHOR") {
+        (name, email) = parse_author(&a.to_string_lossy()).ok_or_else(|| {
+            anyhow::anyhow!(
+                "HYDRATE_AUTHOR={:?}: expected `Name <email>`, e.g. `CI Bot <ci@example.com>`",
+                a
+            )
+        })?;
     }
-    let time = std::env::var("HYDRATE_TIMESTAMP")
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64)
-        });
-    Identity { name, email, time }
+    let time = match std::env::var_os("HYDRATE_TIMESTAMP") {
+        Some(t) => {
+            let t = t.to_string_lossy();
+            t.trim().parse::<u32>().map(i64::from).map_err(|_| {
+                anyhow::anyhow!(
+                    "HYDRATE_TIMESTAMP={t:?}: expected Unix seconds (a whole number from 0 \
+                     to 4294967295), e.g. 1700000000"
+                )
+            })?
+        }
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+    };
+    Ok(Identity { name, email, time })
+}
+
+/// `Name <email>`: a non-empty name, then one `<...>` holding an `@`, last.
+fn parse_author(a: &str) -> Option<(String, String)> {
+    let (n, rest) = a.split_once('<')?;
+    let e = rest.trim_end().strip_suffix('>')?;
+    let (n, e) = (n.trim(), e.trim());
+    let bad = |s: &str| s.contains(['<', '>', '\n', '\0']);
+    (!n.is_empty() && e.contains('@') && !bad(n) && !bad(e)).then(|| (n.into(), e.into()))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -111,10 +133,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }),
         next: args.next,
         check: args.check,
-        identity: Some(identity(&args.root)),
+        identity: Some(match identity(&args.root) {
+            Ok(who) => who,
+            Err(e) => return Ok(fail(args.output, &[e.to_string()], 2)),
+        }),
         push: args.push,
         remote: args.remote,
         trailers: Vec::new(),
+        strict: args.strict,
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -140,12 +166,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let reports = match result {
         Ok(r) => r,
         Err(render::Error::Renders(errors)) => {
-            for e in &errors {
-                eprintln!("Error: {e}");
+            let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            if args.output == Format::Text {
+                for m in &messages {
+                    eprintln!("Error: {m}");
+                }
+                eprintln!("{} render(s) failed; nothing was written", errors.len());
+                return Ok(ExitCode::from(1));
             }
-            eprintln!("{} render(s) failed; nothing was written", errors.len());
-            return Ok(ExitCode::from(1));
+            return Ok(fail(args.output, &messages, 1));
         }
+        Err(e @ render::Error::Selection(_)) => return Ok(fail(args.output, &[e.to_string()], 2)),
+        Err(e) if args.output == Format::Json => return Ok(fail(args.output, &[e.to_string()], 1)),
         Err(e) => return Err(e.into()),
     };
     print_warnings(&reports);
@@ -166,6 +198,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Reports a failed run and returns `code`: `Error: ...` lines on stderr,
+/// and with `--output json` also `{"environments": [], "errors": [...]}`
+/// on stdout, so a machine reading stdout learns why.
+fn fail(format: Format, messages: &[String], code: u8) -> ExitCode {
+    for m in messages {
+        eprintln!("Error: {m}");
+    }
+    if format == Format::Json {
+        let v = serde_json::json!({ "environments": [], "errors": messages });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    }
+    ExitCode::from(code)
 }
 
 /// Each distinct warning (kind, file, line, message) once, with the apps it

@@ -26,7 +26,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(c) => Rollback::To(c),
         None => Rollback::Steps(args.steps.unwrap_or(1)),
     };
-    let who = super::render::identity(&args.root);
+    let who = super::render::identity(&args.root)?;
     let r = promote::rollback(&args.root, &args.env, &target, &who)?;
     super::set_image::print_report(&r, "rollback");
     Ok(ExitCode::SUCCESS)

@@ -68,7 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| ImageSpec::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let who = super::render::identity(&args.root);
+    let who = super::render::identity(&args.root)?;
     let r = promote::set_image(
         &args.root,
         &args.env,
@@ -85,7 +85,7 @@ pub fn run_value(args: ValueArgs) -> anyhow::Result<ExitCode> {
     let Some((path, value)) = args.assignment.split_once('=') else {
         anyhow::bail!("`{}`: expected PATH=VALUE", args.assignment);
     };
-    let who = super::render::identity(&args.root);
+    let who = super::render::identity(&args.root)?;
     let r = promote::set_value(
         &args.root,
         &args.env,

@@ -3,9 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::confine::ConfigPath;
+use super::guard::Secrets;
 use super::Error;
 use crate::yaml::fields::{self, Field, Keys, Strict};
-use crate::yaml::{self, Node, Resolver, Value};
+use crate::yaml::{Node, Value};
 
 /// One environment.
 #[derive(Clone, Debug)]
@@ -35,6 +37,21 @@ pub struct Environment {
     pub promotion: super::pins::Promotion,
     /// `diff:`: how `hydrate diff` compares this environment.
     pub diff: DiffConfig,
+    /// `secrets:`: what a rendered plain `Secret` does (unset: refused on
+    /// branch output, allowed in a directory).
+    pub secrets: Option<Secrets>,
+    /// `strict: true`: non-deterministic output is an error.
+    pub strict: bool,
+    /// `allowOutside: true`: the paths of this file may leave the
+    /// repository root.
+    pub allow_outside: bool,
+    /// Every path the file names, with its key and line, for
+    /// [`super::confine`].
+    pub paths: Vec<ConfigPath>,
+    /// Line of `output.dir`/`output.branch` (of `name` when defaulted).
+    pub output_line: u32,
+    /// Line of `commitMessage` (0 when unset).
+    pub commit_message_line: u32,
     /// The file it came from.
     pub file: PathBuf,
 }
@@ -113,6 +130,8 @@ pub enum Layout {
 pub struct Discover {
     /// The glob, relative to the repository root.
     pub pattern: String,
+    /// Its line in the environment file.
+    pub line: u32,
 }
 
 /// One app of an environment.
@@ -173,19 +192,11 @@ impl Environment {
             path: file.to_path_buf(),
             source,
         })?;
-        let root = yaml::parse_one(&src, Resolver::V3).map_err(|e| match e {
-            yaml::Error::Syntax { line, problem, .. } => Error::Config {
-                path: file.to_path_buf(),
-                line,
-                message: problem,
-            },
-            other => Error::Config {
-                path: file.to_path_buf(),
-                line: 0,
-                message: other.to_string(),
-            },
-        })?;
-        let d = Decoder { file };
+        let root = super::document::one_document(file, &src)?;
+        let d = Decoder {
+            file,
+            paths: Default::default(),
+        };
         let mut env = Environment {
             name: String::new(),
             promotes_to: None,
@@ -199,6 +210,12 @@ impl Environment {
             apps: Vec::new(),
             promotion: Default::default(),
             diff: DiffConfig::default(),
+            secrets: None,
+            strict: false,
+            allow_outside: false,
+            paths: Vec::new(),
+            output_line: 0,
+            commit_message_line: 0,
             file: file.to_path_buf(),
         };
         d.fields(
@@ -207,6 +224,9 @@ impl Environment {
             &[
                 ("name", |d, v, e| {
                     e.name = d.string(v)?;
+                    if e.output_line == 0 {
+                        e.output_line = v.pos.line;
+                    }
                     Ok(())
                 }),
                 ("promotesTo", |d, v, e| {
@@ -216,12 +236,42 @@ impl Environment {
                 ("output", |d, v, e| {
                     let (output, layout) = d.output(v)?;
                     e.output_configured = output.is_some();
+                    if let Some(line) = v
+                        .as_map()
+                        .and_then(|m| m.iter().find(|(k, _)| matches!(k.key_text(), Some("dir" | "branch"))))
+                        .map(|(_, x)| x.pos.line)
+                    {
+                        e.output_line = line;
+                    }
                     e.output = output.unwrap_or(Output::Dir(PathBuf::new()));
                     e.layout = layout;
                     Ok(())
                 }),
                 ("commitMessage", |d, v, e| {
-                    e.commit_message = Some(d.string(v)?);
+                    let t = d.string(v)?;
+                    if t.trim().is_empty() {
+                        return Err(d.err(
+                            v,
+                            "`commitMessage` is empty; leave it out for the default message",
+                        ));
+                    }
+                    e.commit_message = Some(t);
+                    e.commit_message_line = v.pos.line;
+                    Ok(())
+                }),
+                ("secrets", |d, v, e| {
+                    let text = d.string(v)?;
+                    e.secrets = Some(Secrets::parse(&text).ok_or_else(|| {
+                        d.err(v, format!("unknown secrets policy `{text}` (expected `allow`, `refuse` or `mask`)"))
+                    })?);
+                    Ok(())
+                }),
+                ("strict", |d, v, e| {
+                    e.strict = d.bool(v)?;
+                    Ok(())
+                }),
+                ("allowOutside", |d, v, e| {
+                    e.allow_outside = d.bool(v)?;
                     Ok(())
                 }),
                 ("repoURL", |d, v, e| {
@@ -232,7 +282,7 @@ impl Environment {
                     e.readme = match v.as_scalar().map(|s| s.text.as_str()) {
                         Some("true") => Some(Readme::Default),
                         Some("false") => None,
-                        _ => Some(Readme::Template(PathBuf::from(d.string(v)?))),
+                        _ => Some(Readme::Template(d.path("readme", v)?)),
                     };
                     Ok(())
                 }),
@@ -253,11 +303,13 @@ impl Environment {
                     Ok(())
                 }),
                 ("apps", |d, v, e| {
-                    e.apps = d
-                        .seq(v)?
-                        .iter()
-                        .map(|a| d.app(a))
-                        .collect::<Result<_, _>>()?;
+                    for a in d.seq(v)? {
+                        let app = d.app(a)?;
+                        if e.apps.iter().any(|x| x.name == app.name) {
+                            return Err(d.err(a, format!("app `{}` is listed twice", app.name)));
+                        }
+                        e.apps.push(app);
+                    }
                     Ok(())
                 }),
             ],
@@ -271,12 +323,20 @@ impl Environment {
         if !env.output_configured {
             env.output = Output::Dir(Path::new("rendered").join(&env.name));
         }
-        let mut seen = std::collections::HashSet::new();
-        for app in &env.apps {
-            if !seen.insert(&app.name) {
-                return Err(d.err(&root, format!("app `{}` is listed twice", app.name)));
+        if let Output::Branch(b) = &env.output {
+            if let Some(why) = super::refname::problem(b) {
+                return Err(Error::Config {
+                    path: file.to_path_buf(),
+                    line: env.output_line,
+                    message: format!(
+                        "environment `{}`: invalid branch `{}`: {why}",
+                        env.name,
+                        b.escape_debug()
+                    ),
+                });
             }
         }
+        env.paths = d.paths.into_inner();
         Ok(env)
     }
 }
@@ -292,6 +352,8 @@ pub fn is_valid_name(name: &str) -> bool {
 
 struct Decoder<'a> {
     file: &'a Path,
+    /// Paths named so far, for [`super::confine`].
+    paths: std::cell::RefCell<Vec<ConfigPath>>,
 }
 
 impl Strict for Decoder<'_> {
@@ -336,6 +398,17 @@ impl Decoder<'_> {
         }
     }
 
+    /// A path (a string), remembered with its key and line.
+    fn path(&self, key: &'static str, n: &Node) -> Result<PathBuf, Error> {
+        let path = PathBuf::from(self.string(n)?);
+        self.paths.borrow_mut().push(ConfigPath {
+            key,
+            path: path.clone(),
+            line: n.pos.line,
+        });
+        Ok(path)
+    }
+
     fn seq<'n>(&self, n: &'n Node) -> Result<&'n [Node], Error> {
         n.as_seq()
             .map(Vec::as_slice)
@@ -349,14 +422,11 @@ impl Decoder<'_> {
             &mut out,
             &[
                 ("dir", |d, v, (out, _)| {
-                    let dir = PathBuf::from(d.string(v)?);
+                    let dir = d.path("output.dir", v)?;
                     d.only_one_output(v, out, Output::Dir(dir))
                 }),
                 ("branch", |d, v, (out, _)| {
                     let s = d.string(v)?;
-                    if s.is_empty() || s.starts_with('-') || s.contains("..") || s.contains(' ') {
-                        return Err(d.err(v, format!("invalid branch name `{s}`")));
-                    }
                     d.only_one_output(v, out, Output::Branch(s))
                 }),
                 ("layout", |d, v, (_, layout)| {
@@ -398,13 +468,21 @@ impl Decoder<'_> {
             })],
         )?;
         let pattern = pattern.ok_or_else(|| self.err(n, "a discover rule needs `kustomize`"))?;
+        self.paths.borrow_mut().push(ConfigPath {
+            key: "discover",
+            path: PathBuf::from(&pattern),
+            line: n.pos.line,
+        });
         if !pattern.contains('*') {
             return Err(self.err(
                 n,
                 format!("discover pattern `{pattern}` has no `*` to name apps by"),
             ));
         }
-        Ok(Discover { pattern })
+        Ok(Discover {
+            pattern,
+            line: n.pos.line,
+        })
     }
 
     fn app(&self, n: &Node) -> Result<App, Error> {
@@ -418,7 +496,7 @@ impl Decoder<'_> {
                     Ok(())
                 }),
                 ("kustomize", |d, v, (_, source, _)| {
-                    let dir = PathBuf::from(d.string(v)?);
+                    let dir = d.path("kustomize", v)?;
                     d.only_one_source(v, source, Source::Kustomize(dir))
                 }),
                 ("helm", |d, v, (_, source, _)| {
@@ -550,7 +628,7 @@ impl Decoder<'_> {
             &mut c,
             &[
                 ("chart", |d, v, c| {
-                    c.chart = PathBuf::from(d.string(v)?);
+                    c.chart = d.path("chart", v)?;
                     Ok(())
                 }),
                 ("releaseName", |d, v, c| {
@@ -566,15 +644,20 @@ impl Decoder<'_> {
                     Ok(())
                 }),
                 ("valueFiles", |d, v, c| {
-                    c.value_files = d.strings(v)?.into_iter().map(PathBuf::from).collect();
+                    c.value_files = d
+                        .seq(v)?
+                        .iter()
+                        .map(|x| d.path("valueFiles", x))
+                        .collect::<Result<_, _>>()?;
                     Ok(())
                 }),
                 // A list of files (the design sketch's form) or inline values (Argo
                 // CD's `valuesObject`).
                 ("values", |d, v, c| {
                     if v.as_seq().is_some() {
-                        c.value_files
-                            .extend(d.strings(v)?.into_iter().map(PathBuf::from));
+                        for x in d.seq(v)? {
+                            c.value_files.push(d.path("values", x)?);
+                        }
                     } else if v.as_map().is_some() {
                         c.values = Some(v.clone());
                     } else {

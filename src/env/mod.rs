@@ -5,8 +5,12 @@
 
 mod chart;
 mod config;
+pub mod confine;
 mod discover;
+mod document;
+pub mod guard;
 mod pins;
+mod refname;
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +57,39 @@ pub enum Error {
         /// The build error (names the file).
         source: kustomize::Error,
     },
+    /// No environment files where hydrate looks for them.
+    #[error("{}: {}", dir.display(), NO_ENVIRONMENTS)]
+    NoEnvironments {
+        /// The `environments` directory.
+        dir: PathBuf,
+    },
+    /// Two environments write the same directory or branch.
+    #[error("{0}")]
+    SharedOutput(Box<SharedOutput>),
+    /// A rendered plain Secret in an environment that refuses them.
+    #[error(
+        "{env}/{app}: {resource}: a plain Secret with data or stringData; the environment \
+         refuses them (`secrets: refuse`, the default for branch output): render a \
+         SealedSecret or ExternalSecret, or set `secrets: mask` or `secrets: allow`"
+    )]
+    Secret {
+        /// Environment name.
+        env: String,
+        /// App name.
+        app: String,
+        /// `Secret/name`, with namespace and template when known.
+        resource: String,
+    },
+    /// Non-deterministic output under `--strict` or `strict: true`.
+    #[error("{env}/{app}: {warning} (refused: strict)")]
+    Strict {
+        /// Environment name.
+        env: String,
+        /// App name.
+        app: String,
+        /// The non-determinism warning.
+        warning: Warning,
+    },
     /// A chart app failed to render.
     #[error("{env}/{app}: {}: {source}", chart.display())]
     Chart {
@@ -67,10 +104,50 @@ pub enum Error {
     },
 }
 
-/// Loads every `*.yaml` in `root/environments`, sorted by file name, with
-/// discovered apps added after the listed ones.
+/// Two environments that write one directory or branch.
+#[derive(Debug, thiserror::Error)]
+#[error("{}:{line}: environment `{env}` writes {what}, as environment `{other}` does ({}:{other_line})", file.display(), other_file.display())]
+pub struct SharedOutput {
+    /// The later environment.
+    pub env: String,
+    /// Its file.
+    pub file: PathBuf,
+    /// Its output line.
+    pub line: u32,
+    /// The earlier one.
+    pub other: String,
+    /// Its file.
+    pub other_file: PathBuf,
+    /// Its output line.
+    pub other_line: u32,
+    /// `the directory rendered/x`, `the branch env/x`, or how two
+    /// directories nest.
+    pub what: String,
+}
+
+/// What hydrate looks for, said when it finds none (the one place this
+/// text lives).
+pub const NO_ENVIRONMENTS: &str = "no environment files: hydrate reads environments/*.yaml \
+     (or *.yml, any case), one environment per file, each with `name:` and `apps:`";
+
+/// Whether `p` names an environment file: `.yaml` or `.yml`, in any case
+/// (`dev.YAML` is read, not silently skipped).
+fn is_environment_file(p: &Path) -> bool {
+    p.is_file()
+        && p.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+}
+
+/// Loads every `*.yaml`/`*.yml` in `root/environments`, sorted by file
+/// name, with discovered apps added after the listed ones. Every path the
+/// files name must stay inside `root` (unless `allowOutside: true`), and no
+/// two environments may write the same directory or branch.
 pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
     let dir = root.join("environments");
+    if !dir.is_dir() {
+        return Err(Error::NoEnvironments { dir });
+    }
     let mut files = Vec::new();
     for entry in walkdir::WalkDir::new(&dir)
         .min_depth(1)
@@ -85,26 +162,45 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
                     .unwrap_or_else(|| std::io::Error::other("walk")),
             })?
             .into_path();
-        if p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+        if is_environment_file(&p) {
             files.push(p);
         }
+    }
+    if files.is_empty() {
+        return Err(Error::NoEnvironments { dir });
     }
     let mut envs: Vec<Environment> = files
         .iter()
         .map(|f| Environment::load(f))
         .collect::<Result<_, _>>()?;
-    let mut names = std::collections::HashSet::new();
+    let mut names: std::collections::HashMap<String, PathBuf> = Default::default();
     for e in &mut envs {
-        if !names.insert(e.name.clone()) {
+        if let Some(first) = names.insert(e.name.clone(), e.file.clone()) {
             return Err(Error::Config {
                 path: e.file.clone(),
-                line: 1,
-                message: format!("environment `{}` is defined twice", e.name),
+                line: e.output_line.max(1),
+                message: format!(
+                    "environment `{}` is defined twice (also in {})",
+                    e.name,
+                    first.display()
+                ),
             });
+        }
+        if !e.allow_outside {
+            confine_paths(root, e)?;
         }
         for rule in e.discover.clone() {
             let pattern = rule.pattern.replace("{env}", &e.name);
             for (name, dir) in discover::expand(root, &pattern) {
+                if !e.allow_outside {
+                    if let Some(why) = confine::problem(root, &dir) {
+                        return Err(Error::Config {
+                            path: e.file.clone(),
+                            line: rule.line,
+                            message: format!("discover: `{}` {why}", dir.display()),
+                        });
+                    }
+                }
                 if is_valid_name(&name) && !e.apps.iter().any(|a| a.name == name) {
                     e.apps.push(App {
                         name,
@@ -115,7 +211,80 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
             }
         }
     }
+    check_distinct_outputs(&envs)?;
     Ok(envs)
+}
+
+/// Every path `e` names must stay inside `root` ([`confine`]).
+fn confine_paths(root: &Path, e: &Environment) -> Result<(), Error> {
+    for p in &e.paths {
+        let path = p.path.to_string_lossy().replace("{env}", &e.name);
+        if let Some(why) = confine::problem(root, Path::new(&path)) {
+            return Err(Error::Config {
+                path: e.file.clone(),
+                line: p.line,
+                message: format!(
+                    "{}: `{}` {why} (set `allowOutside: true` to allow it)",
+                    p.key,
+                    p.path.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// No two environments write the same branch, or the same directory or
+/// one inside the other (each would prune the other's files). Checked on
+/// the outputs as configured, and again by `render` after `--to`.
+pub fn check_distinct_outputs(envs: &[Environment]) -> Result<(), Error> {
+    for (i, b) in envs.iter().enumerate() {
+        for a in &envs[..i] {
+            let what = match (&a.output, &b.output) {
+                (Output::Branch(x), Output::Branch(y)) if x == y => format!("the branch `{x}`"),
+                (Output::Dir(x), Output::Dir(y)) => {
+                    let (x, y) = (normal(x), normal(y));
+                    if x == y {
+                        format!("the directory `{}`", x.display())
+                    } else if x.starts_with(&y) || y.starts_with(&x) {
+                        format!(
+                            "the directory `{}`, nested with `{}`",
+                            y.display(),
+                            x.display()
+                        )
+                    } else {
+                        continue;
+                    }
+                }
+                _ => continue,
+            };
+            return Err(Error::SharedOutput(Box::new(SharedOutput {
+                env: b.name.clone(),
+                file: b.file.clone(),
+                line: b.output_line.max(1),
+                other: a.name.clone(),
+                other_file: a.file.clone(),
+                other_line: a.output_line.max(1),
+                what,
+            })));
+        }
+    }
+    Ok(())
+}
+
+/// `p` without `.` components and with `x/..` folded, for comparing.
+fn normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// One unit of work.

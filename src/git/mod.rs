@@ -157,6 +157,14 @@ impl Repo {
         }))
     }
 
+    /// The branch HEAD names (`main` for `refs/heads/main`), even when it
+    /// has no commit yet; `None` when HEAD is detached.
+    pub fn checked_out_branch(&self) -> Option<String> {
+        let head = self.repo.find_reference("HEAD").ok()?;
+        let target = head.symbolic_target()?;
+        target.strip_prefix("refs/heads/").map(str::to_string)
+    }
+
     /// Resolves a revision (`HEAD~1`, a sha, a branch) to a commit id. In a
     /// shallow clone, a revision that cannot be found is
     /// [`Error::Shallow`]: more history would probably have it.

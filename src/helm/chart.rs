@@ -500,6 +500,34 @@ fn validate(c: &Chart) -> Result<(), Error> {
             "chart.metadata.type must be application or library".into()
         ));
     }
+    // Dependency.Validate: an alias names the subchart's directory when
+    // helm writes `--output-dir`, so only `^[a-zA-Z0-9_-]+$` is allowed
+    // (aliasNameFormat); then no two dependencies may share a name or alias.
+    let mut seen = std::collections::HashSet::new();
+    for d in c.declared_dependencies() {
+        let Value::Map(m) = &d else { continue };
+        let field = |k: &str| {
+            m.get(k)
+                .filter(|v| !matches!(v, Value::Nil | Value::Invalid))
+                .map(|v| crate::gotmpl::fmt::to_string(&v))
+                .unwrap_or_default()
+        };
+        let (name, alias) = (field("name"), field("alias"));
+        let alias_ok = alias
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !alias_ok {
+            return Err(v(format!(
+                "dependency {name:?} has disallowed characters in the alias"
+            )));
+        }
+        let key = if alias.is_empty() { name } else { alias };
+        if !seen.insert(key.clone()) {
+            return Err(v(format!(
+                "more than one dependency with name or alias {key:?}"
+            )));
+        }
+    }
     Ok(())
 }
 

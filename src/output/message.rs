@@ -10,7 +10,7 @@ use crate::git::SourceCommit;
 
 /// The default commit message template.
 pub const DEFAULT_TEMPLATE: &str = "\
-{{ env }}: render {{ source.short_sha }}{% if changed_apps %} ({{ changed_apps | join(\", \") }}){% endif %}
+{{ env }}: render {{ source.short_sha }}{% if changed_apps %} ({{ changed_apps[:5] | join(\", \") }}{% if changed_apps | length > 5 %} and {{ changed_apps | length - 5 }} more{% endif %}){% endif %}
 
 Rendered from {{ source.sha }}: {{ source.subject }}";
 
@@ -53,6 +53,12 @@ pub fn commit_message(template: &str, c: &MessageContext) -> Result<String, Erro
     let body = env
         .render_str(template, ctx)
         .map_err(|e| Error::Template(e.to_string()))?;
+    if body.trim().is_empty() {
+        // The trailers would become the subject.
+        return Err(Error::Template(
+            "the message is empty; a commit needs a subject line".into(),
+        ));
+    }
     let mut msg = format!(
         "{}\n\nHydrate-Source: {}\nHydrate-Environment: {}\nHydrate-Version: {}\n",
         body.trim_end(),
@@ -394,6 +400,27 @@ mod tests {
             "\n\nHydrate-Source: 0123456789abcdef0123456789abcdef01234567\nHydrate-Environment: staging\nHydrate-Version: {}\n",
             env!("CARGO_PKG_VERSION")
         )));
+    }
+
+    #[test]
+    fn default_subject_names_five_apps_then_counts() {
+        let changed: BTreeSet<String> = (0..3000).map(|i| format!("app{i:04}")).collect();
+        let c = MessageContext {
+            env: "prod",
+            branch: "env/prod",
+            source: &source(),
+            apps: &[],
+            changed_apps: &changed,
+            trailers: &[],
+        };
+        let m = commit_message(DEFAULT_TEMPLATE, &c).unwrap();
+        let subject = m.lines().next().unwrap_or_default();
+        assert_eq!(
+            subject,
+            "prod: render 0123456789ab (app0000, app0001, app0002, app0003, app0004 and 2995 more)"
+        );
+        let blank = commit_message("{% if false %}x{% endif %}  \n", &c).unwrap_err();
+        assert!(blank.to_string().contains("empty"), "{blank}");
     }
 
     #[test]

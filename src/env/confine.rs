@@ -1,0 +1,90 @@
+//! Paths from environment files stay inside the repository: each is taken
+//! relative to the root and refused when it is absolute, climbs out with
+//! `..`, or reaches outside through a symlink (the longest part of it that
+//! exists is resolved). `allowOutside: true` in an environment file turns
+//! the check off for that file. It decides; it reads no file's content.
+
+use std::path::{Component, Path, PathBuf};
+
+/// A path an environment file names, with where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigPath {
+    /// The key that holds it (`kustomize`, `valueFiles`, `output.dir`, ...).
+    pub key: &'static str,
+    /// The path as written.
+    pub path: PathBuf,
+    /// 1-based line in the environment file.
+    pub line: u32,
+}
+
+/// Why `rel` (relative to `root`) is not inside `root`, or `None`.
+pub fn problem(root: &Path, rel: &Path) -> Option<String> {
+    if rel.is_absolute() || rel.has_root() {
+        return Some("is absolute; paths are relative to the repository root".into());
+    }
+    let mut depth = 0usize;
+    for c in rel.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => {
+                return Some("is absolute; paths are relative to the repository root".into())
+            }
+            Component::ParentDir if depth == 0 => {
+                return Some("leaves the repository through `..`".into())
+            }
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+        }
+    }
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let existing = longest_existing(&root.join(rel))?;
+    let real = std::fs::canonicalize(&existing).ok()?;
+    (!real.starts_with(&real_root)).then(|| {
+        format!(
+            "leaves the repository through a symlink (`{}` is `{}`)",
+            existing.strip_prefix(root).unwrap_or(&existing).display(),
+            real.display()
+        )
+    })
+}
+
+/// The longest prefix of `p` that exists (a symlink counts, even dangling:
+/// `canonicalize` then fails and the path is not judged by this check).
+fn longest_existing(p: &Path) -> Option<PathBuf> {
+    let mut cur = p.to_path_buf();
+    loop {
+        if cur.symlink_metadata().is_ok() {
+            return Some(cur);
+        }
+        if !cur.pop() {
+            return None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_stay_inside() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("repo");
+        std::fs::create_dir_all(root.join("apps/web")).unwrap();
+        assert_eq!(problem(&root, Path::new("apps/web")), None);
+        assert_eq!(problem(&root, Path::new("apps/../apps/web")), None);
+        assert_eq!(problem(&root, Path::new("rendered/new/dir")), None);
+        assert!(problem(&root, Path::new("../outside")).is_some());
+        assert!(problem(&root, Path::new("apps/../../x")).is_some());
+        assert!(problem(&root, Path::new("/etc/passwd")).is_some());
+        #[cfg(unix)]
+        {
+            std::fs::create_dir_all(d.path().join("outside")).unwrap();
+            std::os::unix::fs::symlink(d.path().join("outside"), root.join("link")).unwrap();
+            let why = problem(&root, Path::new("link/x")).unwrap();
+            assert!(why.contains("symlink"), "{why}");
+            std::os::unix::fs::symlink(root.join("apps"), root.join("inner")).unwrap();
+            assert_eq!(problem(&root, Path::new("inner/web")), None);
+        }
+    }
+}
