@@ -98,6 +98,11 @@ pub(super) fn identity(root: &std::path::Path) -> Identity {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Environment-file warnings (no apps, a glob that finds nothing); an
+    // error here is reported by the render itself.
+    if let Ok(envs) = crate::env::load_environments(&args.root) {
+        super::list::print_config_warnings(&envs);
+    }
     let opts = render::Options {
         root: args.root.clone(),
         selection: Selection {

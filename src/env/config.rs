@@ -31,6 +31,12 @@ pub struct Environment {
     pub discover: Vec<Discover>,
     /// Its apps, in file order.
     pub apps: Vec<App>,
+    /// 1-based line of `apps:` (of `name:` when there is none).
+    pub apps_line: u32,
+    /// What is suspicious but not wrong (an environment without apps, a
+    /// discover glob that finds nothing), filled by
+    /// [`super::load_environments`].
+    pub warnings: Vec<crate::warning::Warning>,
     /// `promotion:`: policies for promotions into this environment.
     pub promotion: super::pins::Promotion,
     /// `diff:`: how `hydrate diff` compares this environment.
@@ -113,6 +119,8 @@ pub enum Layout {
 pub struct Discover {
     /// The glob, relative to the repository root.
     pub pattern: String,
+    /// 1-based line of the rule in its file.
+    pub line: u32,
 }
 
 /// One app of an environment.
@@ -197,6 +205,8 @@ impl Environment {
             readme: None,
             discover: Vec::new(),
             apps: Vec::new(),
+            apps_line: root.pos.line,
+            warnings: Vec::new(),
             promotion: Default::default(),
             diff: DiffConfig::default(),
             file: file.to_path_buf(),
@@ -253,6 +263,7 @@ impl Environment {
                     Ok(())
                 }),
                 ("apps", |d, v, e| {
+                    e.apps_line = v.pos.line;
                     e.apps = d
                         .seq(v)?
                         .iter()
@@ -404,7 +415,10 @@ impl Decoder<'_> {
                 format!("discover pattern `{pattern}` has no `*` to name apps by"),
             ));
         }
-        Ok(Discover { pattern })
+        Ok(Discover {
+            pattern,
+            line: n.pos.line,
+        })
     }
 
     fn app(&self, n: &Node) -> Result<App, Error> {

@@ -18,6 +18,18 @@ pub use config::{
 };
 pub use pins::{PinDecl, Promotion};
 
+/// Expands a `discover:` glob (relative to `root`, `{env}` already
+/// replaced) into (app name, directory) pairs, as [`load_environments`] does.
+pub fn discover_apps(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
+    discover::expand(root, pattern)
+}
+
+/// Whether one path component matches a glob component (`*`, `?`), as
+/// `discover:` matches them.
+pub fn glob_component_matches(pattern: &str, name: &str) -> bool {
+    discover::matches(pattern, name)
+}
+
 use crate::k8s::Object;
 use crate::kustomize;
 use crate::warning::Warning;
@@ -42,6 +54,12 @@ pub enum Error {
         line: u32,
         /// What is wrong.
         message: String,
+    },
+    /// There is no `environments/` directory (see [`no_environments`]).
+    #[error("{}", no_environments(dir))]
+    NoEnvironments {
+        /// The missing directory.
+        dir: PathBuf,
     },
     /// An app failed to render.
     #[error("{env}/{app}: {source}")]
@@ -71,6 +89,9 @@ pub enum Error {
 /// discovered apps added after the listed ones.
 pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
     let dir = root.join("environments");
+    if std::fs::symlink_metadata(&dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Err(Error::NoEnvironments { dir });
+    }
     let mut files = Vec::new();
     for entry in walkdir::WalkDir::new(&dir)
         .min_depth(1)
@@ -104,7 +125,23 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
         }
         for rule in e.discover.clone() {
             let pattern = rule.pattern.replace("{env}", &e.name);
-            for (name, dir) in discover::expand(root, &pattern) {
+            let found = discover::expand(root, &pattern);
+            if found.is_empty() {
+                e.warnings.push(config_warning(
+                    e,
+                    rule.line,
+                    format!(
+                        "discover glob `{}` matches no directory holding a kustomization{}",
+                        rule.pattern,
+                        if pattern == rule.pattern {
+                            String::new()
+                        } else {
+                            format!(" (looked for `{pattern}`)")
+                        }
+                    ),
+                ));
+            }
+            for (name, dir) in found {
                 if is_valid_name(&name) && !e.apps.iter().any(|a| a.name == name) {
                     e.apps.push(App {
                         name,
@@ -115,7 +152,40 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
             }
         }
     }
+    for e in &mut envs {
+        if e.apps.is_empty() {
+            let message = format!(
+                "environment `{}` has no apps: nothing is rendered for it (list apps under \
+                 `apps:` or find them with a `discover:` glob)",
+                e.name
+            );
+            e.warnings.push(config_warning(e, e.apps_line, message));
+        }
+    }
     Ok(envs)
+}
+
+/// What `hydrate` says when a repository has no `environments/`: what it
+/// looks for there, and that `hydrate init` writes it.
+fn no_environments(dir: &Path) -> String {
+    format!(
+        "{}: not found. hydrate renders the apps of each environment listed in \
+         environments/<env>.yaml (its name, and apps with a kustomize directory or a helm \
+         chart, or discover: globs such as apps/*/overlays/{{env}}). \
+         Run `hydrate init` to write them from this repository's overlays, charts and \
+         Argo CD applications (`hydrate init --dry-run` only shows them).",
+        dir.display()
+    )
+}
+
+/// A warning about environment `e`'s file at `line`.
+fn config_warning(e: &Environment, line: u32, message: String) -> Warning {
+    Warning {
+        kind: crate::warning::WarningKind::Config,
+        message,
+        file: Some(e.file.clone()),
+        line: Some(line),
+    }
 }
 
 /// One unit of work.
