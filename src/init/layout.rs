@@ -324,3 +324,120 @@ pub fn choose_globs(root: &Path, name: String, apps: Vec<Found>) -> EnvProposal 
         discovered,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::scan;
+    use std::path::Path;
+
+    /// A repository with a kustomization in each of `dirs` (`resources` as
+    /// given after `=`), and `files`.
+    fn repo(dirs: &[&str]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for spec in dirs {
+            let (dir, res) = spec.split_once('=').unwrap_or((spec, ""));
+            std::fs::create_dir_all(d.path().join(dir)).unwrap();
+            let body = if res.is_empty() {
+                "resources: []\n".to_string()
+            } else {
+                format!("resources:\n- {res}\n")
+            };
+            std::fs::write(d.path().join(dir).join("kustomization.yaml"), body).unwrap();
+        }
+        d
+    }
+
+    fn apps(root: &Path) -> Vec<String> {
+        let p = scan(root).unwrap();
+        let mut out = Vec::new();
+        for e in &p.environments {
+            for f in e.discovered.iter().chain(&e.listed) {
+                out.push(format!("{}/{} {}", e.name, f.app, f.path().display()));
+            }
+            for g in &e.discover {
+                out.push(format!("{} discover {g}", e.name));
+            }
+        }
+        out.extend(
+            p.unclassified
+                .iter()
+                .map(|u| format!("? {} {}", u.path.display(), u.reason)),
+        );
+        out
+    }
+
+    #[test]
+    fn env_then_app_directories() {
+        let d = repo(&["dev/web", "dev/api", "prod/web", "prod/api"]);
+        assert_eq!(
+            apps(d.path()),
+            [
+                "dev/api dev/api",
+                "dev/web dev/web",
+                "dev discover {env}/*",
+                "prod/api prod/api",
+                "prod/web prod/web",
+                "prod discover {env}/*",
+            ]
+        );
+    }
+
+    #[test]
+    fn overlays_next_to_a_base_name_the_app_after_the_repository() {
+        let d = repo(&[
+            "base",
+            "overlays/dev=../../base",
+            "overlays/prod=../../base",
+        ]);
+        let name = std::fs::canonicalize(d.path()).unwrap();
+        let name = name.file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            apps(d.path()),
+            [
+                format!("dev/{name} overlays/dev"),
+                format!("prod/{name} overlays/prod"),
+            ]
+        );
+    }
+
+    #[test]
+    fn unshared_unusual_names_are_left_unclassified() {
+        let d = repo(&["teams/alpha/web", "tools", "base/x", "lib/base"]);
+        let got = apps(d.path());
+        assert!(
+            got.iter().any(|l| l.starts_with("? tools a top-level")),
+            "{got:?}"
+        );
+        assert!(
+            got.iter().any(|l| l.starts_with("? lib/base a base")),
+            "{got:?}"
+        );
+        assert!(
+            got.iter()
+                .any(|l| l.starts_with("? teams/alpha/web cannot tell which")),
+            "{got:?}"
+        );
+        assert!(scan(d.path()).unwrap().environments.is_empty());
+    }
+
+    #[test]
+    fn a_glob_that_would_find_more_lists_the_apps() {
+        // apps/web/overlays/dev is a base of dev-eu, not an app: the glob
+        // apps/*/overlays/{env} would find it in dev, so dev lists api.
+        let d = repo(&[
+            "apps/web/overlays/dev",
+            "apps/web/overlays/dev-eu=../dev",
+            "apps/api/overlays/dev",
+            "apps/api/overlays/dev-eu",
+        ]);
+        let p = scan(d.path()).unwrap();
+        let [dev, dev_eu] = &p.environments[..] else {
+            panic!("{p:?}")
+        };
+        assert!(dev.discover.is_empty());
+        assert_eq!(dev.listed.len(), 1);
+        assert_eq!(dev.listed[0].app, "api");
+        assert_eq!(dev_eu.discover, ["apps/*/overlays/{env}"]);
+        assert_eq!(dev_eu.discovered.len(), 2);
+    }
+}

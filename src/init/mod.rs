@@ -44,13 +44,7 @@ pub enum Error {
         dir: PathBuf,
     },
     /// Nothing in the repository looks like an app of an environment.
-    #[error(
-        "{}: found no environments: hydrate init looks for kustomize overlays \
-         (<app>/overlays/<env>, <env>/<app>, apps/<env>), charts with values-<env>.yaml, \
-         values/<env>.yaml or <env>/values.yaml, and Argo CD Applications/ApplicationSets \
-         or Flux Kustomizations ({unclassified} candidate(s) left unclassified)",
-        root.display()
-    )]
+    #[error("{}", nothing_found(root, *unclassified))]
     NothingFound {
         /// The scanned root.
         root: PathBuf,
@@ -66,6 +60,21 @@ pub enum Error {
         /// The validator's message.
         message: String,
     },
+}
+
+/// What `hydrate init` says when it finds no environment: what it looks for.
+fn nothing_found(root: &Path, unclassified: usize) -> String {
+    let left = match unclassified {
+        0 => String::new(),
+        n => format!("; {n} candidate(s) could not be classified (listed above)"),
+    };
+    format!(
+        "{}: found no environments. hydrate init looks for kustomize overlays \
+         (<app>/overlays/<env>, overlays/<env> next to base/, <env>/<app>, apps/<env>), \
+         charts with values-<env>.yaml, values/<env>.yaml or <env>/values.yaml, Argo CD \
+         Applications and ApplicationSets, and Flux Kustomizations under clusters/<env>{left}",
+        root.display()
+    )
 }
 
 /// Where a proposed app was found.
