@@ -11,15 +11,25 @@ use std::path::Path;
 
 use hydrate::yaml::{parse_one, to_json, Resolver};
 
-use crate::support::{copy_tree, hydrate, list_files, repo};
+use hydrate::env::Source;
 
-/// One test module per shape.
+use crate::support::{copy_tree, hydrate, list_files, need, repo, Need};
+
+/// One test module per shape: init then render, and the goldens against
+/// the oracles where installed.
 macro_rules! shapes {
     ($($name:ident => $dir:literal,)*) => {
         $(
-            #[test]
-            fn $name() {
-                init_then_render($dir);
+            mod $name {
+                #[test]
+                fn init_then_render_prints_the_goldens() {
+                    super::init_then_render($dir);
+                }
+
+                #[test]
+                fn goldens_are_what_the_oracles_print() {
+                    super::goldens_are_what_the_oracles_print($dir);
+                }
             }
         )*
     };
@@ -96,6 +106,63 @@ fn init_then_render(shape: &str) {
             "{shape}: {app} differs from the recorded golden {f}"
         );
     }
+}
+
+/// Each recorded golden is still what `kubectl kustomize DIR` or
+/// `helm template RELEASE CHART -f VALUES --namespace NS --include-crds`
+/// prints for the directory or chart the environment files written by
+/// `hydrate init` name.
+fn goldens_are_what_the_oracles_print(shape: &str) {
+    let (Some(kubectl), Some(helm)) = (need(Need::Kubectl), need(Need::Helm3)) else {
+        return;
+    };
+    let repo_dir = fixture(shape);
+    let dir = repo_dir.path();
+    assert_eq!(run_in(dir, &["init"]).0, 0);
+    let expected = repo().join("testdata/init").join(shape).join("expected");
+    let mut seen = Vec::new();
+    for e in hydrate::env::load_environments(dir).unwrap() {
+        for a in &e.apps {
+            let mut cmd = match &a.source {
+                Source::Kustomize(d) => {
+                    let mut c = std::process::Command::new(&kubectl);
+                    c.arg("kustomize").arg(d);
+                    c
+                }
+                Source::Helm(c) => {
+                    let mut cmd = std::process::Command::new(&helm);
+                    cmd.args(["template", &c.release_name])
+                        .arg(&c.chart)
+                        .args(["--include-crds", "--namespace"])
+                        .arg(if c.namespace.is_empty() {
+                            "default"
+                        } else {
+                            &c.namespace
+                        });
+                    for v in &c.value_files {
+                        cmd.arg("-f").arg(v);
+                    }
+                    cmd
+                }
+            };
+            let out = cmd.current_dir(dir).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let file = format!("{}/{}.yaml", e.name, a.name);
+            let golden = fs::read_to_string(expected.join(&file)).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                golden,
+                "{shape}: {file}"
+            );
+            seen.push(file);
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, list_files(&expected), "{shape}");
 }
 
 /// `hydrate list` shows what the written files resolve to (discover

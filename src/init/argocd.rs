@@ -465,3 +465,47 @@ fn flux(root: &Path, m: &Manifest) -> Result<Found, String> {
 fn i_is_dir(comps: &[&str], e: &str) -> bool {
     comps.last() != Some(&e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn templates_substitute_as_argo_cd_does() {
+        let node = Node::null();
+        let p = params(&[("cluster", "prod"), ("path.basename", "web")]);
+        let fast = View {
+            node: &node,
+            params: Some(&p),
+            go: false,
+        };
+        assert_eq!(fast.subst("apps/{{ cluster }}/x").unwrap(), "apps/prod/x");
+        assert!(fast.subst("{{nope}}").unwrap_err().contains("{{nope}}"));
+        assert!(fast.subst("{{cluster").is_err());
+        let go = View { go: true, ..fast };
+        assert_eq!(
+            go.subst("{{.path.basename}}-{{ .cluster }}").unwrap(),
+            "web-prod"
+        );
+        assert!(go.subst("{{ .cluster | upper }}").is_err());
+    }
+
+    #[test]
+    fn git_directories_give_path_parameters() {
+        let fast = git_dir_params(Path::new("platform/Cert_Manager"), false);
+        assert_eq!(fast["path"], "platform/Cert_Manager");
+        assert_eq!(fast["path.basename"], "Cert_Manager");
+        assert_eq!(fast["path.basenameNormalized"], "cert-manager");
+        assert_eq!(fast["path[0]"], "platform");
+        let go = git_dir_params(Path::new("platform/x"), true);
+        assert_eq!(go["path.path"], "platform/x");
+        assert_eq!(go["path.segments[1]"], "x");
+    }
+}
