@@ -163,8 +163,13 @@ fn application(root: &Path, m: &Manifest, v: &View, set: Option<&str>) -> Result
         .iter()
         .any(|f| root.join(&dir).join(f).is_file())
     {
-        if v.get(&at(&["helm"])).is_some() {
-            return Err("helm options on a kustomize source are not read by hydrate init".into());
+        for opts in ["helm", "kustomize", "plugin"] {
+            if v.get(&at(&[opts])).is_some() {
+                return Err(format!(
+                    "source.{opts} options change what Argo CD renders and are not carried over \
+                     by hydrate init"
+                ));
+            }
         }
         Source::Kustomize(dir)
     } else if root.join(&dir).join("Chart.yaml").is_file() {
@@ -507,5 +512,33 @@ mod tests {
         let go = git_dir_params(Path::new("platform/x"), true);
         assert_eq!(go["path.path"], "platform/x");
         assert_eq!(go["path.segments[1]"], "x");
+    }
+
+    #[test]
+    fn options_argo_cd_would_apply_are_not_dropped_silently() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("web/overlays/prod")).unwrap();
+        std::fs::write(
+            d.path().join("web/overlays/prod/kustomization.yaml"),
+            "{}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("app.yaml"),
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web-prod}\n\
+             spec:\n  source: {path: web/overlays/prod, kustomize: {namePrefix: x-}}\n\
+             \x20 destination: {name: prod}\n",
+        )
+        .unwrap();
+        let p = super::super::scan(d.path()).unwrap();
+        let u = &p.unclassified[0];
+        assert_eq!(u.path, Path::new("app.yaml"));
+        assert!(
+            u.reason.contains("source.kustomize options"),
+            "{}",
+            u.reason
+        );
+        // The overlay itself is still proposed, from its layout.
+        assert_eq!(p.environments[0].discovered[0].app, "web");
     }
 }

@@ -320,7 +320,17 @@ pub fn plan(root: &Path, proposal: &Proposal, force: bool) -> Result<Plan, Error
         });
     }
     let dir = root.join("environments");
-    if dir.exists() && !force {
+    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(Error::Io {
+            path: dir,
+            source: std::io::Error::other(
+                "is a symbolic link; hydrate init writes only a real directory",
+            ),
+        });
+    }
+    // An empty directory holds nothing to overwrite.
+    let empty = std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none());
+    if dir.exists() && !empty && !force {
         return Err(Error::Exists { dir });
     }
     let mut changes = Vec::new();

@@ -2,8 +2,8 @@
 //! kustomization directories and the local directories each references,
 //! chart directories (not descended: templates are not YAML, subcharts are
 //! not apps), the Argo CD and Flux objects of every other YAML file, and
-//! the names under `clusters/`. Hidden directories, `environments/` and
-//! `rendered/` are skipped.
+//! the names under `clusters/`. Hidden directories, `node_modules`,
+//! `environments/` and `rendered/` are skipped.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -65,6 +65,7 @@ pub fn walk(root: &Path) -> Result<Tree, Error> {
             let skipped = e.depth() > 0
                 && e.file_type().is_dir()
                 && (name.starts_with('.')
+                    || name == "node_modules"
                     || (e.depth() == 1 && matches!(name, "environments" | "rendered")));
             // A chart's files are the chart's: templates are not YAML.
             let in_chart = e.depth() > 0
