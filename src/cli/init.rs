@@ -1,6 +1,7 @@
 //! `hydrate init`: scan the repository, print what was found, write
 //! `environments/*.yaml` (or with `--dry-run` only print them).
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,7 +23,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let proposal = init::scan(&args.root)?;
-    print_summary(&proposal);
+    let mut out = std::io::stdout().lock();
+    print_summary(&mut out, &proposal)?;
     let plan = match init::plan(&args.root, &proposal, args.force || args.dry_run) {
         Ok(p) => p,
         Err(e @ init::Error::Exists { .. }) => {
@@ -33,50 +35,61 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     if args.dry_run {
         for c in &plan.changes {
-            println!("\n# {} (not written: --dry-run)", c.path.display());
+            writeln!(out, "\n# {} (not written: --dry-run)", c.path.display())?;
             match &c.old {
-                Some(_) => print!("{}", c.diff()),
-                None => print!("{}", c.new),
+                Some(_) => write!(out, "{}", c.diff())?,
+                None => write!(out, "{}", c.new)?,
             }
         }
         return Ok(ExitCode::SUCCESS);
     }
     for c in plan.changes.iter().filter(|c| c.old.is_some()) {
-        print!("{}", c.diff());
+        write!(out, "{}", c.diff())?;
     }
     init::write(&args.root, &plan)?;
-    println!();
+    writeln!(out)?;
     for c in &plan.changes {
         let verb = match &c.old {
             None => "wrote",
             Some(old) if *old == c.new => "unchanged",
             Some(_) => "replaced",
         };
-        println!("{verb} {}", c.path.display());
+        writeln!(out, "{verb} {}", c.path.display())?;
     }
     for k in &plan.kept {
-        println!("left alone {} (not written by hydrate init)", k.display());
+        writeln!(
+            out,
+            "left alone {} (not written by hydrate init)",
+            k.display()
+        )?;
     }
     let root = if args.root == std::path::Path::new(".") {
         String::new()
     } else {
         format!(" --root {}", args.root.display())
     };
-    println!("\nNext: hydrate list{root}   (what each environment renders)");
-    println!("      hydrate render{root} (writes rendered/<env>/<app>/manifest.yaml)");
+    writeln!(
+        out,
+        "\nNext: hydrate list{root}   (what each environment renders)"
+    )?;
+    writeln!(
+        out,
+        "      hydrate render{root} (writes rendered/<env>/<app>/manifest.yaml)"
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_summary(p: &Proposal) {
+fn print_summary(out: &mut impl Write, p: &Proposal) -> std::io::Result<()> {
     let apps: usize = p
         .environments
         .iter()
         .map(|e| e.listed.len() + e.discovered.len())
         .sum();
-    println!(
+    writeln!(
+        out,
         "Found {} environment(s), {apps} app(s):",
         p.environments.len()
-    );
+    )?;
     for e in &p.environments {
         let names: Vec<&str> = e
             .discovered
@@ -89,22 +102,23 @@ fn print_summary(p: &Proposal) {
             .as_deref()
             .map(|n| format!(" -> promotes to {n}"))
             .unwrap_or_default();
-        println!("  {}: {}{promotes}", e.name, names.join(", "));
+        writeln!(out, "  {}: {}{promotes}", e.name, names.join(", "))?;
         for g in &e.discover {
-            println!("    discover: {g}");
+            writeln!(out, "    discover: {g}")?;
         }
     }
     let per_source = p.apps_per_source();
     if !per_source.is_empty() {
-        println!("Apps per source:");
+        writeln!(out, "Apps per source:")?;
         for (kind, n) in per_source {
-            println!("  {kind}: {n}");
+            writeln!(out, "  {kind}: {n}")?;
         }
     }
     if !p.unclassified.is_empty() {
-        println!("Not classified ({}):", p.unclassified.len());
+        writeln!(out, "Not classified ({}):", p.unclassified.len())?;
         for u in &p.unclassified {
-            println!("  {}: {}", u.path.display(), u.reason);
+            writeln!(out, "  {}: {}", u.path.display(), u.reason)?;
         }
     }
+    Ok(())
 }

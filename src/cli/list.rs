@@ -2,6 +2,7 @@
 //! discover globs expanded: environments, apps, sources and outputs, as a
 //! table or JSON.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -35,9 +36,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         envs.retain(|e| args.envs.contains(&e.name));
     }
     print_config_warnings(&envs);
+    let mut out = std::io::stdout().lock();
     match args.output {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&to_json(&envs))?),
-        Format::Text => print_table(&envs),
+        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&envs))?)?,
+        Format::Text => print_table(&mut out, &envs)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -86,7 +88,7 @@ fn output_text(e: &Environment, app: &str) -> String {
     }
 }
 
-fn print_table(envs: &[Environment]) {
+fn print_table(out: &mut impl Write, envs: &[Environment]) -> std::io::Result<()> {
     let mut rows = vec![[
         "ENV".to_string(),
         "APP".to_string(),
@@ -124,8 +126,9 @@ fn print_table(envs: &[Environment]) {
             w1 = widths[1],
             w2 = widths[2]
         );
-        println!("{}", line.trim_end());
+        writeln!(out, "{}", line.trim_end())?;
     }
+    Ok(())
 }
 
 fn to_json(envs: &[Environment]) -> serde_json::Value {

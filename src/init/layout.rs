@@ -52,7 +52,7 @@ pub fn overlays(
                 reason: reason.to_string(),
             })
         };
-        if c.last().is_some_and(|l| BASES.contains(&l.as_str())) {
+        if c.iter().any(|l| BASES.contains(&l.as_str())) {
             leave("a base no overlay uses", unclassified);
             continue;
         }
@@ -149,12 +149,19 @@ fn orient(
         };
         let env_side = if leaf_is_env { pair_leaf } else { pair_mid };
         let sharing = pairs.iter().filter(|q| env_side(q) == env).count();
-        if !is_env(env) && sharing < 2 {
+        let envs: BTreeSet<&str> = pairs.iter().map(env_side).collect();
+        // One directory holding several apps is a grouping (platform/*),
+        // not an environment, unless it has an environment's name.
+        let why = match (is_env(env), sharing, envs.len()) {
+            (true, ..) => None,
+            (false, 0 | 1, _) => Some("no other app shares it"),
+            (false, _, 0 | 1) => Some("it would be the only environment of this layout"),
+            _ => None,
+        };
+        if let Some(why) = why {
             unclassified.push(Unclassified {
                 path: p.dir.clone(),
-                reason: format!(
-                    "`{env}` is not a usual environment name and no other app shares it"
-                ),
+                reason: format!("`{env}` is not a usual environment name and {why}"),
             });
             continue;
         }
@@ -402,7 +409,14 @@ mod tests {
 
     #[test]
     fn unshared_unusual_names_are_left_unclassified() {
-        let d = repo(&["teams/alpha/web", "tools", "base/x", "lib/base"]);
+        let d = repo(&[
+            "teams/alpha/web",
+            "tools",
+            "base/x",
+            "lib/base",
+            "platform/dns",
+            "platform/certs",
+        ]);
         let got = apps(d.path());
         assert!(
             got.iter().any(|l| l.starts_with("? tools a top-level")),
@@ -415,6 +429,12 @@ mod tests {
         assert!(
             got.iter()
                 .any(|l| l.starts_with("? teams/alpha/web cannot tell which")),
+            "{got:?}"
+        );
+        assert!(
+            got.iter().any(|l| l
+                == "? platform/dns `platform` is not a usual environment name and it would be \
+                    the only environment of this layout"),
             "{got:?}"
         );
         assert!(scan(d.path()).unwrap().environments.is_empty());
