@@ -18,6 +18,10 @@ pub use config::{
 };
 pub use pins::{PinDecl, Promotion};
 
+use crate::k8s::Object;
+use crate::kustomize;
+use crate::warning::Warning;
+
 /// Expands a `discover:` glob (relative to `root`, `{env}` already
 /// replaced) into (app name, directory) pairs, as [`load_environments`] does.
 pub fn discover_apps(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
@@ -29,10 +33,6 @@ pub fn discover_apps(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
 pub fn glob_component_matches(pattern: &str, name: &str) -> bool {
     discover::matches(pattern, name)
 }
-
-use crate::k8s::Object;
-use crate::kustomize;
-use crate::warning::Warning;
 
 /// An environment-level failure.
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +55,8 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// There is no `environments/` directory (see [`no_environments`]).
+    /// There is no `environments/` directory: the message says what hydrate
+    /// reads there and suggests `hydrate init`.
     #[error("{}", no_environments(dir))]
     NoEnvironments {
         /// The missing directory.
