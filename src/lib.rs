@@ -10,6 +10,7 @@ pub mod env;
 pub mod git;
 pub mod gotmpl;
 pub mod helm;
+pub mod init;
 pub mod k8s;
 pub mod kustomize;
 pub mod output;

@@ -20,15 +20,20 @@ pub enum WarningKind {
     /// `crds/` file that does not parse): printed, but not handed on as an
     /// [`crate::k8s::Object`].
     NotAnObject,
+    /// An environment file that renders nothing where something was meant:
+    /// no apps, or a `discover:` glob that matches no directory.
+    Config,
 }
 
 impl WarningKind {
-    /// A short stable name (`deprecation`, `non-determinism`, `not-an-object`).
+    /// A short stable name (`deprecation`, `non-determinism`, `not-an-object`,
+    /// `config`).
     pub fn as_str(self) -> &'static str {
         match self {
             WarningKind::Deprecation => "deprecation",
             WarningKind::NonDeterminism => "non-determinism",
             WarningKind::NotAnObject => "not-an-object",
+            WarningKind::Config => "config",
         }
     }
 }

@@ -6,7 +6,7 @@ use hydrate::yaml::{parse_one, to_json, Resolver};
 
 use crate::support::repo;
 
-fn validator() -> (boon::Schemas, boon::SchemaIndex) {
+pub(crate) fn validator() -> (boon::Schemas, boon::SchemaIndex) {
     let text = fs::read_to_string(repo().join("schemas/environment.schema.json")).unwrap();
     let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut schemas = boon::Schemas::new();

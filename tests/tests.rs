@@ -11,6 +11,7 @@ mod dropin;
 mod fuzz_replay;
 mod goldens;
 mod hydrator;
+mod init;
 mod layout;
 mod limits;
 mod promote;

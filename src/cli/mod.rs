@@ -6,7 +6,9 @@ mod affected;
 mod diff;
 mod helm;
 mod history;
+mod init;
 mod kustomize;
+mod list;
 mod pins;
 mod promote;
 mod render;
@@ -33,6 +35,12 @@ struct Cli {
 enum Command {
     /// Render every app of every environment to its output.
     Render(render::Args),
+    /// Write environments/*.yaml from the repository's overlays, charts
+    /// and Argo CD/Flux manifests.
+    Init(init::Args),
+    /// Environments, apps, sources and outputs, discover globs expanded.
+    #[command(alias = "apps")]
+    List(list::Args),
     /// List the (env, app) pairs whose inputs changed since a revision.
     Affected(affected::Args),
     /// Carry FROM's pins (image tags, chart values) to TO as one commit.
@@ -86,6 +94,8 @@ pub fn run() -> ExitCode {
     };
     let result = match cli.command {
         Command::Render(args) => render::run(args),
+        Command::Init(args) => init::run(args),
+        Command::List(args) => list::run(args),
         Command::Affected(args) => affected::run(args),
         Command::Promote(args) => promote::run(args),
         Command::Pins(args) => pins::run(args),

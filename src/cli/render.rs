@@ -120,6 +120,11 @@ fn parse_author(a: &str) -> Option<(String, String)> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Environment-file warnings (no apps, a glob that finds nothing); an
+    // error here is reported by the render itself.
+    if let Ok(envs) = crate::env::load_environments(&args.root) {
+        super::list::print_config_warnings(&envs);
+    }
     let opts = render::Options {
         root: args.root.clone(),
         selection: Selection {

@@ -33,6 +33,12 @@ pub struct Environment {
     pub discover: Vec<Discover>,
     /// Its apps, in file order.
     pub apps: Vec<App>,
+    /// 1-based line of `apps:` (of `name:` when there is none).
+    pub apps_line: u32,
+    /// What is suspicious but not wrong (an environment without apps, a
+    /// discover glob that finds nothing), filled by
+    /// [`super::load_environments`].
+    pub warnings: Vec<crate::warning::Warning>,
     /// `promotion:`: policies for promotions into this environment.
     pub promotion: super::pins::Promotion,
     /// `diff:`: how `hydrate diff` compares this environment.
@@ -130,7 +136,7 @@ pub enum Layout {
 pub struct Discover {
     /// The glob, relative to the repository root.
     pub pattern: String,
-    /// Its line in the environment file.
+    /// 1-based line of the rule in its file.
     pub line: u32,
 }
 
@@ -208,6 +214,8 @@ impl Environment {
             readme: None,
             discover: Vec::new(),
             apps: Vec::new(),
+            apps_line: root.pos.line,
+            warnings: Vec::new(),
             promotion: Default::default(),
             diff: DiffConfig::default(),
             secrets: None,
@@ -303,6 +311,7 @@ impl Environment {
                     Ok(())
                 }),
                 ("apps", |d, v, e| {
+                    e.apps_line = v.pos.line;
                     for a in d.seq(v)? {
                         let app = d.app(a)?;
                         if e.apps.iter().any(|x| x.name == app.name) {

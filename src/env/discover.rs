@@ -55,7 +55,7 @@ pub fn expand(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
 }
 
 /// Shell-style match of one path component: `*` any run, `?` one char.
-fn matches(pattern: &str, text: &str) -> bool {
+pub(super) fn matches(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
     let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
     while ti < t.len() {

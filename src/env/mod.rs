@@ -26,6 +26,18 @@ use crate::k8s::Object;
 use crate::kustomize;
 use crate::warning::Warning;
 
+/// Expands a `discover:` glob (relative to `root`, `{env}` already
+/// replaced) into (app name, directory) pairs, as [`load_environments`] does.
+pub fn discover_apps(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
+    discover::expand(root, pattern)
+}
+
+/// Whether one path component matches a glob component (`*`, `?`), as
+/// `discover:` matches them.
+pub fn glob_component_matches(pattern: &str, name: &str) -> bool {
+    discover::matches(pattern, name)
+}
+
 /// An environment-level failure.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -47,6 +59,13 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// There is no `environments/` directory: the message says what hydrate
+    /// reads there and suggests `hydrate init`.
+    #[error("{}", no_environments(dir))]
+    NoEnvironments {
+        /// The missing directory.
+        dir: PathBuf,
+    },
     /// An app failed to render.
     #[error("{env}/{app}: {source}")]
     Render {
@@ -57,9 +76,9 @@ pub enum Error {
         /// The build error (names the file).
         source: kustomize::Error,
     },
-    /// No environment files where hydrate looks for them.
-    #[error("{}: {}", dir.display(), NO_ENVIRONMENTS)]
-    NoEnvironments {
+    /// `environments/` exists but holds no environment file.
+    #[error("{}: {} (`hydrate init` writes them from this repository's layout)", dir.display(), NO_ENVIRONMENTS)]
+    NoEnvironmentFiles {
         /// The `environments` directory.
         dir: PathBuf,
     },
@@ -145,7 +164,7 @@ fn is_environment_file(p: &Path) -> bool {
 /// two environments may write the same directory or branch.
 pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
     let dir = root.join("environments");
-    if !dir.is_dir() {
+    if std::fs::symlink_metadata(&dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         return Err(Error::NoEnvironments { dir });
     }
     let mut files = Vec::new();
@@ -167,7 +186,7 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
         }
     }
     if files.is_empty() {
-        return Err(Error::NoEnvironments { dir });
+        return Err(Error::NoEnvironmentFiles { dir });
     }
     let mut envs: Vec<Environment> = files
         .iter()
@@ -191,7 +210,23 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
         }
         for rule in e.discover.clone() {
             let pattern = rule.pattern.replace("{env}", &e.name);
-            for (name, dir) in discover::expand(root, &pattern) {
+            let found = discover::expand(root, &pattern);
+            if found.is_empty() {
+                e.warnings.push(config_warning(
+                    e,
+                    rule.line,
+                    format!(
+                        "discover glob `{}` matches no directory holding a kustomization{}",
+                        rule.pattern,
+                        if pattern == rule.pattern {
+                            String::new()
+                        } else {
+                            format!(" (looked for `{pattern}`)")
+                        }
+                    ),
+                ));
+            }
+            for (name, dir) in found {
                 if !e.allow_outside {
                     if let Some(why) = confine::problem(root, &dir) {
                         return Err(Error::Config {
@@ -209,6 +244,16 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
                     });
                 }
             }
+        }
+    }
+    for e in &mut envs {
+        if e.apps.is_empty() {
+            let message = format!(
+                "environment `{}` has no apps: its output is emptied (list apps under \
+                 `apps:` or find them with a `discover:` glob)",
+                e.name
+            );
+            e.warnings.push(config_warning(e, e.apps_line, message));
         }
     }
     check_distinct_outputs(&envs)?;
@@ -285,6 +330,29 @@ fn normal(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// What `hydrate` says when a repository has no `environments/`: what it
+/// looks for there, and that `hydrate init` writes it.
+fn no_environments(dir: &Path) -> String {
+    format!(
+        "{}: not found. hydrate renders the apps of each environment listed in \
+         environments/<env>.yaml (its name, and apps with a kustomize directory or a helm \
+         chart, or discover: globs such as apps/*/overlays/{{env}}). \
+         Run `hydrate init` to write them from this repository's overlays, charts and \
+         Argo CD applications (`hydrate init --dry-run` only shows them).",
+        dir.display()
+    )
+}
+
+/// A warning about environment `e`'s file at `line`.
+fn config_warning(e: &Environment, line: u32, message: String) -> Warning {
+    Warning {
+        kind: crate::warning::WarningKind::Config,
+        message,
+        file: Some(e.file.clone()),
+        line: Some(line),
+    }
 }
 
 /// One unit of work.

@@ -1,0 +1,124 @@
+//! `hydrate init`: scan the repository, print what was found, write
+//! `environments/*.yaml` (or with `--dry-run` only print them).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::init::{self, Proposal};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The repository root to scan (environments/ is written there).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Print the files it would write; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Replace the files of an existing environments/ (a diff is printed
+    /// first; other files there are left alone).
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let proposal = init::scan(&args.root)?;
+    let mut out = std::io::stdout().lock();
+    print_summary(&mut out, &proposal)?;
+    let plan = match init::plan(&args.root, &proposal, args.force || args.dry_run) {
+        Ok(p) => p,
+        Err(e @ init::Error::Exists { .. }) => {
+            eprintln!("Error: {e}");
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if args.dry_run {
+        for c in &plan.changes {
+            writeln!(out, "\n# {} (not written: --dry-run)", c.path.display())?;
+            match &c.old {
+                Some(_) => write!(out, "{}", c.diff())?,
+                None => write!(out, "{}", c.new)?,
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    for c in plan.changes.iter().filter(|c| c.old.is_some()) {
+        write!(out, "{}", c.diff())?;
+    }
+    init::write(&args.root, &plan)?;
+    writeln!(out)?;
+    for c in &plan.changes {
+        let verb = match &c.old {
+            None => "wrote",
+            Some(old) if *old == c.new => "unchanged",
+            Some(_) => "replaced",
+        };
+        writeln!(out, "{verb} {}", c.path.display())?;
+    }
+    for k in &plan.kept {
+        writeln!(
+            out,
+            "left alone {} (not written by hydrate init)",
+            k.display()
+        )?;
+    }
+    let root = if args.root == std::path::Path::new(".") {
+        String::new()
+    } else {
+        format!(" --root {}", args.root.display())
+    };
+    writeln!(
+        out,
+        "\nNext: hydrate list{root}   (what each environment renders)"
+    )?;
+    writeln!(
+        out,
+        "      hydrate render{root} (writes rendered/<env>/<app>/manifest.yaml)"
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_summary(out: &mut impl Write, p: &Proposal) -> std::io::Result<()> {
+    let apps: usize = p
+        .environments
+        .iter()
+        .map(|e| e.listed.len() + e.discovered.len())
+        .sum();
+    writeln!(
+        out,
+        "Found {} environment(s), {apps} app(s):",
+        p.environments.len()
+    )?;
+    for e in &p.environments {
+        let names: Vec<&str> = e
+            .discovered
+            .iter()
+            .chain(&e.listed)
+            .map(|f| f.app.as_str())
+            .collect();
+        let promotes = e
+            .promotes_to
+            .as_deref()
+            .map(|n| format!(" -> promotes to {n}"))
+            .unwrap_or_default();
+        writeln!(out, "  {}: {}{promotes}", e.name, names.join(", "))?;
+        for g in &e.discover {
+            writeln!(out, "    discover: {g}")?;
+        }
+    }
+    let per_source = p.apps_per_source();
+    if !per_source.is_empty() {
+        writeln!(out, "Apps per source:")?;
+        for (kind, n) in per_source {
+            writeln!(out, "  {kind}: {n}")?;
+        }
+    }
+    if !p.unclassified.is_empty() {
+        writeln!(out, "Not classified ({}):", p.unclassified.len())?;
+        for u in &p.unclassified {
+            writeln!(out, "  {}: {}", u.path.display(), u.reason)?;
+        }
+    }
+    Ok(())
+}
