@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::ast::{Arg, Branch, Command, Node, Pipe, Tree};
-use super::fmt::{quote, to_string};
+use super::fmt::{quote, to_string, try_to_string};
 use super::funcs::{FuncCtx, FuncMap, TemplateRunner};
 use super::value::{Elem, Value};
 use super::{stack, Error, ExecOptions, MissingKey};
@@ -184,7 +184,10 @@ impl<'a> State<'a> {
                     self.at = At::Node(node);
                     match val {
                         Value::Invalid | Value::Nil => self.out.push_str("<no value>"),
-                        v => self.out.push_str(&to_string(&v)),
+                        v => {
+                            let text = try_to_string(&v).map_err(|e| self.errorf(e))?;
+                            self.out.push_str(&text);
+                        }
                     }
                 }
             }
