@@ -68,6 +68,17 @@ fn ten_thousand_and_one_nested_parentheses_render() {
     assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
+/// helm 3.17.3 renders 100,000 nested parentheses (hydrate stops past that).
+#[test]
+fn twenty_thousand_and_one_nested_parentheses_render() {
+    let n = 20_001;
+    let text = format!("x: {{{{ {}1{} }}}}\n", "(".repeat(n), ")".repeat(n));
+    let (code, out, err, took) = template(&[("templates/a.yaml", &text)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.ends_with("x: 1\n"), "{out}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
 #[test]
 fn tpl_calling_itself_stops_by_depth() {
     let files = [
