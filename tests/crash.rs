@@ -68,6 +68,17 @@ fn ten_thousand_and_one_nested_parentheses_render() {
     assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
+/// helm 3.17.3 renders 100,000 nested parentheses (hydrate stops past that).
+#[test]
+fn twenty_thousand_and_one_nested_parentheses_render() {
+    let n = 20_001;
+    let text = format!("x: {{{{ {}1{} }}}}\n", "(".repeat(n), ")".repeat(n));
+    let (code, out, err, took) = template(&[("templates/a.yaml", &text)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.ends_with("x: 1\n"), "{out}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
 #[test]
 fn tpl_calling_itself_stops_by_depth() {
     let files = [
@@ -95,5 +106,101 @@ fn tpl_doubling_its_output_stops_by_size() {
     let (code, _, err, took) = template(&files);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("a.yaml") && err.contains("tpl"), "{err}");
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+}
+
+/// A template that builds a map nested `n` deep with `dict` in a loop and
+/// applies `f` to it, printing the length of the result.
+fn nested(n: usize, f: &str) -> String {
+    format!(
+        "{{{{- $d := dict }}}}{{{{- range until {n} }}}}{{{{- $d = dict \"a\" $d }}}}{{{{- end }}}}x: {{{{ {f} $d | len }}}}\n"
+    )
+}
+
+/// helm 3.17.3 prints these lengths for a map nested 20,001 deep: toJson and
+/// toString have no depth limit; toYaml and toPrettyJson re-read the text
+/// with parsers that stop past 10,000 levels, and print "" on error.
+#[test]
+fn converters_of_a_value_nested_twenty_thousand_deep_match_helm() {
+    for (f, want) in [
+        ("toJson", "x: 120002\n"),
+        ("toRawJson", "x: 120002\n"),
+        ("toString", "x: 140005\n"),
+        ("toYaml", "x: 0\n"),
+        ("toPrettyJson", "x: 0\n"),
+    ] {
+        let (code, out, err, took) = template(&[("templates/a.yaml", &nested(20_000, f))]);
+        assert_eq!(code, Some(0), "{f}: {err}");
+        assert!(out.ends_with(want), "{f}: {out}");
+        assert!(took < Duration::from_secs(10), "{f} took {took:?}");
+    }
+}
+
+/// At 10,000 levels toYaml still prints (helm: 100,000,001 bytes).
+#[test]
+fn to_yaml_of_ten_thousand_levels_prints() {
+    let (code, out, err, _) = template(&[("templates/a.yaml", &nested(9_999, "toYaml"))]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.ends_with("x: 100000001\n"), "{out}");
+}
+
+const SELF: &str = "{{- $d := dict \"a\" 1 }}{{- $_ := set $d \"x\" $d }}";
+
+/// Go's json reports the cycle, so helm's toJson/toYaml print "".
+#[test]
+fn json_and_yaml_of_a_map_containing_itself_print_nothing() {
+    for f in ["toJson", "toYaml", "toPrettyJson"] {
+        let text = format!("{SELF}x: {{{{ {f} $d | quote }}}}\n");
+        let (code, out, err, _) = template(&[("templates/a.yaml", &text)]);
+        assert_eq!(code, Some(0), "{f}: {err}");
+        assert!(out.ends_with("x: \"\"\n"), "{f}: {out}");
+    }
+}
+
+/// helm overflows its stack printing a map that contains itself (exit 2);
+/// hydrate stops with an error naming the template and line.
+#[test]
+fn printing_a_map_containing_itself_is_an_error() {
+    for f in [
+        "toString $d",
+        "$d",
+        "printf \"%v\" $d",
+        "print $d",
+        "deepCopy $d",
+        "merge $d $d",
+    ] {
+        let text = format!("{SELF}\nx: {{{{ {f} }}}}\n");
+        let (code, _, err, _) = template(&[("templates/a.yaml", &text)]);
+        assert_eq!(code, Some(1), "{f}: {err}");
+        assert!(
+            err.contains("c/templates/a.yaml:2:") && err.contains("contains itself"),
+            "{f}: {err}"
+        );
+    }
+}
+
+/// `deepEqual` treats pairs already under comparison as equal, as
+/// reflect.DeepEqual does; `toToml` returns its error text, as Sprig does.
+#[test]
+fn comparing_and_toml_of_maps_containing_themselves_end() {
+    let text = format!(
+        "{SELF}{{{{- $e := dict \"a\" 1 }}}}{{{{- $_ := set $e \"x\" $e }}}}x: {{{{ deepEqual $d $e }}}}\ny: {{{{ toToml $d | quote }}}}\n"
+    );
+    let (code, out, err, _) = template(&[("templates/a.yaml", &text)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.ends_with("x: true\ny: \"toml: map[string]interface {} contains itself\"\n"),
+        "{out}"
+    );
+}
+
+/// helm parses 50,000 nested TOML arrays; the toml crate stops at its
+/// recursion limit, which `fromToml` reports as helm reports parse errors.
+#[test]
+fn from_toml_of_deep_arrays_is_an_error_map() {
+    let text = "{{- $s := printf \"a = %s1%s\" (repeat 50000 \"[\") (repeat 50000 \"]\") }}x: {{ fromToml $s | toJson | quote }}\n";
+    let (code, out, err, took) = template(&[("templates/a.yaml", text)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("recursion limit exceeded"), "{out}");
     assert!(took < Duration::from_secs(2), "took {took:?}");
 }

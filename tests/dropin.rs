@@ -210,3 +210,51 @@ fn kustomize_output_dir_writes_one_file_per_resource() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: A\n  namespace: one\n"
     );
 }
+
+/// cobra reads helm's global flags before the subcommand too; helmfile
+/// runs `helm --kube-context x template ...` and `helm --debug template`.
+#[test]
+fn global_flags_before_the_subcommand() {
+    let (_dir, helm) = symlink_named("helm");
+    let chart = repo().join("testdata/helmcharts/inline-values/input/charts/demo");
+    let after = stdout_of(
+        Command::new(&helm)
+            .args(["template", "r", "-n", "ns"])
+            .arg(&chart),
+    );
+    for before in [
+        &["--debug", "-n", "ns", "--kube-context", "x"][..],
+        &["--namespace=ns", "--kubeconfig", "/nowhere"],
+        &["-nns", "--kube-insecure-skip-tls-verify"],
+    ] {
+        let got = stdout_of(
+            Command::new(&helm)
+                .args(before)
+                .args(["template", "r"])
+                .arg(&chart),
+        );
+        assert_eq!(got, after, "{before:?}");
+    }
+    let v = stdout_of(Command::new(&helm).args(["-n", "ns", "--debug", "version", "--short"]));
+    assert_eq!(v, "v3.17.3+ge4da497\n");
+    // A flag helm does not have is still refused, before or after.
+    let bad = Command::new(&helm)
+        .args(["--bogus", "template", "r"])
+        .arg(&chart)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// `helm version --template '{{.Version}}'` prints the bare version with
+/// no newline, as helm 3.17.3 does.
+#[test]
+fn version_template_prints_the_bare_version() {
+    let (_dir, helm) = symlink_named("helm");
+    let args = ["version", "--template", "{{.Version}}"];
+    let got = stdout_of(Command::new(&helm).args(args));
+    assert_eq!(got, "v3.17.3");
+    if let Some(h) = need(Need::Helm3) {
+        assert_eq!(got, stdout_of(Command::new(h).args(args)));
+    }
+}

@@ -1,6 +1,9 @@
-//! Stable stand-in for the fuzz targets: seeds plus a bounded, seeded
-//! number of byte mutations through the YAML parse + emit round trip and
-//! the Go template parse + execute entry points; no input may panic.
+//! Stable stand-in for the fuzz targets (`fuzz/`): seeds plus a bounded,
+//! seeded number of byte mutations through the YAML parse + emit round
+//! trip, Go template parse + execute, the kustomization loader (with JSON
+//! 6902 and strategic-merge patches, seeded from `testdata/kustomize`) and
+//! the chart loader from `.tgz` bytes (seeded from `testdata/helmcharts`);
+//! no input may panic.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -71,4 +74,117 @@ fn seeds_and_mutations_do_not_panic() {
         }
     }
     assert_eq!(count, SEEDS.len() * 400);
+}
+
+/// Copies of the files directly in `dir`.
+fn files_of(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
+        let Ok(e) = e else { continue };
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let rel = e
+            .path()
+            .strip_prefix(dir)
+            .map(|p| p.to_string_lossy().into_owned());
+        if let (Ok(rel), Ok(data)) = (rel, std::fs::read(e.path())) {
+            out.push((rel, data));
+        }
+    }
+    out
+}
+
+fn mutate_bytes(b: &[u8], state: &mut u64) -> Vec<u8> {
+    mutate(&String::from_utf8_lossy(b), state).into_bytes()
+}
+
+/// Each testdata kustomization with one of its files mutated, built in a
+/// temporary copy (JSON 6902 and strategic-merge patches, generators, the
+/// kustomization loader itself).
+#[test]
+fn kustomize_builds_of_mutated_testdata_do_not_panic() {
+    let root = crate::support::repo().join("testdata/kustomize");
+    let mut state = 0x2545_F491_4F6C_DD1D_u64;
+    let mut count = 0;
+    for case in ["patches", "json6902-evanphx-v4", "generators", "scalars"] {
+        let files = files_of(&root.join(case).join("input"));
+        if files.is_empty() {
+            continue;
+        }
+        for i in 0..60 {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let pick = (next(&mut state) as usize) % files.len();
+            for (n, (rel, data)) in files.iter().enumerate() {
+                let path = dir.path().join(rel);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
+                }
+                let data = if i > 0 && n == pick {
+                    mutate_bytes(data, &mut state)
+                } else {
+                    data.clone()
+                };
+                std::fs::write(&path, data).unwrap_or_else(|e| panic!("{e}"));
+            }
+            let opts = hydrate::kustomize::Options::default();
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                hydrate::kustomize::build(dir.path(), &opts).is_ok()
+            }));
+            assert!(r.is_ok(), "panic in {case}, mutated {}", files[pick].0);
+            // The unmutated seed builds, so mutations start from real input.
+            assert!(i > 0 || matches!(r, Ok(true)), "seed {case} does not build");
+            count += 1;
+        }
+    }
+    assert!(count >= 180, "{count}");
+}
+
+fn targz(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut tar = tar::Builder::new(Vec::new());
+    for (rel, data) in files {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        let _ = tar.append_data(&mut h, format!("platform/{rel}"), data.as_slice());
+    }
+    let raw = tar.into_inner().unwrap_or_default();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let _ = std::io::Write::write_all(&mut gz, &raw);
+    gz.finish().unwrap_or_default()
+}
+
+/// A packaged chart with one file mutated, or its gzip bytes mutated,
+/// rendered from the `.tgz` (the chart loader's archive path).
+#[test]
+fn charts_from_mutated_tgz_bytes_do_not_panic() {
+    let chart = crate::support::repo().join("testdata/helmcharts/subcharts/input/vendor/platform");
+    let files = files_of(&chart);
+    assert!(!files.is_empty(), "no seed chart at {}", chart.display());
+    let mut state = 0x5851_F42D_4C95_7F2D_u64;
+    for i in 0..150 {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut files = files.clone();
+        let bytes = if i % 3 == 2 {
+            mutate_bytes(&targz(&files), &mut state)
+        } else {
+            let pick = (next(&mut state) as usize) % files.len();
+            if i > 0 {
+                files[pick].1 = mutate_bytes(&files[pick].1, &mut state);
+            }
+            targz(&files)
+        };
+        let path = dir.path().join("platform-0.1.0.tgz");
+        std::fs::write(&path, &bytes).unwrap_or_else(|e| panic!("{e}"));
+        let opts = hydrate::helm::Options::default();
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            hydrate::helm::template(&path, &opts).is_ok()
+        }));
+        assert!(r.is_ok(), "panic on mutation {i}");
+        assert!(
+            i > 0 || matches!(r, Ok(true)),
+            "the seed chart does not render"
+        );
+    }
 }

@@ -8,6 +8,7 @@ mod crash;
 mod demo;
 mod diff;
 mod dropin;
+mod errors;
 mod fuzz_replay;
 mod goldens;
 mod hydrator;

@@ -35,6 +35,12 @@ pub struct VersionArgs {
     /// Which helm to reproduce: 3 (v3.17.3) or 4 (v4.1.4).
     #[arg(long = "helm-version", default_value = "3", value_parser = parse_helm_version)]
     helm_version: HelmVersion,
+    /// helm's global `--debug` (adds nothing to `helm version`).
+    #[arg(long, hide = true)]
+    debug: bool,
+    /// helm's global `--namespace` (not read by `helm version`).
+    #[arg(short = 'n', long, hide = true)]
+    namespace: Option<String>,
     #[command(flatten)]
     global: GlobalArgs,
 }
@@ -389,6 +395,69 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     }
     out.write_all(rendered.output.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// helm's persistent flags that take a value (pflag reads the next word
+/// when no `=` follows). cobra accepts persistent flags before the
+/// subcommand (`helm --kube-context x template ...`, as helmfile runs it).
+const GLOBALS_WITH_VALUE: &[&str] = &[
+    "-n",
+    "--namespace",
+    "--burst-limit",
+    "--kube-apiserver",
+    "--kube-as-group",
+    "--kube-as-user",
+    "--kube-ca-file",
+    "--kube-context",
+    "--kube-tls-server-name",
+    "--kube-token",
+    "--kubeconfig",
+    "--qps",
+    "--registry-config",
+    "--repository-cache",
+    "--repository-config",
+    "--color",
+    "--colour",
+    "--content-cache",
+    "--helm-version",
+];
+
+/// helm's persistent switches.
+const GLOBAL_SWITCHES: &[&str] = &["--debug", "--kube-insecure-skip-tls-verify"];
+
+/// Moves helm's global flags written before the subcommand (`args[at..]`
+/// follows `helm`) to just after it, where clap reads them. Anything else
+/// before the subcommand is left for clap to reject.
+pub fn globals_after_subcommand(args: &mut Vec<std::ffi::OsString>, at: usize) {
+    let mut i = at;
+    let mut moved = Vec::new();
+    while let Some(word) = args.get(i).and_then(|a| a.to_str()) {
+        let name = word.split('=').next().unwrap_or(word);
+        let takes_value = GLOBALS_WITH_VALUE.contains(&name) && !word.contains('=');
+        let short_joined = word.starts_with("-n") && !word.starts_with("--") && word.len() > 2;
+        if takes_value {
+            let end = (i + 2).min(args.len());
+            moved.extend(args.drain(i..end));
+        } else if GLOBALS_WITH_VALUE.contains(&name)
+            || GLOBAL_SWITCHES.contains(&name)
+            || short_joined
+        {
+            moved.push(args.remove(i));
+        } else {
+            break;
+        }
+    }
+    if moved.is_empty() || i >= args.len() || args[i].to_str().is_some_and(|w| w.starts_with('-')) {
+        // No subcommand follows: put the words back for clap's message.
+        for (k, w) in moved.into_iter().enumerate() {
+            args.insert(at + k, w);
+        }
+        return;
+    }
+    i += 1;
+    for (k, w) in moved.into_iter().enumerate() {
+        args.insert(i + k, w);
+    }
 }
 
 /// `helm version`: helm4 has no `-c`, and cobra rejects it as it does.

@@ -79,6 +79,9 @@ fn command_line() -> Vec<std::ffi::OsString> {
     if let Some(tool @ ("helm" | "kustomize")) = stem.as_deref() {
         args.splice(0..1, ["hydrate".into(), tool.into()]);
     }
+    if args.get(1).is_some_and(|a| a == "helm") {
+        helm::globals_after_subcommand(&mut args, 2);
+    }
     args
 }
 

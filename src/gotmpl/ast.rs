@@ -89,6 +89,32 @@ pub struct Pipe {
     pub cmds: Vec<Command>,
 }
 
+/// Frees nested parenthesised pipelines with a loop: templates may nest
+/// them 100,000 deep, past what a recursive drop fits on a stack.
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        let nested = |a: &Arg| matches!(a, Arg::Pipe(_) | Arg::Chain { .. });
+        if !self.cmds.iter().any(|c| c.args.iter().any(nested)) {
+            return;
+        }
+        let mut pending: Vec<Arg> = Vec::new();
+        for c in &mut self.cmds {
+            pending.append(&mut c.args);
+        }
+        while let Some(a) = pending.pop() {
+            match a {
+                Arg::Pipe(mut p) => {
+                    for c in &mut p.cmds {
+                        pending.append(&mut c.args);
+                    }
+                }
+                Arg::Chain { node, .. } => pending.push(*node),
+                _ => {}
+            }
+        }
+    }
+}
+
 /// One stage of a pipeline: operands separated by spaces.
 #[derive(Debug)]
 pub struct Command {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::ast::{Arg, Branch, Command, Node, Pipe, Tree};
-use super::fmt::{quote, to_string};
+use super::fmt::{quote, to_string, try_to_string};
 use super::funcs::{FuncCtx, FuncMap, TemplateRunner};
 use super::value::{Elem, Value};
 use super::{stack, Error, ExecOptions, MissingKey};
@@ -189,7 +189,10 @@ impl<'a> State<'a> {
                         Value::Object(o) if o.pointer_string().is_some() => {
                             self.out.push_str(&o.pointer_string().unwrap_or_default())
                         }
-                        v => self.out.push_str(&to_string(&v)),
+                        v => {
+                            let text = try_to_string(&v).map_err(|e| self.errorf(e))?;
+                            self.out.push_str(&text);
+                        }
                     }
                 }
             }

@@ -3,7 +3,8 @@
 //! annotations (`%!d(string=x)`, `%!s(MISSING)`, `%!(EXTRA ...)`).
 
 use super::float::{format_float, FloatVerb};
-use super::value::{Elem, Value};
+use super::value::Value;
+use super::walk::{Nesting, Path};
 
 use super::quote::quote_with;
 pub use super::quote::{is_print, quote, unicode_sharp};
@@ -44,10 +45,55 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
 }
 
 /// Formats one value with `%v` (Go's `fmt.Sprint(v)` for a single operand).
+/// A map that contains itself prints as far as the cycle (Go overflows its
+/// stack there); [`try_to_string`] reports it instead.
 pub fn to_string(v: &Value) -> String {
     let mut p = Printer::default();
     p.print_arg(v, 'v');
     p.buf
+}
+
+/// [`to_string`], failing on a map that contains itself or a value nested
+/// past [`super::walk::MAX_DEPTH`]. The message names the value's type.
+pub fn try_to_string(v: &Value) -> Result<String, String> {
+    let mut p = Printer::default();
+    p.print_arg(v, 'v');
+    p.finish()
+}
+
+/// [`sprint`], failing as [`try_to_string`] does.
+pub fn try_sprint(args: &[Value]) -> Result<String, String> {
+    let mut p = Printer::default();
+    let mut prev_string = false;
+    for (i, a) in args.iter().enumerate() {
+        let is_string = matches!(a, Value::Str(_));
+        if i > 0 && !is_string && !prev_string {
+            p.buf.push(' ');
+        }
+        p.print_arg(a, 'v');
+        prev_string = is_string;
+    }
+    p.finish()
+}
+
+/// [`sprintln`], failing as [`try_to_string`] does.
+pub fn try_sprintln(args: &[Value]) -> Result<String, String> {
+    let mut p = Printer::default();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            p.buf.push(' ');
+        }
+        p.print_arg(a, 'v');
+    }
+    p.buf.push('\n');
+    p.finish()
+}
+
+/// [`sprintf`], failing as [`try_to_string`] does.
+pub fn try_sprintf(format: &str, args: &[Value]) -> Result<String, String> {
+    let mut p = Printer::default();
+    p.do_printf(format, args);
+    p.finish()
 }
 
 #[derive(Default, Clone, Copy)]
@@ -69,6 +115,10 @@ struct Printer {
     f: Flags,
     reordered: bool,
     good_arg_num: bool,
+    /// Containers open on the way to the value being printed.
+    path: Path,
+    /// Why printing stopped early: the container type and the reason.
+    fault: Option<(String, Nesting)>,
 }
 
 /// Go's `parsenum`: digits at `i`, returning value and new index.
@@ -99,6 +149,13 @@ fn int_from_arg(args: &[Value], arg_num: usize) -> (Option<i64>, usize) {
 }
 
 impl Printer {
+    fn finish(self) -> Result<String, String> {
+        match self.fault {
+            None => Ok(self.buf),
+            Some((type_name, why)) => Err(why.describe(&type_name)),
+        }
+    }
+
     fn pad(&mut self, s: &str) {
         let Some(w) = self.f.wid else {
             self.buf.push_str(s);
@@ -343,27 +400,19 @@ impl Printer {
             Value::Float(f) => self.fmt_float(*f, verb, v),
             Value::Str(s) => self.fmt_string(s, verb, v),
             Value::Bytes(b) => self.fmt_bytes(b, verb, v),
-            Value::List(l) => {
-                if l.elem == Elem::Bytes && matches!(verb, 's' | 'q' | 'x' | 'X') {
-                    // Go only special-cases []byte, not [][]byte; fall through.
+            Value::List(_) | Value::Map(_) => {
+                if self.fault.is_some() {
+                    return;
                 }
-                self.print_seq(
-                    &v.type_name(),
-                    l.items.iter().map(|x| (None, x)),
-                    verb,
-                    depth,
-                    false,
+                let r = Path::descend_within(
+                    self,
+                    |p| &mut p.path,
+                    v,
+                    |p| p.print_container(v, verb, depth),
                 );
-            }
-            Value::Map(m) => {
-                let entries = m.entries();
-                self.print_seq(
-                    &v.type_name(),
-                    entries.iter().map(|(k, x)| (Some(k.as_str()), x)),
-                    verb,
-                    depth,
-                    true,
-                );
+                if let Err(why) = r {
+                    self.fault = Some((v.type_name(), why));
+                }
             }
             Value::Object(o) => {
                 if let Some(s) = o.to_go_string() {
@@ -385,10 +434,6 @@ impl Printer {
 
     /// fmt's `printValue` of a struct: `{a b}`, or `{A:a B:b}` for `%+v`.
     fn print_struct(&mut self, fields: &[(String, Value)], verb: char, depth: usize) {
-        if depth > 64 {
-            self.buf.push_str("...");
-            return;
-        }
         self.buf.push('{');
         for (i, (name, x)) in fields.iter().enumerate() {
             if i > 0 {
@@ -403,6 +448,29 @@ impl Printer {
         self.buf.push('}');
     }
 
+    fn print_container(&mut self, v: &Value, verb: char, depth: usize) {
+        match v {
+            Value::List(l) => self.print_seq(
+                &v.type_name(),
+                l.items.iter().map(|x| (None, x)),
+                verb,
+                depth,
+                false,
+            ),
+            Value::Map(m) => {
+                let entries = m.entries();
+                self.print_seq(
+                    &v.type_name(),
+                    entries.iter().map(|(k, x)| (Some(k.as_str()), x)),
+                    verb,
+                    depth,
+                    true,
+                );
+            }
+            _ => {}
+        }
+    }
+
     fn print_seq<'a>(
         &mut self,
         type_name: &str,
@@ -411,10 +479,6 @@ impl Printer {
         depth: usize,
         is_map: bool,
     ) {
-        if depth > 64 {
-            self.buf.push_str("...");
-            return;
-        }
         if self.f.sharp_v {
             self.buf.push_str(type_name);
             self.buf.push('{');

@@ -41,6 +41,7 @@ mod quote;
 mod stack;
 pub(crate) mod strconv;
 pub mod value;
+mod walk;
 
 #[cfg(test)]
 mod tests;

@@ -10,9 +10,9 @@ use super::Error;
 
 /// Parenthesised pipelines nested deeper than this are refused with Go's
 /// `maxStackDepth` message. helm 3.17 parses 100,000 (its Go check does not
-/// fire); past 20,000 the recursive drop of the syntax tree would outgrow a
-/// worker's stack here, so hydrate stops there (a known difference).
-const MAX_PAREN_DEPTH: usize = 20_000;
+/// fire), and so does hydrate: parser and executor hop to big stacks and
+/// the syntax tree is freed iteratively (`ast::Pipe`'s drop).
+const MAX_PAREN_DEPTH: usize = 100_000;
 
 /// Parses `text` (named `name`) into its main tree plus one tree per
 /// `define`/`block`, in definition order. `has_func` tells whether a function

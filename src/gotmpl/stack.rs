@@ -16,33 +16,66 @@ fn must_hop(depth: usize) -> bool {
     depth == FIRST_HOP || (depth > FIRST_HOP && (depth - FIRST_HOP) % HOP_EVERY == 0)
 }
 
-/// Runs `f`, on a new big-stack thread when `depth` is a hop point.
+/// Runs `f`, on a new big-stack thread when `depth` is a hop point; an
+/// error when that thread cannot be started (a tight `ulimit -v`).
 pub fn grow<T: Send>(
     depth: usize,
     f: impl FnOnce() -> Result<T, Error> + Send,
 ) -> Result<T, Error> {
-    if !must_hop(depth) {
-        return f();
+    hop(depth, f).unwrap_or_else(|_| {
+        Err(Error::Exec {
+            name: String::new(),
+            message: "template: recursion too deep".into(),
+        })
+    })
+}
+
+/// Runs `f`, on a new big-stack thread when `depth` is a hop point: the
+/// form for recursive walks whose result is not a template error. `Err`
+/// gives `f` back when the thread cannot be started (running it here
+/// instead would overflow this stack).
+pub fn hop<T: Send, F: FnOnce() -> T + Send>(depth: usize, f: F) -> Result<T, F> {
+    hop_with(depth, HOP_STACK_BYTES, f)
+}
+
+/// [`hop`] with `stack_bytes` for each new thread (walks over values need
+/// far less per level than template execution).
+pub fn hop_with<T: Send, F: FnOnce() -> T + Send>(
+    depth: usize,
+    stack_bytes: usize,
+    f: F,
+) -> Result<T, F> {
+    if must_hop(depth) {
+        spawn_with(stack_bytes, f)
+    } else {
+        Ok(f())
     }
+}
+
+/// Runs `f` on a new thread with a big stack; `Err(f)` when no thread can
+/// be started.
+pub fn on_big_stack<T: Send, F: FnOnce() -> T + Send>(f: F) -> Result<T, F> {
+    spawn_with(HOP_STACK_BYTES, f)
+}
+
+fn spawn_with<T: Send, F: FnOnce() -> T + Send>(stack_bytes: usize, f: F) -> Result<T, F> {
     let mut slot = Some(f);
     let hopped = std::thread::scope(|s| {
         let slot_ref = &mut slot;
         let handle = std::thread::Builder::new()
             .name("gotmpl-deep".into())
-            .stack_size(HOP_STACK_BYTES)
+            .stack_size(stack_bytes)
             .spawn_scoped(s, move || slot_ref.take().map(|f| f()));
         handle.ok().map(|h| h.join())
     });
     match hopped {
-        Some(Ok(Some(r))) => r,
+        Some(Ok(Some(r))) => Ok(r),
         Some(Err(panic)) => std::panic::resume_unwind(panic),
-        // The thread could not be started: continue on this stack.
+        // The thread could not be started.
         _ => match slot.take() {
-            Some(f) => f(),
-            None => Err(Error::Exec {
-                name: String::new(),
-                message: "template: recursion too deep".into(),
-            }),
+            Some(f) => Err(f),
+            // The thread took `f` and returned, so `hopped` held its result.
+            None => unreachable!("big-stack thread ran without a result"),
         },
     }
 }

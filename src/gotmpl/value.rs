@@ -130,6 +130,52 @@ impl Map {
     }
 }
 
+/// Frees nested lists and maps with a loop instead of recursion: a value
+/// built 100,000 deep in a template would otherwise overflow the stack
+/// when its last reference goes. Containers still shared elsewhere stay.
+fn drop_iteratively(mut pending: Vec<Value>) {
+    while let Some(v) = pending.pop() {
+        match v {
+            Value::List(l) => {
+                if let Some(mut l) = Arc::into_inner(l) {
+                    pending.append(&mut l.items);
+                }
+            }
+            Value::Map(m) => {
+                if let Some(mut m) = Arc::into_inner(m) {
+                    let entries = m.entries.get_mut().unwrap_or_else(|e| e.into_inner());
+                    pending.extend(std::mem::take(entries).into_values());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Drop for List {
+    fn drop(&mut self) {
+        if self
+            .items
+            .iter()
+            .any(|v| matches!(v, Value::List(_) | Value::Map(_)))
+        {
+            drop_iteratively(std::mem::take(&mut self.items));
+        }
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        let entries = self.entries.get_mut().unwrap_or_else(|e| e.into_inner());
+        if entries
+            .values()
+            .any(|v| matches!(v, Value::List(_) | Value::Map(_)))
+        {
+            drop_iteratively(std::mem::take(entries).into_values().collect());
+        }
+    }
+}
+
 /// A host object with Go fields and methods (Helm's `.Capabilities`,
 /// `.Files`, `.Chart`, Sprig's semver objects, ...).
 pub trait Object: Send + Sync + fmt::Debug {

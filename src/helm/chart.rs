@@ -389,6 +389,9 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
         match rel.as_str() {
             "Chart.yaml" => {
                 let v = parse_yaml_at(&text()).map_err(|e| bad(e.line, &e.message))?;
+                if let Some(e) = metadata_type_error(&v) {
+                    return Err(bad(None, &e));
+                }
                 metadata = Some(v);
             }
             "values.yaml" => {
@@ -472,6 +475,59 @@ fn check_requirements(text: &str) -> Result<(), (Option<u32>, String)> {
             crate::gotmpl::convert::json_kind(&other)
         ))),
     }
+}
+
+/// Go types of `chart.Metadata`'s fields that a YAML value can miss:
+/// sigs.k8s.io/yaml turns any scalar into a string for a string field, so
+/// only lists and maps fail there.
+const METADATA_FIELDS: &[(&str, &str)] = &[
+    ("name", "string"),
+    ("home", "string"),
+    ("sources", "[]string"),
+    ("version", "string"),
+    ("description", "string"),
+    ("keywords", "[]string"),
+    ("maintainers", "[]*chart.Maintainer"),
+    ("icon", "string"),
+    ("apiVersion", "string"),
+    ("condition", "string"),
+    ("tags", "string"),
+    ("appVersion", "string"),
+    ("annotations", "map[string]string"),
+    ("kubeVersion", "string"),
+    ("dependencies", "[]*chart.Dependency"),
+    ("type", "string"),
+];
+
+/// `yaml.Unmarshal(Chart.yaml, &chart.Metadata)`'s type error, if any.
+fn metadata_type_error(v: &Value) -> Option<String> {
+    const PREFIX: &str = "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal";
+    let m = match v {
+        Value::Map(m) => m,
+        Value::Nil => return None,
+        other => {
+            return Some(format!(
+                "{PREFIX} {} into Go value of type chart.Metadata",
+                crate::gotmpl::convert::json_kind(other)
+            ))
+        }
+    };
+    for (field, go_type) in METADATA_FIELDS {
+        let Some(x) = m.get(field) else { continue };
+        let fits = match (*go_type, &x) {
+            (_, Value::Nil) => true,
+            ("string", x) => !matches!(x, Value::List(_) | Value::Map(_)),
+            ("map[string]string", x) => matches!(x, Value::Map(_)),
+            (_, x) => matches!(x, Value::List(_)),
+        };
+        if !fits {
+            return Some(format!(
+                "{PREFIX} {} into Go struct field Metadata.{field} of type {go_type}",
+                crate::gotmpl::convert::json_kind(&x)
+            ));
+        }
+    }
+    None
 }
 
 /// helm's `Metadata.Validate`.

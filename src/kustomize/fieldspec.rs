@@ -387,6 +387,11 @@ pub fn set_entry<'a>(
                 ));
             }
         }
+        // kyaml's FieldSetter with an empty name sets the node itself,
+        // which must then be a scalar: a label or annotation keyed "" fails.
+        if key.is_empty() {
+            return Err("wrong node kind: expected ScalarNode but got MappingNode".into());
+        }
         n.set(key, Node::string(value));
         Ok(())
     }

@@ -81,12 +81,12 @@ fn apply_one(doc: &mut Node, op: &Op) -> Result<(), String> {
         "move" => {
             let from = op.from.as_deref().ok_or("move operation has no from")?;
             let v = remove(doc, from)?;
-            add(doc, &op.path, v)
+            add(doc, destination(&op.path, "move")?, v)
         }
         "copy" => {
             let from = op.from.as_deref().ok_or("copy operation has no from")?;
             let v = copied(doc, from)?;
-            add(doc, &op.path, v)
+            add(doc, destination(&op.path, "copy")?, v)
         }
         "test" => {
             let want = value()?;
@@ -103,6 +103,17 @@ fn apply_one(doc: &mut Node, op: &Op) -> Result<(), String> {
         }
         other => Err(format!("Unexpected kind: {other}")),
     }
+}
+
+/// evanphx v4 `findObject` finds no container for the empty pointer (the
+/// whole document), so `move` and `copy` cannot write there.
+fn destination<'p>(path: &'p str, op: &str) -> Result<&'p str, String> {
+    if path.is_empty() {
+        return Err(format!(
+            "{op} operation does not apply: doc is missing destination path: : missing value"
+        ));
+    }
+    Ok(path)
 }
 
 /// The value `copy` takes: evanphx v4 fails when the parent of `from` is
@@ -186,9 +197,11 @@ fn index(t: &str, len: usize, for_insert: bool) -> Result<usize, String> {
 }
 
 fn add(doc: &mut Node, path: &str, v: Node) -> Result<(), String> {
+    // evanphx v4 `add`: `findObject` has no container for "" either.
     if path.is_empty() {
-        *doc = v;
-        return Ok(());
+        return Err(
+            "add operation does not apply: doc is missing path: \"\": missing value".into(),
+        );
     }
     let (con, key) = parent(doc, path, "add")?;
     match &mut con.value {

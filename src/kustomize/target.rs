@@ -399,6 +399,17 @@ impl<'o> Accumulator<'o> {
                     field: format!("remote resource {entry:?} (hydrate works offline; vendor it)"),
                 });
             }
+            // kustomize: an empty entry (`resources: [null]`, `- ""`) names
+            // no root, before any file is looked at.
+            if entry.is_empty() {
+                return Err(Error::invalid(
+                    kfile,
+                    format!(
+                        "accumulating resources: accumulation err='accumulating resources from '': '{}' must resolve to a file': new root cannot be empty",
+                        dir.display()
+                    ),
+                ));
+            }
             let path = dir.join(entry);
             if path.is_file() {
                 self.check_restriction(dir, &path, kfile)?;
@@ -423,6 +434,15 @@ impl<'o> Accumulator<'o> {
                     ));
                 }
                 out.absorb(sub_acc, kfile)?;
+            } else if let (Ok(_), Err(e)) = (path.symlink_metadata(), path.canonicalize()) {
+                // A link that loops or dangles: kustomize's EvalSymlinks failure.
+                return Err(Error::invalid(
+                    kfile,
+                    format!(
+                        "accumulating resources: evalsymlink failure on '{}' : {e}",
+                        path.display()
+                    ),
+                ));
             } else {
                 return Err(Error::invalid(
                     kfile,

@@ -3,7 +3,7 @@
 //! short-circuit evaluation lives in the executor.
 
 use super::{ArgType, FuncMap, Signature};
-use crate::gotmpl::fmt::{sprint, sprintf, sprintln};
+use crate::gotmpl::fmt::{sprint, sprintf, try_sprint, try_sprintf, try_sprintln};
 use crate::gotmpl::value::Value;
 
 use ArgType::{Any, Reflect};
@@ -49,16 +49,18 @@ pub fn register(m: &mut FuncMap) {
         lt(first(a), second(a)).map(|b| Value::Bool(!b))
     });
     let any_var = Signature::variadic(&[], Any);
-    m.insert_builtin("print", any_var.clone(), |_, a| Ok(Value::from(sprint(a))));
+    m.insert_builtin("print", any_var.clone(), |_, a| {
+        try_sprint(a).map(Value::from)
+    });
     m.insert_builtin("println", any_var.clone(), |_, a| {
-        Ok(Value::from(sprintln(a)))
+        try_sprintln(a).map(Value::from)
     });
     m.insert_builtin(
         "printf",
         Signature::variadic(&[ArgType::String], Any),
         |_, a| {
             let f = first(a).as_str().map(str::to_string).unwrap_or_default();
-            Ok(Value::from(sprintf(&f, &a[1.min(a.len())..])))
+            try_sprintf(&f, &a[1.min(a.len())..]).map(Value::from)
         },
     );
     m.insert_builtin("html", any_var.clone(), |_, a| {

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use super::sprig_encoding::b64_encode;
 use super::{ArgType, FuncMap, Signature};
 use crate::gotmpl::value::{Elem, Value};
+use crate::gotmpl::walk::{self, Path};
 use crate::yaml::{format_json, write_json_string as write_string};
 
 /// Encoder options.
@@ -27,11 +28,50 @@ pub const COMPACT: Style = Style {
     indent: "",
 };
 
-/// Marshals a value; errors carry Go's text (`json: unsupported value: NaN`).
+/// Marshals a value; errors carry Go's text (`json: unsupported value: NaN`,
+/// `json: unsupported value: encountered a cycle via map[string]interface {}`).
 pub fn marshal(v: &Value, style: Style) -> Result<String, String> {
     let mut out = String::new();
-    write_value(v, style, 0, &mut out)?;
+    let mut path = Path::default();
+    if style.indent.is_empty() {
+        write_value(v, style, 0, &mut out, &mut path)?;
+        return Ok(out);
+    }
+    // MarshalIndent marshals compactly, then re-reads the text with the
+    // scanner, which stops past MAX_DEPTH levels (before the indentation
+    // of such a value could grow quadratically).
+    let compact = Style {
+        indent: "",
+        ..style
+    };
+    write_value(v, compact, 0, &mut out, &mut path)?;
+    if path.deepest() > MAX_DEPTH {
+        if let Some(c) = nesting(out.as_bytes()).exceeded {
+            return Err(format!(
+                "invalid character {} exceeded max depth",
+                quote_char(c)
+            ));
+        }
+    }
+    out.clear();
+    write_value(v, style, 0, &mut out, &mut Path::default())?;
     Ok(out)
+}
+
+/// One level down into the list or map `v`, with Go's texts for a cycle.
+fn descend(
+    v: &Value,
+    path: &mut Path,
+    f: impl FnOnce(&mut Path) -> Result<(), String> + Send,
+) -> Result<(), String> {
+    match path.descend(v, f) {
+        Ok(r) => r,
+        Err(walk::Nesting::Cycle) => Err(format!(
+            "json: unsupported value: encountered a cycle via {}",
+            v.type_name()
+        )),
+        Err(why) => Err(format!("json: {}", why.describe(&v.type_name()))),
+    }
 }
 
 fn newline(style: Style, depth: usize, out: &mut String) {
@@ -43,7 +83,13 @@ fn newline(style: Style, depth: usize, out: &mut String) {
     }
 }
 
-fn write_value(v: &Value, style: Style, depth: usize, out: &mut String) -> Result<(), String> {
+fn write_value(
+    v: &Value,
+    style: Style,
+    depth: usize,
+    out: &mut String,
+    path: &mut Path,
+) -> Result<(), String> {
     match v {
         Value::Invalid | Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -65,21 +111,26 @@ fn write_value(v: &Value, style: Style, depth: usize, out: &mut String) -> Resul
                 out.push_str("[]");
                 return Ok(());
             }
-            out.push('[');
-            for (i, item) in l.items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+            descend(v, path, |path| {
+                out.push('[');
+                for (i, item) in l.items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    newline(style, depth + 1, out);
+                    write_value(item, style, depth + 1, out, path)?;
                 }
-                newline(style, depth + 1, out);
-                write_value(item, style, depth + 1, out)?;
-            }
-            newline(style, depth, out);
-            out.push(']');
+                newline(style, depth, out);
+                out.push(']');
+                Ok(())
+            })?
         }
-        Value::Map(m) => write_map(&m.entries(), style, depth, out)?,
+        Value::Map(m) => descend(v, path, |path| {
+            write_map(&m.entries(), style, depth, out, path)
+        })?,
         Value::Object(o) => match (o.marshal_fields(), o.marshal().or_else(|| o.underlying())) {
-            (Some(fields), _) => write_map(&fields, style, depth, out)?,
-            (None, Some(inner)) => write_value(&inner, style, depth, out)?,
+            (Some(fields), _) => write_map(&fields, style, depth, out, path)?,
+            (None, Some(inner)) => write_value(&inner, style, depth, out, path)?,
             (None, None) => out.push_str("{}"),
         },
     }
@@ -91,6 +142,7 @@ fn write_map(
     style: Style,
     depth: usize,
     out: &mut String,
+    path: &mut Path,
 ) -> Result<(), String> {
     if entries.is_empty() {
         out.push_str("{}");
@@ -107,7 +159,7 @@ fn write_map(
         if !style.indent.is_empty() {
             out.push(' ');
         }
-        write_value(val, style, depth + 1, out)?;
+        write_value(val, style, depth + 1, out, path)?;
     }
     newline(style, depth, out);
     out.push('}');

@@ -2,10 +2,12 @@
 //! lists (`list.go`) and dicts (`dict.go`), with Sprig's error texts (its
 //! non-`must` variants panic; Go's template engine turns that into an error).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use super::sprig_strings::strval;
 use super::{ArgType, FuncMap, Signature};
+use crate::gotmpl::stack;
 use crate::gotmpl::value::{Elem, Value};
 
 use ArgType::{Any, Bool, Map, String as Str};
@@ -17,18 +19,36 @@ pub fn empty(v: &Value) -> bool {
 
 /// Go's `reflect.DeepEqual` on template values.
 pub fn deep_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Invalid | Value::Nil, Value::Invalid | Value::Nil) => true,
-        (Value::Bool(x), Value::Bool(y)) => x == y,
-        (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
-        (Value::Uint8(x), Value::Uint8(y)) => x == y,
-        (Value::Float(x), Value::Float(y)) => x == y,
-        (Value::Str(x), Value::Str(y)) => x == y,
-        (Value::Bytes(x), Value::Bytes(y)) => x == y,
+    equal_at(a, b, &mut Seen::default())
+}
+
+/// reflect.DeepEqual's `visited`: container pairs already under comparison
+/// count as equal (so maps containing themselves compare without end).
+#[derive(Default)]
+struct Seen {
+    pairs: HashSet<(usize, usize)>,
+    depth: usize,
+}
+
+fn equal_at(a: &Value, b: &Value, seen: &mut Seen) -> bool {
+    let pair = match (a, b) {
+        (Value::List(x), Value::List(y)) => (Arc::as_ptr(x) as usize, Arc::as_ptr(y) as usize),
+        (Value::Map(x), Value::Map(y)) => (Arc::as_ptr(x) as usize, Arc::as_ptr(y) as usize),
+        _ => return scalar_equal(a, b),
+    };
+    if !seen.pairs.insert(pair) {
+        return true;
+    }
+    seen.depth += 1;
+    let depth = seen.depth;
+    let r = stack::hop(depth, || match (a, b) {
         (Value::List(x), Value::List(y)) => {
             x.elem == y.elem
                 && x.items.len() == y.items.len()
-                && x.items.iter().zip(&y.items).all(|(p, q)| deep_equal(p, q))
+                && x.items
+                    .iter()
+                    .zip(&y.items)
+                    .all(|(p, q)| equal_at(p, q, seen))
         }
         (Value::Map(x), Value::Map(y)) => {
             let (ex, ey) = (x.entries(), y.entries());
@@ -37,9 +57,26 @@ pub fn deep_equal(a: &Value, b: &Value) -> bool {
                 && ex
                     .iter()
                     .zip(&ey)
-                    .all(|((k1, v1), (k2, v2))| k1 == k2 && deep_equal(v1, v2))
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && equal_at(v1, v2, seen))
         }
-        (Value::Object(x), Value::Object(y)) => std::sync::Arc::ptr_eq(x, y),
+        _ => false,
+    })
+    // No thread for a bigger stack: too deep to tell, so not equal.
+    .unwrap_or(false);
+    seen.depth -= 1;
+    r
+}
+
+fn scalar_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Invalid | Value::Nil, Value::Invalid | Value::Nil) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
+        (Value::Uint8(x), Value::Uint8(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Bytes(x), Value::Bytes(y)) => x == y,
+        (Value::Object(x), Value::Object(y)) => Arc::ptr_eq(x, y),
         _ => false,
     }
 }

@@ -12,6 +12,7 @@ use super::sprig_collections::{deep_equal, empty};
 use super::{ArgType, FuncMap, Signature};
 use crate::gotmpl::fmt::to_string;
 use crate::gotmpl::value::{Elem, List, Map as GoMap, Value};
+use crate::gotmpl::walk::{Nesting, Path};
 
 use ArgType::{Any, Int, Map, String as Str};
 
@@ -104,14 +105,17 @@ pub fn register(m: &mut FuncMap) {
         m.insert(name, Signature::variadic(&[Map], Map), move |_, a| {
             if let Some(dst) = as_map(&a[0]) {
                 for src in a[1..].iter().filter_map(as_map) {
-                    merge_into(&dst, &src, overwrite);
+                    merge_into(&dst, &src, overwrite, &mut Path::default())
+                        .map_err(|why| why.describe(&a[0].type_name()))?;
                 }
             }
             Ok(a[0].clone())
         });
     }
     for name in ["deepCopy", "mustDeepCopy"] {
-        m.insert(name, Signature::fixed(&[Any]), |_, a| Ok(deep_copy(&a[0])));
+        m.insert(name, Signature::fixed(&[Any]), |_, a| {
+            try_deep_copy(&a[0]).map_err(|why| why.describe(&a[0].type_name()))
+        });
     }
     register_reflect(m);
     register_must_aliases(m);
@@ -240,7 +244,7 @@ fn is_empty_value(v: &Value) -> bool {
 /// sides merge recursively (in place); otherwise the source value is taken
 /// when the destination lacks the key or holds an empty value, or always
 /// with `overwrite`.
-fn merge_into(dst: &GoMap, src: &GoMap, overwrite: bool) {
+fn merge_into(dst: &GoMap, src: &GoMap, overwrite: bool, path: &mut Path) -> Result<(), Nesting> {
     for (k, sv) in src.entries() {
         let dv = dst.get(&k);
         if sv.is_nil() {
@@ -251,8 +255,8 @@ fn merge_into(dst: &GoMap, src: &GoMap, overwrite: bool) {
             }
             continue;
         }
-        if let (Value::Map(sm), Some(Value::Map(dm))) = (&sv, &dv) {
-            merge_into(dm, sm, overwrite);
+        if let (Value::Map(sm), Some(d @ Value::Map(dm))) = (&sv, &dv) {
+            path.descend(d, |p| merge_into(dm, sm, overwrite, p))??;
             if !dm.is_empty() {
                 continue;
             }
@@ -262,24 +266,51 @@ fn merge_into(dst: &GoMap, src: &GoMap, overwrite: bool) {
             dst.insert(k, sv);
         }
     }
+    Ok(())
 }
 
-/// copystructure's `Copy`: fresh maps and slices all the way down.
+/// copystructure's `Copy`: fresh maps and slices all the way down. Where a
+/// map contains itself (copystructure would recurse forever) the copy
+/// shares that inner map; [`try_deep_copy`] reports it instead.
 pub fn deep_copy(v: &Value) -> Value {
-    match v {
-        Value::List(l) => Value::List(Arc::new(List {
-            elem: l.elem,
-            items: l.items.iter().map(deep_copy).collect(),
-        })),
-        Value::Map(m) => {
-            let e: BTreeMap<String, Value> = m
-                .entries()
-                .into_iter()
-                .map(|(k, v)| (k, deep_copy(&v)))
-                .collect();
-            Value::typed_map(m.elem, e)
+    copy_of(v, &mut Path::default(), false).unwrap_or_else(|_| v.clone())
+}
+
+/// [`deep_copy`], failing on a map that contains itself or nesting past
+/// the walk limit.
+pub fn try_deep_copy(v: &Value) -> Result<Value, Nesting> {
+    copy_of(v, &mut Path::default(), true)
+}
+
+fn copy_of(v: &Value, path: &mut Path, strict: bool) -> Result<Value, Nesting> {
+    if !matches!(v, Value::List(_) | Value::Map(_)) {
+        return Ok(v.clone());
+    }
+    let copied = path.descend(v, |p| match v {
+        Value::List(l) => {
+            let items = l
+                .items
+                .iter()
+                .map(|x| copy_of(x, p, strict))
+                .collect::<Result<_, _>>()?;
+            Ok(Value::List(Arc::new(List {
+                elem: l.elem,
+                items,
+            })))
         }
-        other => other.clone(),
+        Value::Map(m) => {
+            let mut e = BTreeMap::new();
+            for (k, x) in m.entries() {
+                e.insert(k, copy_of(&x, p, strict)?);
+            }
+            Ok(Value::typed_map(m.elem, e))
+        }
+        other => Ok(other.clone()),
+    });
+    match copied {
+        Ok(r) => r,
+        Err(why) if strict => Err(why),
+        Err(_) => Ok(v.clone()),
     }
 }
 
@@ -313,9 +344,9 @@ mod tests {
         let (Some(d), Some(s)) = (as_map(&dst), as_map(&src)) else {
             panic!("maps");
         };
-        merge_into(&d, &s, false);
+        assert!(merge_into(&d, &s, false, &mut Path::default()).is_ok());
         assert_eq!(to_string(&dst), "map[a:1 b:3 e:4 n:map[x:1 y:3]]");
-        merge_into(&d, &s, true);
+        assert!(merge_into(&d, &s, true, &mut Path::default()).is_ok());
         assert_eq!(to_string(&dst), "map[a:2 b:3 e:4 n:map[x:2 y:3]]");
     }
 

@@ -3,7 +3,7 @@
 //! checks (`wrong type for value; expected string; got float64`) apply.
 
 use super::{ArgType, FuncMap, Signature};
-use crate::gotmpl::fmt::{quote, sprintf, to_string};
+use crate::gotmpl::fmt::{quote, to_string, try_sprintf, try_to_string};
 use crate::gotmpl::value::{Elem, Value};
 
 use ArgType::{Any, Int, String as Str};
@@ -106,10 +106,11 @@ pub fn register(m: &mut FuncMap) {
     m.insert("cat", any_var, |_, a| {
         let kept: Vec<Value> = a.iter().filter(|v| !v.is_nil()).cloned().collect();
         let format = "%v ".repeat(kept.len());
-        ok(sprintf(format.trim(), &kept))
+        try_sprintf(format.trim(), &kept).map(Value::from)
     });
-    m.insert("toString", Signature::fixed(&[Any]), |_, a| {
-        ok(strval(&a[0]))
+    m.insert("toString", Signature::fixed(&[Any]), |_, a| match &a[0] {
+        Value::Str(_) | Value::Bytes(_) => ok(strval(&a[0])),
+        other => try_to_string(other).map(Value::from),
     });
     m.insert("join", Signature::fixed(&[Str, Any]), |_, a| {
         ok(strslice(&a[1]).join(s(&a[0])))

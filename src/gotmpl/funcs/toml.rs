@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::gotmpl::value::Value;
+use crate::gotmpl::walk::Path;
 
 fn bare(key: &str) -> bool {
     !key.is_empty()
@@ -56,8 +57,56 @@ fn is_table_array(v: &Value) -> bool {
     }
 }
 
-fn scalar(v: &Value) -> Result<String, String> {
-    Ok(match v.resolved() {
+/// One level down into `v` for the encoder; BurntSushi's recursion has no
+/// guard (a map containing itself overflows Go's stack).
+fn descend<S: Send, T: Send>(
+    s: &mut S,
+    field: fn(&mut S) -> &mut Path,
+    v: &Value,
+    f: impl FnOnce(&mut S) -> Result<T, String> + Send,
+) -> Result<T, String> {
+    match Path::descend_within(s, field, v, f) {
+        Ok(r) => r,
+        Err(why) => Err(format!("toml: {}", why.describe(&v.type_name()))),
+    }
+}
+
+fn scalar(v: &Value, walk: &mut Path) -> Result<String, String> {
+    let v = v.resolved();
+    if matches!(v, Value::List(_) | Value::Map(_)) {
+        return descend(walk, |w| w, &v.clone(), |w| inline(&v, w));
+    }
+    scalar_leaf(&v)
+}
+
+/// An array or inline table, `{k = v, ...}`.
+fn inline(v: &Value, walk: &mut Path) -> Result<String, String> {
+    Ok(match v {
+        Value::List(l) => {
+            let mut parts = Vec::new();
+            for i in &l.items {
+                if i.is_nil() {
+                    return Err("toml: cannot encode array with nil element".into());
+                }
+                parts.push(scalar(i, walk)?);
+            }
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Map(m) => {
+            let mut parts = Vec::new();
+            for (k, v) in m.entries() {
+                if !v.is_nil() {
+                    parts.push(format!("{} = {}", key_text(&k), scalar(&v, walk)?));
+                }
+            }
+            format!("{{{}}}", parts.join(", "))
+        }
+        other => scalar_leaf(other)?,
+    })
+}
+
+fn scalar_leaf(v: &Value) -> Result<String, String> {
+    Ok(match v.clone() {
         Value::Bool(b) => b.to_string(),
         Value::Int(i) | Value::Int64(i) => i.to_string(),
         Value::Uint8(u) => u.to_string(),
@@ -77,25 +126,7 @@ fn scalar(v: &Value) -> Result<String, String> {
         }
         Value::Str(s) => quoted(&s),
         Value::Bytes(b) => quoted(&String::from_utf8_lossy(&b)),
-        Value::List(l) => {
-            let mut parts = Vec::new();
-            for i in &l.items {
-                if i.is_nil() {
-                    return Err("toml: cannot encode array with nil element".into());
-                }
-                parts.push(scalar(i)?);
-            }
-            format!("[{}]", parts.join(", "))
-        }
-        Value::Map(m) => {
-            let mut parts = Vec::new();
-            for (k, v) in m.entries() {
-                if !v.is_nil() {
-                    parts.push(format!("{} = {}", key_text(&k), scalar(&v)?));
-                }
-            }
-            format!("{{{}}}", parts.join(", "))
-        }
+        Value::List(_) | Value::Map(_) => String::new(),
         Value::Object(o) => match o.to_go_string() {
             Some(s) => quoted(&s),
             None => "{}".into(),
@@ -104,8 +135,12 @@ fn scalar(v: &Value) -> Result<String, String> {
     })
 }
 
+/// Largest `toToml` text built.
+const MAX_OUTPUT: usize = 64 << 20;
+
 struct Enc {
     out: String,
+    walk: Path,
 }
 
 impl Enc {
@@ -115,38 +150,58 @@ impl Enc {
         }
     }
 
-    fn table(&mut self, path: &[String], entries: &[(String, Value)]) -> Result<(), String> {
+    /// Prints the table at `path` (its keys, pushed and popped while its
+    /// sub-tables print, so deep tables share one path).
+    fn table(&mut self, path: &mut Vec<String>, entries: &[(String, Value)]) -> Result<(), String> {
+        // Every header repeats the whole dotted path, so deep tables print
+        // quadratically: stop before memory runs out (Go would not).
+        if self.out.len() > MAX_OUTPUT {
+            return Err(format!("toml: output larger than {} MiB", MAX_OUTPUT >> 20));
+        }
         let kv_indent = "  ".repeat(path.len());
         for (k, v) in entries {
             if v.is_nil() || is_table(v) || is_table_array(v) {
                 continue;
             }
+            let text = scalar(v, &mut self.walk)?;
             self.out
-                .push_str(&format!("{kv_indent}{} = {}\n", key_text(k), scalar(v)?));
+                .push_str(&format!("{kv_indent}{} = {}\n", key_text(k), text));
         }
         for (k, v) in entries {
-            let mut p = path.to_vec();
-            p.push(key_text(k));
-            let head_indent = "  ".repeat(p.len() - 1);
+            let head_indent = "  ".repeat(path.len());
+            path.push(key_text(k));
             if let Value::Map(m) = v.resolved() {
-                if p.len() == 1 {
+                if path.len() == 1 {
                     self.newline();
                 }
                 self.out
-                    .push_str(&format!("{head_indent}[{}]\n", p.join(".")));
-                self.table(&p, &m.entries())?;
+                    .push_str(&format!("{head_indent}[{}]\n", path.join(".")));
+                let inner = Value::Map(m.clone());
+                descend(
+                    self,
+                    |e| &mut e.walk,
+                    &inner,
+                    |e| e.table(path, &m.entries()),
+                )?;
             } else if is_table_array(v) {
                 if let Value::List(l) = v.resolved() {
                     for item in &l.items {
                         if let Value::Map(m) = item.resolved() {
                             self.newline();
                             self.out
-                                .push_str(&format!("{head_indent}[[{}]]\n", p.join(".")));
-                            self.table(&p, &m.entries())?;
+                                .push_str(&format!("{head_indent}[[{}]]\n", path.join(".")));
+                            let inner = Value::Map(m.clone());
+                            descend(
+                                self,
+                                |e| &mut e.walk,
+                                &inner,
+                                |e| e.table(path, &m.entries()),
+                            )?;
                         }
                     }
                 }
             }
+            path.pop();
         }
         Ok(())
     }
@@ -156,8 +211,17 @@ impl Enc {
 pub fn to_toml(v: &Value) -> Result<String, String> {
     match v.resolved() {
         Value::Map(m) => {
-            let mut e = Enc { out: String::new() };
-            e.table(&[], &m.entries())?;
+            let mut e = Enc {
+                out: String::new(),
+                walk: Path::default(),
+            };
+            let top = Value::Map(m.clone());
+            descend(
+                &mut e,
+                |e| &mut e.walk,
+                &top,
+                |e| e.table(&mut Vec::new(), &m.entries()),
+            )?;
             Ok(e.out)
         }
         Value::Invalid | Value::Nil => Ok(String::new()),

@@ -7,7 +7,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::gotmpl::stack;
 use crate::gotmpl::value::Value;
+use crate::gotmpl::walk::{Nesting, Path};
 use crate::yaml::{self, Node, Tag};
 
 /// A scalar's number as JSON would carry it (float64).
@@ -117,9 +119,19 @@ pub fn from_node(n: &Node) -> Result<Value, String> {
     }
 }
 
+/// Nodes this shallow are printed and freed on the caller's stack.
+const SHALLOW: usize = 64;
+
+fn depth_error() -> String {
+    format!(
+        "error converting JSON to YAML: yaml: line 1: exceeded max depth of {}",
+        yaml::MAX_DEPTH
+    )
+}
+
 /// Value → node, the way `json.Marshal` then go-yaml v2 see it. `Err` with
-/// json's text for NaN/Inf.
-pub fn to_node(v: &Value) -> Result<Node, String> {
+/// json's text for NaN/Inf and for a map that contains itself.
+fn node_of(v: &Value, path: &mut Path) -> Result<Node, String> {
     Ok(match v {
         Value::Invalid | Value::Nil => Node::null(),
         Value::Bool(b) => Node::scalar(if *b { "true" } else { "false" }, Tag::Bool),
@@ -136,29 +148,45 @@ pub fn to_node(v: &Value) -> Result<Node, String> {
         }
         Value::Str(s) => Node::string(s.to_string()),
         Value::Bytes(b) => Node::string(super::sprig_encoding::b64_encode(b)),
+        Value::List(_) | Value::Map(_) => match path.descend(v, |p| container_node(v, p)) {
+            Ok(n) => n?,
+            Err(Nesting::Cycle) => {
+                return Err(format!(
+                    "json: unsupported value: encountered a cycle via {}",
+                    v.type_name()
+                ))
+            }
+            Err(why) => return Err(format!("json: {}", why.describe(&v.type_name()))),
+        },
+        Value::Object(o) => match o.marshal().or_else(|| o.underlying()) {
+            Some(inner) => node_of(&inner, path)?,
+            None => Node::map(),
+        },
+    })
+}
+
+fn container_node(v: &Value, path: &mut Path) -> Result<Node, String> {
+    match v {
         Value::List(l) => {
             let mut n = Node::seq();
             if let Some(items) = n.as_seq_mut() {
                 for i in &l.items {
-                    items.push(to_node(i)?);
+                    items.push(node_of(i, path)?);
                 }
             }
-            n
+            Ok(n)
         }
         Value::Map(m) => {
             let mut n = Node::map();
             if let Some(entries) = n.as_map_mut() {
                 for (k, val) in m.entries() {
-                    entries.push((Node::string(k), to_node(&val)?));
+                    entries.push((Node::string(k), node_of(&val, path)?));
                 }
             }
-            n
+            Ok(n)
         }
-        Value::Object(o) => match o.marshal().or_else(|| o.underlying()) {
-            Some(inner) => to_node(&inner)?,
-            None => Node::map(),
-        },
-    })
+        _ => node_of(v, path),
+    }
 }
 
 /// Helm's `toYaml`: the printed YAML without its final newline; "" on error.
@@ -168,9 +196,29 @@ pub fn to_yaml(v: &Value) -> String {
 
 /// helm4's `mustToYaml`: as [`to_yaml`], reporting the marshal error.
 pub fn try_to_yaml(v: &Value) -> Result<String, String> {
-    let n = to_node(v)?;
-    let s = yaml::to_string(&n).map_err(|e| e.to_string())?;
-    Ok(s.strip_suffix('\n').map(str::to_string).unwrap_or(s))
+    let mut path = Path::default();
+    let n = node_of(v, &mut path)?;
+    let deepest = path.deepest();
+    let print = move || {
+        if deepest > yaml::MAX_DEPTH {
+            return Err(depth_error());
+        }
+        let s = yaml::to_string(&n).map_err(|e| e.to_string())?;
+        Ok(s.strip_suffix('\n').map(str::to_string).unwrap_or(s))
+    };
+    // The emitter and the node's drop recurse as deep as the value nests.
+    if deepest <= SHALLOW {
+        print()
+    } else {
+        // No thread for a bigger stack: leak the node rather than
+        // overflow this stack freeing it.
+        stack::on_big_stack(print).unwrap_or_else(|print| {
+            std::mem::forget(print);
+            Err(format!(
+                "yaml: value nested {deepest} deep needs a bigger stack"
+            ))
+        })
+    }
 }
 
 /// `sigs.k8s.io/yaml.Unmarshal` of the first document into `interface{}`.
