@@ -17,6 +17,7 @@ mod openapi;
 mod order;
 mod origin;
 mod patch;
+mod pattern;
 mod plugin;
 mod replacement;
 mod resource;
