@@ -8,7 +8,7 @@ use super::model::{self, GeneratorKind, Kind, Kustomization, Var};
 use super::openapi::SchemaSetting;
 use super::origin::{self, Origin};
 use super::patch::Patches;
-use super::resource::{read_file, Resource};
+use super::resource::{read_file, ObjectId, Resource};
 use super::vars;
 use super::{plugin, replacement};
 use super::{Error, LoadRestrictor, Options};
@@ -546,11 +546,13 @@ impl Acc {
 }
 
 /// Appends resources, refusing a second resource with the same id
-/// (kustomize's resWrangler.AppendAll).
+/// (kustomize's resWrangler.AppendAll). The ids already present are hashed
+/// once per call, so appending stays linear in the resources.
 fn append(into: &mut Vec<Resource>, more: Vec<Resource>, kfile: &Path) -> Result<(), Error> {
+    let mut seen: std::collections::HashSet<ObjectId> = into.iter().map(Resource::cur_id).collect();
     for r in more {
         let id = r.cur_id();
-        if into.iter().any(|x| x.cur_id() == id) {
+        if seen.contains(&id) {
             return Err(Error::invalid(
                 kfile,
                 format!(
@@ -559,6 +561,7 @@ fn append(into: &mut Vec<Resource>, more: Vec<Resource>, kfile: &Path) -> Result
                 ),
             ));
         }
+        seen.insert(id);
         into.push(r);
     }
     Ok(())
