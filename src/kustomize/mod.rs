@@ -23,6 +23,7 @@ mod replacement;
 mod resource;
 mod selector;
 mod smp;
+mod sources;
 mod target;
 mod transform;
 mod vars;
@@ -34,6 +35,7 @@ pub use fieldspec::{FieldSpec, TransformerConfig};
 pub use helmchart::Settings as HelmSettings;
 pub use model::{Kustomization, FILE_NAMES};
 pub use resource::{Gvk, ObjectId, Resource};
+pub use sources::Sources;
 
 use crate::yaml::Node;
 
@@ -68,6 +70,9 @@ pub struct Options {
     pub managed_by_label: bool,
     /// `helmCharts` inflation (`--enable-helm` and its companion flags).
     pub helm: HelmSettings,
+    /// Files already read in this run, shared by its builds (each build
+    /// reads on its own when `None`).
+    pub sources: Option<std::sync::Arc<Sources>>,
 }
 
 /// The result of a build.

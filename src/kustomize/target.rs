@@ -30,6 +30,8 @@ pub struct Accumulator<'o> {
     origin: Option<String>,
     /// The OpenAPI schema strategic merge patches use (`openapi:`).
     schema: SchemaSetting,
+    /// Files read so far in this run.
+    sources: std::sync::Arc<super::Sources>,
 }
 
 impl<'o> Accumulator<'o> {
@@ -42,6 +44,7 @@ impl<'o> Accumulator<'o> {
             stack: Vec::new(),
             origin: None,
             schema: SchemaSetting::default(),
+            sources: opts.sources.clone().unwrap_or_default(),
         }
     }
 
@@ -73,7 +76,7 @@ impl<'o> Accumulator<'o> {
             ));
         };
         self.files_read.push(file.clone());
-        let k = Kustomization::load(&file)?;
+        let k = Kustomization::clone(&*self.sources.kustomization(&file)?);
         self.warnings.extend(k.warnings.iter().cloned());
         // kustomize: SetSchema right after loading, resetting at the top.
         let mut schema = std::mem::take(&mut self.schema);
@@ -437,15 +440,9 @@ impl<'o> Accumulator<'o> {
     }
 
     fn file(&mut self, path: &Path) -> Result<Vec<Resource>, Error> {
-        let src = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let nodes = self.sources.resources(path)?;
         self.files_read.push(path.to_path_buf());
-        Ok(read_file(path, &src)?
-            .into_iter()
-            .map(Resource::new)
-            .collect())
+        Ok(nodes.iter().cloned().map(Resource::new).collect())
     }
 
     /// A file named in a kustomization (kustomize's loader: relative to the
@@ -477,10 +474,7 @@ impl<'o> Accumulator<'o> {
             ));
         }
         self.check_restriction(dir, &path, kfile)?;
-        let text = std::fs::read(&path).map_err(|source| Error::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let text = self.sources.read(&path)?.to_vec();
         self.files_read.push(path.clone());
         Ok((path, text))
     }
