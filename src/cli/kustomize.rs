@@ -152,6 +152,7 @@ fn options(args: &BuildArgs) -> Options {
             kube_version: args.helm_kube_version.clone(),
             api_versions: args.helm_api_versions.clone(),
         },
+        sources: None,
     }
 }
 

@@ -479,10 +479,12 @@ pub fn plan(root: &Path, envs: &[Environment], sel: &Selection) -> Vec<Job> {
 /// Renders every job in parallel, calling `progress` after each. Returns
 /// all results in job order, or every error (in job order) when any failed.
 pub fn render_all(jobs: &[Job], progress: &(dyn Fn() + Sync)) -> Result<Vec<Rendered>, Vec<Error>> {
+    // One run reads and parses each shared base or component file once.
+    let opts = build_options(Some(std::sync::Arc::default()));
     let results: Vec<Result<Rendered, Error>> = jobs
         .par_iter()
         .map(|j| {
-            let r = render_one(j);
+            let r = render_one(j, &opts);
             progress();
             r
         })
@@ -495,17 +497,18 @@ pub fn render_all(jobs: &[Job], progress: &(dyn Fn() + Sync)) -> Result<Vec<Rend
 }
 
 /// `hydrate render` always inflates `helmCharts`.
-fn build_options() -> kustomize::Options {
+fn build_options(sources: Option<std::sync::Arc<kustomize::Sources>>) -> kustomize::Options {
     kustomize::Options {
         helm: kustomize::HelmSettings {
             enabled: true,
             ..Default::default()
         },
+        sources,
         ..Default::default()
     }
 }
 
-fn render_one(job: &Job) -> Result<Rendered, Error> {
+fn render_one(job: &Job, opts: &kustomize::Options) -> Result<Rendered, Error> {
     let app_warnings = |ws: Vec<Warning>| {
         ws.into_iter()
             .map(|warning| AppWarning {
@@ -534,7 +537,7 @@ fn render_one(job: &Job) -> Result<Rendered, Error> {
             });
         }
     };
-    let build = kustomize::build(dir, &build_options()).map_err(|source| Error::Render {
+    let build = kustomize::build(dir, opts).map_err(|source| Error::Render {
         env: job.env.clone(),
         app: job.app.clone(),
         source,

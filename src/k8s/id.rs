@@ -62,7 +62,7 @@ impl Gvk {
 
     /// Whether kustomize treats this type as cluster-scoped.
     pub fn is_cluster_scoped(&self) -> bool {
-        super::is_cluster_scoped(&self.api_version(), &self.kind)
+        super::is_cluster_scoped_gv(&self.group, &self.version, &self.kind)
     }
 
     /// Group, version and kind with kustomize's `~G`/`~V`/`~K` for blanks.

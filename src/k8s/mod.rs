@@ -7,7 +7,7 @@ mod id;
 mod object;
 mod smp;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 pub use id::{Gvk, ObjectId};
 pub use object::Object;
@@ -20,15 +20,41 @@ static CLUSTER_SCOPED: &str = include_str!("../../schemas/cluster-scoped.txt");
 /// kustomize's `IsCertainlyClusterScoped`, an unknown type (a CRD, a version
 /// missing from Kubernetes 1.21) counts as namespaced.
 pub fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
-    static SET: OnceLock<HashSet<(&'static str, &'static str)>> = OnceLock::new();
-    SET.get_or_init(|| {
-        CLUSTER_SCOPED
+    cluster_scoped_versions(kind).contains(&api_version)
+}
+
+/// [`is_cluster_scoped`] for an apiVersion given as group and version
+/// (`group/version`, or `version` alone for an empty group), without
+/// building the string: it runs for every resource in name-reference
+/// fix-up and in every transformer.
+pub fn is_cluster_scoped_gv(group: &str, version: &str, kind: &str) -> bool {
+    cluster_scoped_versions(kind).iter().any(|av| {
+        if group.is_empty() {
+            return *av == version;
+        }
+        av.len() == group.len() + 1 + version.len()
+            && av.starts_with(group)
+            && av[group.len()..].starts_with('/')
+            && av.ends_with(version)
+    })
+}
+
+/// The apiVersions in which `kind` is cluster-scoped (none for most kinds).
+fn cluster_scoped_versions(kind: &str) -> &'static [&'static str] {
+    static MAP: OnceLock<HashMap<&'static str, Vec<&'static str>>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut map: HashMap<&'static str, Vec<&'static str>> = HashMap::new();
+        for (av, kind) in CLUSTER_SCOPED
             .lines()
             .filter(|l| !l.starts_with('#'))
             .filter_map(|l| l.split_once(' '))
-            .collect()
+        {
+            map.entry(kind).or_default().push(av);
+        }
+        map
     })
-    .contains(&(api_version, kind))
+    .get(kind)
+    .map_or(&[], Vec::as_slice)
 }
 
 #[cfg(test)]
@@ -46,5 +72,23 @@ mod tests {
         // kustomize needs an exact apiVersion match.
         assert!(!is_cluster_scoped("", "Namespace"));
         assert!(!is_cluster_scoped("example.com/v1", "Widget"));
+        assert!(is_cluster_scoped_gv("", "v1", "Namespace"));
+        assert!(is_cluster_scoped_gv(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "ClusterRole"
+        ));
+        assert!(!is_cluster_scoped_gv(
+            "rbac.authorization.k8s.io",
+            "v2",
+            "ClusterRole"
+        ));
+        assert!(!is_cluster_scoped_gv(
+            "rbac.authorization.k8s.i",
+            "ov1",
+            "ClusterRole"
+        ));
+        assert!(!is_cluster_scoped_gv("", "", "Namespace"));
+        assert!(!is_cluster_scoped_gv("apps", "v1", "Deployment"));
     }
 }

@@ -2,7 +2,7 @@
 //! the end of a build): fields that name another resource (a ConfigMap in a
 //! volume, a ServiceAccount in a pod spec, …) follow that resource's renames.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::fieldspec::{apply, Create, FieldSpec, NameBackRef};
 use super::resource::{Gvk, ObjectId, Resource};
@@ -16,6 +16,60 @@ struct Candidate {
     prev: Vec<ObjectId>,
     prefixes: Vec<String>,
     suffixes: Vec<String>,
+    cluster_scoped: bool,
+}
+
+/// Every candidate, with the indexes that keep the fix-up linear: a
+/// reference is looked up by name instead of compared with every resource.
+struct Candidates {
+    all: Vec<Candidate>,
+    /// Candidates (ascending, each once) with a previous id of this name.
+    by_prev_name: HashMap<String, Vec<usize>>,
+    /// Candidates (ascending) whose original namespace is this one.
+    by_org_namespace: HashMap<String, Vec<usize>>,
+}
+
+impl Candidates {
+    fn new(resources: &[Resource]) -> Candidates {
+        let all: Vec<Candidate> = resources
+            .iter()
+            .map(|r| {
+                let cur = r.cur_id();
+                Candidate {
+                    cluster_scoped: cur.gvk.is_cluster_scoped(),
+                    cur,
+                    org_namespace: r.org_id().namespace,
+                    prev: r.prev_ids.clone(),
+                    prefixes: r.prefixes.clone(),
+                    suffixes: r.suffixes.clone(),
+                }
+            })
+            .collect();
+        let mut by_prev_name: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_org_namespace: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, c) in all.iter().enumerate() {
+            for id in &c.prev {
+                let list = by_prev_name.entry(id.name.clone()).or_default();
+                if list.last() != Some(&i) {
+                    list.push(i);
+                }
+            }
+            by_org_namespace
+                .entry(c.org_namespace.clone())
+                .or_default()
+                .push(i);
+        }
+        Candidates {
+            all,
+            by_prev_name,
+            by_org_namespace,
+        }
+    }
+
+    fn named<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a Candidate> + 'a {
+        let list = self.by_prev_name.get(name).map_or(&[][..], Vec::as_slice);
+        list.iter().map(move |&i| &self.all[i])
+    }
 }
 
 /// Rewrites name references in every resource. `path` names the
@@ -25,20 +79,11 @@ pub fn fix(
     backrefs: &[NameBackRef],
     path: &std::path::Path,
 ) -> Result<(), Error> {
-    let all: Vec<Candidate> = resources
-        .iter()
-        .map(|r| Candidate {
-            cur: r.cur_id(),
-            org_namespace: r.org_id().namespace,
-            prev: r.prev_ids.clone(),
-            prefixes: r.prefixes.clone(),
-            suffixes: r.suffixes.clone(),
-        })
-        .collect();
+    let candidates = Candidates::new(resources);
     for (i, r) in resources.iter_mut().enumerate() {
         let org = r.org_id();
-        let referrer = &all[i];
-        let subset = subset_for(r, referrer, &all).map_err(|m| Error::invalid(path, m))?;
+        let referrer = &candidates.all[i];
+        let scope = Scope::of(r, referrer).map_err(|m| Error::invalid(path, m))?;
         for backref in backrefs {
             for spec in &backref.referrers {
                 if !org.gvk.is_selected_by(&spec.gvk) {
@@ -49,7 +94,8 @@ pub fn fix(
                     spec,
                     referrer,
                     role_ref: role_ref_gvk(&r.node),
-                    candidates: &subset,
+                    candidates: &candidates,
+                    scope: &scope,
                 };
                 // The filter's field spec takes the referrer's own GVK.
                 let mut spec = spec.clone();
@@ -70,40 +116,45 @@ pub fn fix(
     Ok(())
 }
 
-/// kustomize's SubsetThatCouldBeReferencedByResource: same namespace,
-/// cluster-scoped, or the namespace of a ServiceAccount a RoleBinding names.
-fn subset_for<'a>(
-    r: &Resource,
-    referrer: &Candidate,
-    all: &'a [Candidate],
-) -> Result<Vec<&'a Candidate>, String> {
-    if referrer.cur.gvk.is_cluster_scoped() {
-        return Ok(all.iter().collect());
-    }
-    let mut binding_namespaces = HashSet::new();
-    if referrer.cur.gvk.kind == "RoleBinding" {
-        let subjects = r.node.get("subjects").and_then(Node::as_seq);
-        for s in subjects.into_iter().flatten() {
-            let (Some(ns), Some("ServiceAccount")) = (s.get("namespace"), s.get_str("kind")) else {
-                continue;
-            };
-            let Some(ns) = ns.as_str() else {
-                return Err(format!(
-                    "Invalid Input: namespace is blank for resource \"{}\"",
-                    referrer.cur.id_string()
-                ));
-            };
-            binding_namespaces.insert(ns.to_string());
+/// kustomize's SubsetThatCouldBeReferencedByResource, as a test of one
+/// candidate: same namespace, cluster-scoped, or the namespace of a
+/// ServiceAccount a RoleBinding names.
+struct Scope<'a> {
+    referrer: &'a Candidate,
+    binding_namespaces: HashSet<String>,
+}
+
+impl<'a> Scope<'a> {
+    fn of(r: &Resource, referrer: &'a Candidate) -> Result<Scope<'a>, String> {
+        let mut binding_namespaces = HashSet::new();
+        if !referrer.cluster_scoped && referrer.cur.gvk.kind == "RoleBinding" {
+            let subjects = r.node.get("subjects").and_then(Node::as_seq);
+            for s in subjects.into_iter().flatten() {
+                let (Some(ns), Some("ServiceAccount")) = (s.get("namespace"), s.get_str("kind"))
+                else {
+                    continue;
+                };
+                let Some(ns) = ns.as_str() else {
+                    return Err(format!(
+                        "Invalid Input: namespace is blank for resource \"{}\"",
+                        referrer.cur.id_string()
+                    ));
+                };
+                binding_namespaces.insert(ns.to_string());
+            }
         }
-    }
-    Ok(all
-        .iter()
-        .filter(|c| {
-            c.cur.gvk.is_cluster_scoped()
-                || c.cur.same_namespace(&referrer.cur)
-                || binding_namespaces.contains(&c.cur.namespace)
+        Ok(Scope {
+            referrer,
+            binding_namespaces,
         })
-        .collect())
+    }
+
+    fn contains(&self, c: &Candidate) -> bool {
+        self.referrer.cluster_scoped
+            || c.cluster_scoped
+            || c.cur.same_namespace(&self.referrer.cur)
+            || self.binding_namespaces.contains(&c.cur.namespace)
+    }
 }
 
 fn role_ref_gvk(node: &Node) -> Option<Gvk> {
@@ -120,7 +171,8 @@ struct Rule<'a> {
     spec: &'a FieldSpec,
     referrer: &'a Candidate,
     role_ref: Option<Gvk>,
-    candidates: &'a [&'a Candidate],
+    candidates: &'a Candidates,
+    scope: &'a Scope<'a>,
 }
 
 impl Rule<'_> {
@@ -146,7 +198,8 @@ impl Rule<'_> {
 
     fn set_scalar(&self, n: &mut Node) -> Result<(), String> {
         let old = n.as_str().unwrap_or_default().to_string();
-        let Some(c) = self.select(&old, self.candidates.to_vec(), false)? else {
+        let named = self.in_scope(&old).collect();
+        let Some(c) = self.select(named, false)? else {
             return Ok(());
         };
         if c.cur.name != old {
@@ -163,27 +216,24 @@ impl Rule<'_> {
             return Err("path config error; no 'name' field in node".into());
         };
         let candidates: Vec<&Candidate> = match n.get("namespace") {
-            None => self.candidates.to_vec(),
+            None => self.in_scope(&old).collect(),
             Some(ns) => {
                 let ns = ns.as_str().unwrap_or_default();
-                let by_org: Vec<&Candidate> = self
-                    .candidates
-                    .iter()
-                    .copied()
-                    .filter(|c| c.org_namespace == ns)
-                    .collect();
-                if by_org.is_empty() {
-                    self.candidates
-                        .iter()
-                        .copied()
-                        .filter(|c| c.cur.namespace == ns)
-                        .collect()
-                } else {
-                    by_org
-                }
+                // Candidates of the original namespace when the subset has
+                // any, else those of the current one.
+                let any_by_org = self.candidates.by_org_namespace.get(ns).is_some_and(|l| {
+                    l.iter()
+                        .any(|&i| self.scope.contains(&self.candidates.all[i]))
+                });
+                self.in_scope(&old)
+                    .filter(|c| match any_by_org {
+                        true => c.org_namespace == ns,
+                        false => c.cur.namespace == ns,
+                    })
+                    .collect()
             }
         };
-        let Some(c) = self.select(&old, candidates, true)? else {
+        let Some(c) = self.select(candidates, true)? else {
             return Ok(());
         };
         if c.cur.name == old && c.cur.namespace.is_empty() {
@@ -196,14 +246,21 @@ impl Rule<'_> {
         Ok(())
     }
 
-    /// kustomize's selectReferral: narrow the candidates step by step.
+    /// The candidates in the referrer's scope that once had the name `old`
+    /// (selectReferral's first filter), in resource order.
+    fn in_scope<'c>(&'c self, old: &str) -> impl Iterator<Item = &'c Candidate> + 'c {
+        self.candidates
+            .named(old)
+            .filter(|c| self.scope.contains(c))
+    }
+
+    /// kustomize's selectReferral: narrow the candidates step by step
+    /// (`c` already holds only those that once had the name `old`).
     fn select<'c>(
         &self,
-        old: &str,
         mut c: Vec<&'c Candidate>,
         with_namespace: bool,
     ) -> Result<Option<&'c Candidate>, String> {
-        c.retain(|x| x.prev.iter().any(|id| id.name == old));
         c.retain(|x| x.prev.iter().any(|id| id.gvk.is_selected_by(self.target)));
         if self.spec.path.ends_with("roleRef/name") {
             if let Some(rr) = &self.role_ref {
@@ -211,9 +268,9 @@ impl Rule<'_> {
             }
         }
         let referrer = &self.referrer.cur;
-        if !referrer.gvk.is_cluster_scoped() {
+        if !self.referrer.cluster_scoped {
             c.retain(|x| {
-                x.cur.gvk.is_cluster_scoped()
+                x.cluster_scoped
                     || x.cur.gvk.kind == "ServiceAccount"
                     || referrer.same_namespace(&x.cur)
             });

@@ -367,8 +367,14 @@ fn apply_selected(
             drop.push(i);
         }
     }
-    for i in drop.into_iter().rev() {
-        resources.remove(i);
+    // One pass, not a remove per dropped resource.
+    if !drop.is_empty() {
+        let drop: std::collections::HashSet<usize> = drop.into_iter().collect();
+        let mut i = 0;
+        resources.retain(|_| {
+            i += 1;
+            !drop.contains(&(i - 1))
+        });
     }
     Ok(())
 }
@@ -389,7 +395,9 @@ fn apply_one(
     if name_change || kind_change {
         r.store_previous_id();
     }
-    let Some(node) = smp::merge(cat, &r.node, patch)? else {
+    // The resource is merged in place of itself: taken, not cloned (an
+    // error ends the build, so nothing sees it half-merged).
+    let Some(node) = smp::merge(cat, std::mem::replace(&mut r.node, Node::null()), patch)? else {
         return Ok(false);
     };
     if node.is_null() || matches!(&node.value, Value::Map(m) if m.is_empty()) {

@@ -6,8 +6,6 @@
 
 use std::path::Path;
 
-use regex::Regex;
-
 use super::model::{Decoder, Selector};
 use super::patch::Reader;
 use super::resource::{ObjectId, Resource};
@@ -469,7 +467,7 @@ fn visit(
                 "list path element must contain fieldName=fieldValue for element to match".into(),
             );
         };
-        let re = Regex::new(pattern).map_err(|e| e.to_string())?;
+        let re = super::pattern::compile(pattern).map_err(|e| e.to_string())?;
         let mut count = 0;
         if let Some(items) = node.as_seq_mut() {
             for item in items.iter_mut() {

@@ -263,6 +263,15 @@ fn split_documents(path: &Path, s: &str) -> Result<Vec<(u32, String)>, Error> {
         return Ok(docs);
     }
     let b = s.as_bytes();
+    // Lines are counted on from the last offset asked, so splitting stays
+    // linear in the file's size.
+    let mut counted = (0, 1);
+    let mut line_of = |offset: usize| {
+        let (from, line) = counted;
+        let line = line + b[from..offset].iter().filter(|&&c| c == b'\n').count() as u32;
+        counted = (offset, line);
+        line
+    };
     let (mut prev, mut i) = (0, 0);
     while let Some(off) = s[i..].find("\n---") {
         let start = i + off;
@@ -274,23 +283,19 @@ fn split_documents(path: &Path, s: &str) -> Result<Vec<(u32, String)>, Error> {
         if !after.is_empty() && !after.starts_with('#') {
             return Err(Error::Invalid {
                 path: path.to_path_buf(),
-                line: line_of(b, start + 1),
+                line: line_of(start + 1),
                 message: format!(
                     "invalid document separator: {}",
                     s[start + 1..end - 1].trim()
                 ),
             });
         }
-        docs.push((line_of(b, prev) - 1, format!("{}\n", &s[prev..start])));
+        docs.push((line_of(prev) - 1, format!("{}\n", &s[prev..start])));
         prev = end;
         i = end - 1;
     }
-    docs.push((line_of(b, prev) - 1, s[prev..].to_string()));
+    docs.push((line_of(prev) - 1, s[prev..].to_string()));
     Ok(docs)
-}
-
-fn line_of(b: &[u8], offset: usize) -> u32 {
-    1 + b[..offset].iter().filter(|&&c| c == b'\n').count() as u32
 }
 
 #[cfg(test)]

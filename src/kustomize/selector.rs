@@ -26,7 +26,7 @@ fn anchored(p: &str) -> Result<Option<Regex>, String> {
     if p.is_empty() {
         return Ok(None);
     }
-    Regex::new(&format!("^(?:{p})$"))
+    super::pattern::compile(&format!("^(?:{p})$"))
         .map(Some)
         .map_err(|e| format!("error parsing regexp: {e}"))
 }

@@ -30,18 +30,12 @@ enum Directive {
 }
 
 /// Merges `patch` into `resource`. `None` means the patch deleted the resource.
-pub fn merge(cat: &Catalog, resource: &Node, patch: &Node) -> Result<Option<Node>, String> {
+pub fn merge(cat: &Catalog, resource: Node, patch: &Node) -> Result<Option<Node>, String> {
     let mut cx = Cx {
         cat,
         path: Vec::new(),
     };
-    let out = walk(
-        Some(resource.clone()),
-        Some(patch.clone()),
-        None,
-        false,
-        &mut cx,
-    )?;
+    let out = walk(Some(resource), Some(patch.clone()), None, false, &mut cx)?;
     Ok(match out {
         Merged::Clear => None,
         Merged::Node { node, .. } | Merged::KeepNull(node) => Some(node),
@@ -108,20 +102,20 @@ fn walk<'c>(
     cx: &mut Cx<'c>,
 ) -> Result<Merged, String> {
     let schema = schema.or_else(|| schema_of_sources(cx.cat, &dest, &origin));
-    // Walker.Kind: the kind of the first source that is not missing or null.
-    let kind = [&dest, &origin]
+    // Walker.Kind: the kind of the first source that is not missing or null
+    // (only its kind is needed, so the subtree is borrowed, not cloned).
+    let Some(kind) = [&dest, &origin]
         .into_iter()
         .flatten()
         .find(|n| !n.is_null())
-        .cloned();
-    let Some(kind) = kind else {
+    else {
         return walk_map(dest, origin, schema, same, cx);
     };
     for n in [&dest, &origin].into_iter().flatten() {
-        if !n.is_null() && !same_kind(n, &kind) {
+        if !n.is_null() && !same_kind(n, kind) {
             return Err(format!(
                 "wrong node kind: expected {} but got {}",
-                kind_name(&kind),
+                kind_name(kind),
                 kind_name(n)
             ));
         }
@@ -737,7 +731,7 @@ mod tests {
     fn run(resource: &str, patch: &str) -> String {
         let r = parse_one(resource, Resolver::V3).unwrap();
         let p = parse_one(patch, Resolver::V3).unwrap();
-        match merge(Catalog::builtin(), &r, &p).unwrap() {
+        match merge(Catalog::builtin(), r.clone(), &p).unwrap() {
             Some(n) => to_string(&n).unwrap(),
             None => "<deleted>".into(),
         }
@@ -802,7 +796,7 @@ mod tests {
     fn bad_directive_is_an_error() {
         let r = parse_one(DEPLOY, Resolver::V3).unwrap();
         let p = parse_one("spec:\n  $patch: nope\n", Resolver::V3).unwrap();
-        assert!(merge(Catalog::builtin(), &r, &p)
+        assert!(merge(Catalog::builtin(), r.clone(), &p)
             .unwrap_err()
             .contains("unknown patch strategy 'nope'"));
     }

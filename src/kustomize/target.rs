@@ -8,7 +8,7 @@ use super::model::{self, GeneratorKind, Kind, Kustomization, Var};
 use super::openapi::SchemaSetting;
 use super::origin::{self, Origin};
 use super::patch::Patches;
-use super::resource::{read_file, Resource};
+use super::resource::{read_file, ObjectId, Resource};
 use super::vars;
 use super::{plugin, replacement};
 use super::{Error, LoadRestrictor, Options};
@@ -30,6 +30,8 @@ pub struct Accumulator<'o> {
     origin: Option<String>,
     /// The OpenAPI schema strategic merge patches use (`openapi:`).
     schema: SchemaSetting,
+    /// Files read so far in this run.
+    sources: std::sync::Arc<super::Sources>,
 }
 
 impl<'o> Accumulator<'o> {
@@ -42,6 +44,7 @@ impl<'o> Accumulator<'o> {
             stack: Vec::new(),
             origin: None,
             schema: SchemaSetting::default(),
+            sources: opts.sources.clone().unwrap_or_default(),
         }
     }
 
@@ -73,7 +76,7 @@ impl<'o> Accumulator<'o> {
             ));
         };
         self.files_read.push(file.clone());
-        let k = Kustomization::load(&file)?;
+        let k = Kustomization::clone(&*self.sources.kustomization(&file)?);
         self.warnings.extend(k.warnings.iter().cloned());
         // kustomize: SetSchema right after loading, resetting at the top.
         let mut schema = std::mem::take(&mut self.schema);
@@ -457,15 +460,9 @@ impl<'o> Accumulator<'o> {
     }
 
     fn file(&mut self, path: &Path) -> Result<Vec<Resource>, Error> {
-        let src = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let nodes = self.sources.resources(path)?;
         self.files_read.push(path.to_path_buf());
-        Ok(read_file(path, &src)?
-            .into_iter()
-            .map(Resource::new)
-            .collect())
+        Ok(nodes.iter().cloned().map(Resource::new).collect())
     }
 
     /// A file named in a kustomization (kustomize's loader: relative to the
@@ -497,10 +494,7 @@ impl<'o> Accumulator<'o> {
             ));
         }
         self.check_restriction(dir, &path, kfile)?;
-        let text = std::fs::read(&path).map_err(|source| Error::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let text = self.sources.read(&path)?.to_vec();
         self.files_read.push(path.clone());
         Ok((path, text))
     }
@@ -566,11 +560,13 @@ impl Acc {
 }
 
 /// Appends resources, refusing a second resource with the same id
-/// (kustomize's resWrangler.AppendAll).
+/// (kustomize's resWrangler.AppendAll). The ids already present are hashed
+/// once per call, so appending stays linear in the resources.
 fn append(into: &mut Vec<Resource>, more: Vec<Resource>, kfile: &Path) -> Result<(), Error> {
+    let mut seen: std::collections::HashSet<ObjectId> = into.iter().map(Resource::cur_id).collect();
     for r in more {
         let id = r.cur_id();
-        if into.iter().any(|x| x.cur_id() == id) {
+        if seen.contains(&id) {
             return Err(Error::invalid(
                 kfile,
                 format!(
@@ -579,6 +575,7 @@ fn append(into: &mut Vec<Resource>, more: Vec<Resource>, kfile: &Path) -> Result
                 ),
             ));
         }
+        seen.insert(id);
         into.push(r);
     }
     Ok(())

@@ -314,7 +314,7 @@ pub fn images(
         "^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
         image.name
     );
-    let re = regex::Regex::new(&pattern)
+    let re = super::pattern::compile(&pattern)
         .map_err(|e| format!("invalid image name {:?}: {e}", image.name))?;
     let mut update = |n: &mut Node| -> Result<(), String> {
         let Some(value) = n.as_scalar().map(|s| s.text.clone()) else {
