@@ -45,6 +45,9 @@ pub struct Options {
     pub remote: Option<String>,
     /// Extra trailers for branch commits (`Hydrate-Promotion`).
     pub trailers: Vec<(String, String)>,
+    /// Use the render cache in `<root>/.hydrate/cache` (`--no-cache` turns
+    /// it off).
+    pub cache: bool,
 }
 
 /// What happened to one environment.
@@ -101,7 +104,9 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     }
     let jobs = env::plan(&opts.root, &envs, &opts.selection);
     progress(jobs.len());
-    let rendered = env::render_all(&jobs, &|| progress(0)).map_err(Error::Renders)?;
+    let cache = opts.cache.then(|| env::Cache::open(&opts.root)).flatten();
+    let rendered =
+        env::render_all_cached(&jobs, cache.as_ref(), &|| progress(0)).map_err(Error::Renders)?;
     let mut by_env: BTreeMap<&str, Vec<&Rendered>> = BTreeMap::new();
     for r in &rendered {
         by_env.entry(r.env.as_str()).or_default().push(r);
