@@ -1,6 +1,7 @@
 //! hydrate's integration tests, in one binary to keep link time down.
 
 mod branches;
+mod cache;
 mod cli;
 mod conformance;
 mod corpus;
@@ -16,4 +17,5 @@ mod limits;
 mod promote;
 mod remote;
 mod schema;
+mod shard;
 mod support;

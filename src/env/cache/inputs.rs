@@ -32,57 +32,118 @@ pub fn of(files_read: &[PathBuf]) -> Vec<PathBuf> {
 #[derive(Default)]
 pub struct Hasher {
     memo: Mutex<HashMap<PathBuf, Key>>,
+    canon: Canon,
 }
 
 impl Hasher {
-    /// The hash of what `path` holds now (see [`hash_path`]).
+    /// The hash of what `path` holds now (see [`Hasher::hash_path`]).
     pub fn hash(&self, path: &Path) -> Key {
         if let Some(k) = self.memo.lock().ok().and_then(|m| m.get(path).copied()) {
             return k;
         }
-        let k = hash_path(path);
+        let k = self.hash_path(path);
         if let Ok(mut m) = self.memo.lock() {
             m.insert(path.to_path_buf(), k);
         }
         k
     }
-}
 
-/// A hash of what a render could observe at `path`:
-/// - a symlink adds its target (a file moved out from under the load
-///   restrictor is no longer the same input, even with the same bytes);
-/// - a file: its bytes;
-/// - a directory: its canonical path (where `../../base` really leads) and
-///   its sorted listing (name, type, and symlink targets);
-/// - anything unreadable or absent: a marker of its own.
-pub fn hash_path(path: &Path) -> Key {
-    let mut h = Sha256::new();
-    if let Ok(target) = std::fs::read_link(path) {
-        h.update(b"L");
-        h.update(target.as_os_str().as_encoded_bytes());
-        h.update(b"\0");
-    }
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => hash_dir(path, &mut h),
-        Ok(_) => match std::fs::read(path) {
-            Ok(bytes) => {
-                h.update(b"F");
-                h.update((bytes.len() as u64).to_le_bytes());
-                h.update(&bytes);
+    /// A hash of what a render could observe at `path`:
+    /// - a symlink adds its target (a file moved out from under the load
+    ///   restrictor is no longer the same input, even with the same bytes);
+    /// - a file: its bytes;
+    /// - a directory: its canonical path (where `../../base` really leads)
+    ///   and its sorted listing (name, type, and symlink targets); a
+    ///   directory named several ways is listed once;
+    /// - anything unreadable or absent: a marker of its own.
+    fn hash_path(&self, path: &Path) -> Key {
+        let mut h = Sha256::new();
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                if let Ok(target) = std::fs::read_link(path) {
+                    h.update(b"L");
+                    h.update(target.as_os_str().as_encoded_bytes());
+                    h.update(b"\0");
+                }
+                std::fs::metadata(path)
             }
-            Err(e) => h.update(format!("E{:?}", e.kind()).as_bytes()),
-        },
-        Err(e) => h.update(format!("A{:?}", e.kind()).as_bytes()),
+            other => other,
+        };
+        match meta {
+            Ok(m) if m.is_dir() => match self.canon.resolve(path) {
+                Some(c) if c.as_path() != path => h.update(self.hash(&c)),
+                _ => hash_dir(path, &mut h),
+            },
+            Ok(_) => match std::fs::read(path) {
+                Ok(bytes) => {
+                    h.update(b"F");
+                    h.update((bytes.len() as u64).to_le_bytes());
+                    h.update(&bytes);
+                }
+                Err(e) => h.update(format!("E{:?}", e.kind()).as_bytes()),
+            },
+            Err(e) => h.update(format!("A{:?}", e.kind()).as_bytes()),
+        }
+        h.finalize().into()
     }
-    h.finalize().into()
 }
 
+/// `realpath` with every resolved prefix remembered: the inputs of all
+/// renders share a few thousand directories, and resolving each input
+/// from scratch would read every link on its way again.
+#[derive(Default)]
+struct Canon {
+    memo: Mutex<HashMap<PathBuf, PathBuf>>,
+}
+
+impl Canon {
+    /// The absolute path `path` leads to with every symlink and `..`
+    /// resolved (as `realpath`, which the loaders use); `None` when a part
+    /// of it is missing or links loop.
+    fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        let abs = std::path::absolute(path).ok()?;
+        self.resolve_abs(&abs, 0)
+    }
+
+    fn resolve_abs(&self, path: &Path, depth: u32) -> Option<PathBuf> {
+        use std::path::Component;
+        if depth > 40 {
+            return None;
+        }
+        if let Some(c) = self.memo.lock().ok()?.get(path) {
+            return Some(c.clone());
+        }
+        let Some(parent) = path.parent() else {
+            return Some(path.to_path_buf());
+        };
+        let base = self.resolve_abs(parent, depth)?;
+        let out = match path.components().next_back()? {
+            Component::ParentDir => base.parent().unwrap_or(&base).to_path_buf(),
+            Component::CurDir => base,
+            Component::Normal(name) => {
+                let joined = base.join(name);
+                let meta = std::fs::symlink_metadata(&joined).ok()?;
+                if meta.file_type().is_symlink() {
+                    let target = base.join(std::fs::read_link(&joined).ok()?);
+                    self.resolve_abs(&target, depth + 1)?
+                } else {
+                    joined
+                }
+            }
+            _ => path.to_path_buf(),
+        };
+        self.memo
+            .lock()
+            .ok()?
+            .insert(path.to_path_buf(), out.clone());
+        Some(out)
+    }
+}
+
+/// A canonical directory: its path and listing.
 fn hash_dir(path: &Path, h: &mut Sha256) {
     h.update(b"D");
-    match std::fs::canonicalize(path) {
-        Ok(c) => h.update(c.as_os_str().as_encoded_bytes()),
-        Err(e) => h.update(format!("?{:?}", e.kind()).as_bytes()),
-    }
+    h.update(path.as_os_str().as_encoded_bytes());
     h.update(b"\0");
     let Ok(rd) = std::fs::read_dir(path) else {
         h.update(b"unreadable");
@@ -121,25 +182,54 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("a.yaml");
         std::fs::write(&f, "a: 1\n").unwrap();
-        let (file0, dir0) = (hash_path(&f), hash_path(d.path()));
-        assert_eq!(hash_path(&f), file0, "stable");
+        let (file0, dir0) = (
+            Hasher::default().hash_path(&f),
+            Hasher::default().hash_path(d.path()),
+        );
+        assert_eq!(Hasher::default().hash_path(&f), file0, "stable");
         std::fs::write(&f, "a: 2\n").unwrap();
-        assert_ne!(hash_path(&f), file0, "content");
-        assert_eq!(hash_path(d.path()), dir0, "content is not the listing");
+        assert_ne!(Hasher::default().hash_path(&f), file0, "content");
+        assert_eq!(
+            Hasher::default().hash_path(d.path()),
+            dir0,
+            "content is not the listing"
+        );
         std::fs::write(d.path().join("kustomization.yml"), "").unwrap();
-        assert_ne!(hash_path(d.path()), dir0, "a new file in the directory");
+        assert_ne!(
+            Hasher::default().hash_path(d.path()),
+            dir0,
+            "a new file in the directory"
+        );
         let gone = d.path().join("gone");
-        assert_ne!(hash_path(&gone), hash_path(&f));
+        assert_ne!(
+            Hasher::default().hash_path(&gone),
+            Hasher::default().hash_path(&f)
+        );
         #[cfg(unix)]
         {
             let other = d.path().join("b.yaml");
             std::fs::write(&other, "a: 2\n").unwrap();
             let link = d.path().join("l.yaml");
             std::os::unix::fs::symlink(&f, &link).unwrap();
-            let before = hash_path(&link);
+            let before = Hasher::default().hash_path(&link);
             std::fs::remove_file(&link).unwrap();
             std::os::unix::fs::symlink(&other, &link).unwrap();
-            assert_ne!(hash_path(&link), before, "same bytes, other target");
+            assert_ne!(
+                Hasher::default().hash_path(&link),
+                before,
+                "same bytes, other target"
+            );
+            // A directory named through a symlink is the directory it leads to.
+            let sub = d.path().join("sub");
+            std::fs::create_dir(&sub).unwrap();
+            std::os::unix::fs::symlink(&sub, d.path().join("via")).unwrap();
+            let canon = Canon::default();
+            let via = d.path().join("via/../via/.");
+            assert_eq!(
+                canon.resolve(&via),
+                Some(std::fs::canonicalize(&sub).unwrap())
+            );
+            assert_eq!(canon.resolve(&d.path().join("nope/x")), None);
         }
     }
 
