@@ -5,6 +5,7 @@
 //! and writes nothing.
 
 use std::collections::{BTreeSet, HashMap};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -49,39 +50,35 @@ impl Hasher {
     }
 
     /// A hash of what a render could observe at `path`:
-    /// - a symlink adds its target (a file moved out from under the load
-    ///   restrictor is no longer the same input, even with the same bytes);
-    /// - a file: its bytes;
+    /// - a file: its bytes (a symlink's target is part of its directory's
+    ///   listing, and that directory is an input too: see [`of`]);
     /// - a directory: its canonical path (where `../../base` really leads)
     ///   and its sorted listing (name, type, and symlink targets); a
     ///   directory named several ways is listed once;
     /// - anything unreadable or absent: a marker of its own.
+    ///
+    /// Opening and reading is all a file costs: on an unchanged repository
+    /// this is most of the work of a run.
     fn hash_path(&self, path: &Path) -> Key {
         let mut h = Sha256::new();
-        let meta = match std::fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_symlink() => {
-                if let Ok(target) = std::fs::read_link(path) {
-                    h.update(b"L");
-                    h.update(target.as_os_str().as_encoded_bytes());
-                    h.update(b"\0");
+        match std::fs::File::open(path) {
+            Ok(mut f) => {
+                let mut bytes = Vec::new();
+                match f.read_to_end(&mut bytes) {
+                    Ok(_) => {
+                        h.update(b"F");
+                        h.update((bytes.len() as u64).to_le_bytes());
+                        h.update(&bytes);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+                        match self.canon.resolve(path) {
+                            Some(c) if c.as_path() != path => h.update(self.hash(&c)),
+                            _ => hash_dir(path, &mut h),
+                        }
+                    }
+                    Err(e) => h.update(format!("E{:?}", e.kind()).as_bytes()),
                 }
-                std::fs::metadata(path)
             }
-            other => other,
-        };
-        match meta {
-            Ok(m) if m.is_dir() => match self.canon.resolve(path) {
-                Some(c) if c.as_path() != path => h.update(self.hash(&c)),
-                _ => hash_dir(path, &mut h),
-            },
-            Ok(_) => match std::fs::read(path) {
-                Ok(bytes) => {
-                    h.update(b"F");
-                    h.update((bytes.len() as u64).to_le_bytes());
-                    h.update(&bytes);
-                }
-                Err(e) => h.update(format!("E{:?}", e.kind()).as_bytes()),
-            },
             Err(e) => h.update(format!("A{:?}", e.kind()).as_bytes()),
         }
         h.finalize().into()
@@ -211,13 +208,17 @@ mod tests {
             std::fs::write(&other, "a: 2\n").unwrap();
             let link = d.path().join("l.yaml");
             std::os::unix::fs::symlink(&f, &link).unwrap();
-            let before = Hasher::default().hash_path(&link);
+            let before = Hasher::default().hash_path(d.path());
             std::fs::remove_file(&link).unwrap();
             std::os::unix::fs::symlink(&other, &link).unwrap();
-            assert_ne!(
+            assert_eq!(
                 Hasher::default().hash_path(&link),
+                Hasher::default().hash_path(&other)
+            );
+            assert_ne!(
+                Hasher::default().hash_path(d.path()),
                 before,
-                "same bytes, other target"
+                "same bytes, other target: the directory's listing changes"
             );
             // A directory named through a symlink is the directory it leads to.
             let sub = d.path().join("sub");
