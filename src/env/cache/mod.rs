@@ -255,23 +255,17 @@ fn is_entry_name(name: &str) -> bool {
     stem.is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// hydrate's version and this build of it (the executable's size and
-/// modification time, so a rebuilt binary does not trust entries an older
-/// one wrote); `None` when the executable cannot be examined.
+/// hydrate's version and a hash of this build of it (the executable's
+/// bytes), so a rebuilt binary never trusts entries another build wrote,
+/// while CI jobs running the same binary share them; `None` when the
+/// executable cannot be read.
 pub fn build_id() -> Option<String> {
-    let exe = std::env::current_exe().ok()?;
-    let m = std::fs::metadata(exe).ok()?;
-    let t = m
-        .modified()
-        .ok()?
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .ok()?;
+    let exe = std::fs::read(std::env::current_exe().ok()?).ok()?;
+    let hash: Key = Sha256::digest(&exe).into();
     Some(format!(
-        "{}+{}.{}.{}",
+        "{}+{}",
         env!("CARGO_PKG_VERSION"),
-        m.len(),
-        t.as_secs(),
-        t.subsec_nanos()
+        entry::hex(&hash)
     ))
 }
 
