@@ -87,10 +87,12 @@ for n in "${sizes[@]}"; do
   dir=$work/repo-$n
   generate "$dir" "$n"
   measure cold "$n" "$dir"
+  cold_wall=$(cut -d' ' -f1 "$work/time")
   measure unchanged "$n" "$dir"
   # One base changed: a file of the first app's base.
-  base=$(ls -d "$dir"/apps/*/base | head -1)
-  file=$(find "$base" -type f -path '*config*' | sort | head -1)
+  bases=("$dir"/apps/*/base)   # (no `ls | head`: SIGPIPE under pipefail)
+  base=${bases[0]}
+  file=$(find "$base" -type f -path '*config*' | sort | sed -n 1p)
   [ -n "$file" ] || file=$base/kustomization.yaml
   echo "changed=$n" >>"$file"
   measure one-base "$n" "$dir"
@@ -115,7 +117,8 @@ for n in "${sizes[@]}"; do
       done
       e=$(date +%s%N)
       wall=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", (e - s) / 1e9 }')
-      echo "oracle $n apps: kubectl kustomize + helm3 template, one process each: $wall s; byte-identical $same/$total"
+      ratio=$(awk -v h="$cold_wall" -v o="$wall" 'BEGIN { printf "%.3f", h / o }')
+      echo "oracle $n apps: kubectl kustomize + helm3 template, one process each: $wall s; hydrate cold / oracle $ratio; byte-identical $same/$total"
     else
       echo "oracle: skipped (no $kubectl or $helm)"
     fi
