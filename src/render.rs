@@ -48,6 +48,9 @@ pub struct Options {
     /// `--strict`: non-deterministic output is an error in every
     /// environment (as `strict: true` is in one).
     pub strict: bool,
+    /// Use the render cache in `<root>/.hydrate/cache` (`--no-cache` turns
+    /// it off).
+    pub cache: bool,
 }
 
 /// What happened to one environment.
@@ -144,7 +147,9 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     env::check_distinct_outputs(&envs)?;
     let jobs = env::plan(&opts.root, &envs, &opts.selection);
     progress(jobs.len());
-    let mut rendered = env::render_all(&jobs, &|| progress(0)).map_err(Error::Renders)?;
+    let cache = opts.cache.then(|| env::Cache::open(&opts.root)).flatten();
+    let mut rendered =
+        env::render_all_cached(&jobs, cache.as_ref(), &|| progress(0)).map_err(Error::Renders)?;
     guard(opts, &envs, &mut rendered)?;
     let complete = opts.selection.apps.is_empty() && opts.selection.shard.is_none();
     let mut by_env: BTreeMap<&str, Vec<&Rendered>> = BTreeMap::new();

@@ -26,6 +26,18 @@ pub enum WarningKind {
 }
 
 impl WarningKind {
+    /// The kind [`WarningKind::as_str`] names.
+    pub fn from_name(name: &str) -> Option<WarningKind> {
+        [
+            WarningKind::Deprecation,
+            WarningKind::NonDeterminism,
+            WarningKind::NotAnObject,
+            WarningKind::Config,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
+
     /// A short stable name (`deprecation`, `non-determinism`, `not-an-object`,
     /// `config`).
     pub fn as_str(self) -> &'static str {
@@ -91,5 +103,13 @@ mod tests {
         w.line = Some(3);
         assert_eq!(w.to_string(), "k/kustomization.yaml:3: old field");
         assert_eq!(WarningKind::NonDeterminism.as_str(), "non-determinism");
+        for k in [
+            WarningKind::Deprecation,
+            WarningKind::NonDeterminism,
+            WarningKind::NotAnObject,
+        ] {
+            assert_eq!(WarningKind::from_name(k.as_str()), Some(k));
+        }
+        assert_eq!(WarningKind::from_name("other"), None);
     }
 }

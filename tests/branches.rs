@@ -88,6 +88,16 @@ fn render_to_branches_twice() {
         assert_eq!(git(dir, &["rev-list", "--count", &branch]), "1");
     }
     let first = tips(dir);
+    // The render cache stays in the working tree, out of git and branches.
+    assert!(dir.join(".hydrate/cache/.gitignore").is_file());
+    for env in ["dev", "staging", "production"] {
+        let files = git(
+            dir,
+            &["ls-tree", "-r", "--name-only", &format!("env/{env}")],
+        );
+        assert!(!files.contains("cache"), "{files}");
+    }
+    assert!(!git(dir, &["status", "--porcelain"]).contains(".hydrate"));
 
     let out = render(dir, &[]);
     assert!(out.status.success());

@@ -88,6 +88,11 @@ impl Scratch {
             let e = e.unwrap();
             let rel = e.path().strip_prefix(self.tmp.path()).unwrap();
             let rel_s = rel.display().to_string();
+            // The render cache keeps what rendered even when the run then
+            // fails (as cargo keeps target/): it is not output.
+            if rel.starts_with("repo/.hydrate/cache") {
+                continue;
+            }
             if rel_s.starts_with("repo/environments") || rel_s.starts_with("repo/apps") {
                 continue;
             }

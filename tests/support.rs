@@ -322,10 +322,14 @@ pub fn workspace_state(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>
         "index".into(),
         std::fs::read(dir.join(".git/index")).unwrap(),
     );
-    state.insert(
-        "status".into(),
-        git(dir, &["status", "--porcelain", "--ignored"]).into_bytes(),
-    );
+    // The render cache ignores itself (`.hydrate/cache/.gitignore`); it is
+    // hydrate's bookkeeping, as `list_files` treats `.hydrate/`.
+    let status: Vec<String> = git(dir, &["status", "--porcelain", "--ignored"])
+        .lines()
+        .filter(|l| !l.starts_with("!! .hydrate/"))
+        .map(str::to_string)
+        .collect();
+    state.insert("status".into(), status.join("\n").into_bytes());
     for f in list_files(dir) {
         if !f.starts_with(".git/") {
             state.insert(f.clone(), std::fs::read(dir.join(&f)).unwrap());

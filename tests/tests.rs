@@ -1,6 +1,7 @@
 //! hydrate's integration tests, in one binary to keep link time down.
 
 mod branches;
+mod cache;
 mod cli;
 mod conformance;
 mod corpus;
@@ -20,4 +21,5 @@ mod remote;
 mod safety_config;
 mod safety_output;
 mod schema;
+mod shard;
 mod support;

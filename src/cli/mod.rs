@@ -3,6 +3,7 @@
 //! logic lives here.
 
 mod affected;
+mod cache;
 mod diff;
 mod helm;
 mod history;
@@ -58,6 +59,9 @@ enum Command {
     Rollback(rollback::Args),
     /// Compare two environments, or each environment with a git revision.
     Diff(diff::Args),
+    /// The render cache (`.hydrate/cache`).
+    #[command(subcommand)]
+    Cache(cache::Command),
     /// Drop-in replacements for kustomize commands.
     #[command(subcommand)]
     Kustomize(kustomize::Command),
@@ -107,6 +111,7 @@ pub fn run() -> ExitCode {
         Command::History(args) => history::run(args),
         Command::Rollback(args) => rollback::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Cache(cmd) => cache::run(cmd),
         Command::Kustomize(cmd) => kustomize::run(cmd),
         Command::Helm(cmd) => helm::run(cmd),
     };

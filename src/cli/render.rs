@@ -43,6 +43,10 @@ pub struct Args {
     /// (default: the branch's upstream, else `origin`).
     #[arg(long, value_name = "NAME")]
     remote: Option<String>,
+    /// Render everything, neither reading nor writing the render cache
+    /// (`.hydrate/cache`).
+    #[arg(long)]
+    no_cache: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     output: Format,
@@ -146,6 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         remote: args.remote,
         trailers: Vec::new(),
         strict: args.strict,
+        cache: !args.no_cache,
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);

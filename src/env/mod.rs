@@ -3,6 +3,7 @@
 //! (rayon), results sorted whatever the thread order. It writes nothing;
 //! `output/` does.
 
+pub mod cache;
 mod chart;
 mod config;
 pub mod confine;
@@ -11,11 +12,13 @@ mod document;
 pub mod guard;
 mod pins;
 mod refname;
+mod shard;
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+pub use cache::Cache;
 pub use config::{
     is_valid_name, App, ChartApp, DiffConfig, DiffRule, Discover, Environment, Layout, Output,
     Readme, Source,
@@ -427,18 +430,6 @@ impl Selection {
     }
 }
 
-/// Which shard (0-based) of `n` a job belongs to: a stable hash of
-/// `env/app`, so adding an app moves no other app between shards.
-pub fn shard_of(env: &str, app: &str, n: u32) -> u32 {
-    // FNV-1a, 64-bit: stable across platforms and releases.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in env.bytes().chain([b'/']).chain(app.bytes()) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    (h % u64::from(n.max(1))) as u32
-}
-
 /// Lists the jobs for `envs` under `root`, filtered by `sel`.
 pub fn plan(root: &Path, envs: &[Environment], sel: &Selection) -> Vec<Job> {
     let mut jobs = Vec::new();
@@ -449,11 +440,6 @@ pub fn plan(root: &Path, envs: &[Environment], sel: &Selection) -> Vec<Job> {
         for a in &e.apps {
             if !sel.apps.is_empty() && !sel.apps.contains(&a.name) {
                 continue;
-            }
-            if let Some((i, n)) = sel.shard {
-                if shard_of(&e.name, &a.name, n) != i - 1 {
-                    continue;
-                }
             }
             let source = match &a.source {
                 Source::Kustomize(dir) => Source::Kustomize(root.join(dir)),
@@ -473,22 +459,49 @@ pub fn plan(root: &Path, envs: &[Environment], sel: &Selection) -> Vec<Job> {
             });
         }
     }
-    jobs
+    match sel.shard {
+        Some((i, n)) => shard::select(jobs, i, n),
+        None => jobs,
+    }
 }
 
 /// Renders every job in parallel, calling `progress` after each. Returns
 /// all results in job order, or every error (in job order) when any failed.
 pub fn render_all(jobs: &[Job], progress: &(dyn Fn() + Sync)) -> Result<Vec<Rendered>, Vec<Error>> {
+    render_all_cached(jobs, None, progress)
+}
+
+/// [`render_all`], answering from `cache` the jobs whose inputs are
+/// unchanged and storing the others' results. Cached objects carry their
+/// identity, printed text and source, not whole documents (see
+/// [`cache`]): for writing output, not for diffing.
+pub fn render_all_cached(
+    jobs: &[Job],
+    cache: Option<&Cache>,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<Rendered>, Vec<Error>> {
     // One run reads and parses each shared base or component file once.
     let opts = build_options(Some(std::sync::Arc::default()));
     let results: Vec<Result<Rendered, Error>> = jobs
         .par_iter()
         .map(|j| {
-            let r = render_one(j, &opts);
+            let r = match cache.and_then(|c| c.lookup(j)) {
+                Some(hit) => Ok(hit),
+                None => {
+                    let r = render_one(j, &opts);
+                    if let (Some(c), Ok(r)) = (cache, &r) {
+                        c.store(j, r);
+                    }
+                    r
+                }
+            };
             progress();
             r
         })
         .collect();
+    if let Some(c) = cache {
+        c.evict();
+    }
     let (ok, errs): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
     if !errs.is_empty() {
         return Err(errs.into_iter().filter_map(Result::err).collect());
@@ -550,26 +563,4 @@ fn render_one(job: &Job, opts: &kustomize::Options) -> Result<Rendered, Error> {
         files_read: build.files_read,
         warnings: app_warnings(build.warnings),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shards_partition_the_plan() {
-        let pairs: Vec<(String, String)> = (0..50)
-            .flat_map(|i| ["dev", "prod"].map(|e| (e.to_string(), format!("app{i}"))))
-            .collect();
-        let mut seen = 0;
-        for i in 0..3 {
-            seen += pairs.iter().filter(|(e, a)| shard_of(e, a, 3) == i).count();
-        }
-        assert_eq!(seen, pairs.len());
-        assert_eq!(shard_of("dev", "web", 4), shard_of("dev", "web", 4));
-        let sizes: Vec<usize> = (0..3)
-            .map(|i| pairs.iter().filter(|(e, a)| shard_of(e, a, 3) == i).count())
-            .collect();
-        assert!(sizes.iter().all(|&s| s > 15), "{sizes:?}");
-    }
 }

@@ -219,16 +219,18 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
     )))
 }
 
-/// Every file under a chart directory (or the archive itself): what a
-/// render of it depends on.
+/// Every file and directory under a chart directory, symlinks followed as
+/// the loader follows them (or the archive itself): what a render of it
+/// depends on. Directories are listed too, so a file added to one (a new
+/// template, a new subchart) changes what the render read.
 pub fn chart_files(dir: &Path) -> Vec<PathBuf> {
     if dir.is_file() {
         return vec![dir.to_path_buf()];
     }
     let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .follow_links(true)
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| !e.file_type().is_dir())
         .map(walkdir::DirEntry::into_path)
         .collect();
     out.sort();

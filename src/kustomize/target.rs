@@ -21,7 +21,8 @@ pub struct Accumulator<'o> {
     /// Warnings (deprecations, then chart warnings), in the order
     /// kustomize prints them.
     pub warnings: Vec<crate::warning::Warning>,
-    /// Every file read, for affected-app detection.
+    /// Every file read, and every kustomization directory as named, for
+    /// affected-app detection and the render cache.
     pub files_read: Vec<PathBuf>,
     /// Directories being built, to detect cycles.
     stack: Vec<PathBuf>,
@@ -59,6 +60,9 @@ impl<'o> Accumulator<'o> {
     /// kustomization; the resources so far for a component, which kustomize
     /// accumulates into its parent's resources and transforms them all).
     fn target_onto(&mut self, dir: &Path, base: Acc) -> Result<(Acc, Kustomization), Error> {
+        // The directory as named (`../../base`), not only as resolved: a
+        // symlink on the way that is pointed elsewhere changes the build.
+        self.files_read.push(dir.to_path_buf());
         let dir = canonical(dir)?;
         if self.stack.contains(&dir) {
             return Err(Error::invalid(

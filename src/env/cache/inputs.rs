@@ -1,0 +1,262 @@
+//! What a render's inputs are and what they hold now: the files it read and
+//! the directories it looked in, each reduced to a hash that changes when
+//! anything a render could observe changes. Hashes are memoised for one run
+//! (shared bases are hashed once, not once per overlay). It renders nothing
+//! and writes nothing.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use sha2::{Digest, Sha256};
+
+use super::entry::Key;
+
+/// The inputs of a render that read `files_read`: those paths, plus the
+/// directory each of them is in. A directory counts with its listing, so a
+/// file that was probed and absent (`kustomization.yml` beside
+/// `kustomization.yaml`, a new template in a chart's `templates/`) changes
+/// the key when it appears.
+pub fn of(files_read: &[PathBuf]) -> Vec<PathBuf> {
+    let mut all: BTreeSet<PathBuf> = BTreeSet::new();
+    for f in files_read {
+        if let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty()) {
+            all.insert(parent.to_path_buf());
+        }
+        all.insert(f.clone());
+    }
+    all.into_iter().collect()
+}
+
+/// Content hashes of paths, each computed once per run.
+#[derive(Default)]
+pub struct Hasher {
+    memo: Mutex<HashMap<PathBuf, Key>>,
+    canon: Canon,
+}
+
+impl Hasher {
+    /// The hash of what `path` holds now (see [`Hasher::hash_path`]).
+    pub fn hash(&self, path: &Path) -> Key {
+        if let Some(k) = self.memo.lock().ok().and_then(|m| m.get(path).copied()) {
+            return k;
+        }
+        let k = self.hash_path(path);
+        if let Ok(mut m) = self.memo.lock() {
+            m.insert(path.to_path_buf(), k);
+        }
+        k
+    }
+
+    /// A hash of what a render could observe at `path`:
+    /// - a file: its bytes (a symlink's target is part of its directory's
+    ///   listing, and that directory is an input too: see [`of`]);
+    /// - a directory: its canonical path (where `../../base` really leads)
+    ///   and its sorted listing (name, type, and symlink targets); a
+    ///   directory named several ways is listed once;
+    /// - anything unreadable or absent: a marker of its own.
+    ///
+    /// Opening and reading is all a file costs: on an unchanged repository
+    /// this is most of the work of a run.
+    fn hash_path(&self, path: &Path) -> Key {
+        let mut h = Sha256::new();
+        match std::fs::File::open(path) {
+            Ok(mut f) => {
+                let mut bytes = Vec::new();
+                match f.read_to_end(&mut bytes) {
+                    Ok(_) => {
+                        h.update(b"F");
+                        h.update((bytes.len() as u64).to_le_bytes());
+                        h.update(&bytes);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+                        match self.canon.resolve(path) {
+                            Some(c) if c.as_path() != path => h.update(self.hash(&c)),
+                            _ => hash_dir(path, &mut h),
+                        }
+                    }
+                    Err(e) => h.update(format!("E{:?}", e.kind()).as_bytes()),
+                }
+            }
+            Err(e) => h.update(format!("A{:?}", e.kind()).as_bytes()),
+        }
+        h.finalize().into()
+    }
+}
+
+/// `realpath` with every resolved prefix remembered: the inputs of all
+/// renders share a few thousand directories, and resolving each input
+/// from scratch would read every link on its way again.
+#[derive(Default)]
+struct Canon {
+    memo: Mutex<HashMap<PathBuf, PathBuf>>,
+}
+
+impl Canon {
+    /// The absolute path `path` leads to with every symlink and `..`
+    /// resolved (as `realpath`, which the loaders use); `None` when a part
+    /// of it is missing or links loop.
+    fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        let abs = std::path::absolute(path).ok()?;
+        self.resolve_abs(&abs, 0)
+    }
+
+    fn resolve_abs(&self, path: &Path, depth: u32) -> Option<PathBuf> {
+        use std::path::Component;
+        if depth > 40 {
+            return None;
+        }
+        if let Some(c) = self.memo.lock().ok()?.get(path) {
+            return Some(c.clone());
+        }
+        let Some(parent) = path.parent() else {
+            return Some(path.to_path_buf());
+        };
+        let base = self.resolve_abs(parent, depth)?;
+        let out = match path.components().next_back()? {
+            Component::ParentDir => base.parent().unwrap_or(&base).to_path_buf(),
+            Component::CurDir => base,
+            Component::Normal(name) => {
+                let joined = base.join(name);
+                let meta = std::fs::symlink_metadata(&joined).ok()?;
+                if meta.file_type().is_symlink() {
+                    let target = base.join(std::fs::read_link(&joined).ok()?);
+                    self.resolve_abs(&target, depth + 1)?
+                } else {
+                    joined
+                }
+            }
+            _ => path.to_path_buf(),
+        };
+        self.memo
+            .lock()
+            .ok()?
+            .insert(path.to_path_buf(), out.clone());
+        Some(out)
+    }
+}
+
+/// A canonical directory: its path and listing.
+fn hash_dir(path: &Path, h: &mut Sha256) {
+    h.update(b"D");
+    h.update(path.as_os_str().as_encoded_bytes());
+    h.update(b"\0");
+    let Ok(rd) = std::fs::read_dir(path) else {
+        h.update(b"unreadable");
+        return;
+    };
+    let mut entries: Vec<(std::ffi::OsString, u8, Option<PathBuf>)> = rd
+        .filter_map(Result::ok)
+        .map(|e| {
+            let (ty, link) = match e.file_type() {
+                Ok(t) if t.is_symlink() => (b'l', std::fs::read_link(e.path()).ok()),
+                Ok(t) if t.is_dir() => (b'd', None),
+                Ok(t) if t.is_file() => (b'f', None),
+                Ok(_) => (b'o', None),
+                Err(_) => (b'?', None),
+            };
+            (e.file_name(), ty, link)
+        })
+        .collect();
+    entries.sort();
+    for (name, ty, link) in entries {
+        h.update(name.as_encoded_bytes());
+        h.update([0, ty]);
+        if let Some(l) = link {
+            h.update(l.as_os_str().as_encoded_bytes());
+        }
+        h.update(b"\0");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_change_with_content_listing_and_links() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.yaml");
+        std::fs::write(&f, "a: 1\n").unwrap();
+        let (file0, dir0) = (
+            Hasher::default().hash_path(&f),
+            Hasher::default().hash_path(d.path()),
+        );
+        assert_eq!(Hasher::default().hash_path(&f), file0, "stable");
+        std::fs::write(&f, "a: 2\n").unwrap();
+        assert_ne!(Hasher::default().hash_path(&f), file0, "content");
+        assert_eq!(
+            Hasher::default().hash_path(d.path()),
+            dir0,
+            "content is not the listing"
+        );
+        std::fs::write(d.path().join("kustomization.yml"), "").unwrap();
+        assert_ne!(
+            Hasher::default().hash_path(d.path()),
+            dir0,
+            "a new file in the directory"
+        );
+        let gone = d.path().join("gone");
+        assert_ne!(
+            Hasher::default().hash_path(&gone),
+            Hasher::default().hash_path(&f)
+        );
+        #[cfg(unix)]
+        {
+            let other = d.path().join("b.yaml");
+            std::fs::write(&other, "a: 2\n").unwrap();
+            let link = d.path().join("l.yaml");
+            std::os::unix::fs::symlink(&f, &link).unwrap();
+            let before = Hasher::default().hash_path(d.path());
+            std::fs::remove_file(&link).unwrap();
+            std::os::unix::fs::symlink(&other, &link).unwrap();
+            assert_eq!(
+                Hasher::default().hash_path(&link),
+                Hasher::default().hash_path(&other)
+            );
+            assert_ne!(
+                Hasher::default().hash_path(d.path()),
+                before,
+                "same bytes, other target: the directory's listing changes"
+            );
+            // A directory named through a symlink is the directory it leads to.
+            let sub = d.path().join("sub");
+            std::fs::create_dir(&sub).unwrap();
+            std::os::unix::fs::symlink(&sub, d.path().join("via")).unwrap();
+            let canon = Canon::default();
+            let via = d.path().join("via/../via/.");
+            assert_eq!(
+                canon.resolve(&via),
+                Some(std::fs::canonicalize(&sub).unwrap())
+            );
+            assert_eq!(canon.resolve(&d.path().join("nope/x")), None);
+        }
+    }
+
+    #[test]
+    fn inputs_add_each_files_directory() {
+        let got = of(&["r/a/k.yaml".into(), "r/a/p.yaml".into(), "r/b/x".into()]);
+        let want: Vec<PathBuf> = ["r/a", "r/a/k.yaml", "r/a/p.yaml", "r/b", "r/b/x"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn the_memo_answers_for_the_run() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("v.yaml");
+        std::fs::write(&f, "1").unwrap();
+        let h = Hasher::default();
+        let first = h.hash(&f);
+        std::fs::write(&f, "2").unwrap();
+        assert_eq!(h.hash(&f), first, "memoised");
+        assert_ne!(
+            Hasher::default().hash(&f),
+            first,
+            "a new run sees the change"
+        );
+    }
+}

@@ -1,0 +1,492 @@
+//! The render cache in `<root>/.hydrate/cache/`: content-addressed, so a
+//! render whose inputs are unchanged is not run again, and self-checking,
+//! so the cache can make hydrate faster but never wrong.
+//!
+//! Two kinds of entries, as ccache's "direct mode" keeps them:
+//! - `<job key>.in`: the inputs the job's last render read ([`inputs::of`]
+//!   its `files_read`). The job key hashes hydrate's build, the render
+//!   options and the job's whole resolved configuration.
+//! - `<input key>.out`: a rendered result. The input key hashes the job key
+//!   and, for every input, its path and what it holds now. A render reads
+//!   the same inputs as long as they hold the same bytes, so an unchanged
+//!   input key means an unchanged result.
+//!
+//! An entry that is corrupt, truncated, of another format or under another
+//! key is ignored and overwritten by the next render. Entries are written
+//! to a temporary file and renamed, so concurrent runs (shards on one
+//! runner) never see half an entry. The cache is bounded: after a run that
+//! stored anything, the least recently used entries (by modification time,
+//! refreshed on a hit at most hourly) go until it fits. Failing to read or
+//! write the cache never fails a render. It writes nowhere but its
+//! directory, which holds a `.gitignore` of `*` so git never picks it up.
+
+mod entry;
+mod inputs;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use sha2::{Digest, Sha256};
+
+use self::entry::{Key, Kind, Reader, Writer};
+use super::{AppWarning, Job, Rendered};
+use crate::k8s::{Gvk, Object, ObjectId};
+use crate::warning::{Warning, WarningKind};
+use crate::yaml::Node;
+
+/// Where the cache lives, relative to the repository root.
+pub const CACHE_DIR: &str = ".hydrate/cache";
+
+/// The default size bound.
+pub const DEFAULT_LIMIT: u64 = 1 << 30;
+
+/// A hit refreshes its entries' time only when older than this, so an
+/// unchanged run does not write to every entry.
+const TOUCH_AFTER: Duration = Duration::from_secs(3600);
+
+/// The render cache of one run.
+pub struct Cache {
+    dir: PathBuf,
+    /// hydrate's version and build; part of every job key.
+    build: String,
+    limit: u64,
+    hasher: inputs::Hasher,
+    hits: AtomicUsize,
+    stored: AtomicUsize,
+    tmp_seq: AtomicU64,
+}
+
+/// How a run used the cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Renders answered from the cache.
+    pub hits: usize,
+    /// Renders stored.
+    pub stored: usize,
+}
+
+impl Cache {
+    /// The cache of the repository at `root`, for this build of hydrate;
+    /// `None` when the build cannot be identified (a stale entry could
+    /// then be trusted, so there is no cache).
+    ///
+    /// There is no cache (every job renders) when `.hydrate` or its
+    /// `cache` is a symlink or not a directory: hydrate never writes
+    /// through a symlink, and the cache must stay inside the repository.
+    pub fn open(root: &Path) -> Option<Cache> {
+        let mut at = root.to_path_buf();
+        for part in Path::new(CACHE_DIR).components() {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if !m.file_type().is_dir() => return None,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(_) => return None,
+            }
+        }
+        Some(Cache::at(root.join(CACHE_DIR), build_id()?, DEFAULT_LIMIT))
+    }
+
+    /// A cache in `dir` for `build` (hydrate's version and build), holding
+    /// at most about `limit` bytes.
+    pub fn at(dir: PathBuf, build: String, limit: u64) -> Cache {
+        Cache {
+            dir,
+            build,
+            limit,
+            hasher: inputs::Hasher::default(),
+            hits: AtomicUsize::new(0),
+            stored: AtomicUsize::new(0),
+            tmp_seq: AtomicU64::new(0),
+        }
+    }
+
+    /// Hits and stores so far.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            hits: self.hits.load(Ordering::Relaxed),
+            stored: self.stored.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The key of a job: this build, the render options and the job's
+    /// resolved configuration (every field, so a new option is never left
+    /// out of the key).
+    fn job_key(&self, job: &Job) -> Key {
+        let mut h = Sha256::new();
+        h.update(b"hydrate render cache\0");
+        h.update(self.build.as_bytes());
+        h.update(b"\0");
+        h.update(format!("{:?}\0{:?}", super::build_options(None), job.source).as_bytes());
+        h.finalize().into()
+    }
+
+    /// The key of a result: the job key and what each input holds now.
+    fn input_key(&self, job_key: &Key, paths: &[PathBuf]) -> Key {
+        let mut h = Sha256::new();
+        h.update(job_key);
+        for p in paths {
+            let bytes = p.as_os_str().as_encoded_bytes();
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+            h.update(self.hasher.hash(p));
+        }
+        h.finalize().into()
+    }
+
+    fn path(&self, key: &Key, kind: Kind) -> PathBuf {
+        let ext = match kind {
+            Kind::Inputs => "in",
+            Kind::Output => "out",
+        };
+        self.dir.join(format!("{}.{ext}", entry::hex(key)))
+    }
+
+    /// Reads an entry, refreshing its time when it is old.
+    fn read(&self, key: &Key, kind: Kind) -> Option<Vec<u8>> {
+        let mut f = std::fs::File::open(self.path(key, kind)).ok()?;
+        let meta = f.metadata().ok()?;
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).ok()?);
+        f.read_to_end(&mut bytes).ok()?;
+        let now = SystemTime::now();
+        if meta
+            .modified()
+            .is_ok_and(|m| now.duration_since(m).unwrap_or_default() > TOUCH_AFTER)
+        {
+            let _ = f.set_modified(now);
+        }
+        Some(bytes)
+    }
+
+    /// The cached result of `job`, if its inputs are unchanged since it
+    /// was stored and the entries are intact.
+    pub fn lookup(&self, job: &Job) -> Option<Rendered> {
+        let jk = self.job_key(job);
+        let bytes = self.read(&jk, Kind::Inputs)?;
+        let paths = decode_paths(entry::open(&bytes, Kind::Inputs, &jk)?)?;
+        let ik = self.input_key(&jk, &paths);
+        let bytes = self.read(&ik, Kind::Output)?;
+        let r = decode_rendered(entry::open(&bytes, Kind::Output, &ik)?, job)?;
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        Some(r)
+    }
+
+    /// Stores `r`, the result of rendering `job`. Best effort: a cache
+    /// that cannot be written is no cache.
+    pub fn store(&self, job: &Job, r: &Rendered) {
+        let Some(payload) = encode_rendered(r) else {
+            return;
+        };
+        let paths = inputs::of(&r.files_read);
+        let Some(listed) = encode_paths(&paths) else {
+            return;
+        };
+        let jk = self.job_key(job);
+        let ik = self.input_key(&jk, &paths);
+        if self.ensure_dir().is_err() {
+            return;
+        }
+        let ok = self.write(
+            &self.path(&ik, Kind::Output),
+            &entry::seal(Kind::Output, &ik, &payload),
+        ) && self.write(
+            &self.path(&jk, Kind::Inputs),
+            &entry::seal(Kind::Inputs, &jk, &listed),
+        );
+        if ok {
+            self.stored.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Creates the directory with its `.gitignore` and `CACHEDIR.TAG`.
+    fn ensure_dir(&self) -> std::io::Result<()> {
+        let ignore = self.dir.join(".gitignore");
+        if ignore.is_file() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.dir)?;
+        std::fs::write(
+            self.dir.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55\n\
+             # hydrate's render cache; `hydrate cache clean` removes it.\n",
+        )?;
+        std::fs::write(ignore, "*\n")
+    }
+
+    fn write(&self, path: &Path, bytes: &[u8]) -> bool {
+        let seq = self.tmp_seq.fetch_add(1, Ordering::Relaxed);
+        let tmp = self.dir.join(format!(".tmp-{}-{seq}", std::process::id()));
+        let ok = std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_ok();
+        if !ok {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        ok
+    }
+
+    /// After a run that stored entries: removes the least recently used
+    /// ones until the cache holds at most 90% of its bound.
+    pub fn evict(&self) {
+        if self.stats().stored == 0 {
+            return;
+        }
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let mut entries: Vec<(SystemTime, u64, PathBuf)> = rd
+            .filter_map(Result::ok)
+            .filter(|e| is_entry_name(&e.file_name().to_string_lossy()))
+            .filter_map(|e| {
+                let m = e.metadata().ok()?;
+                Some((m.modified().ok()?, m.len(), e.path()))
+            })
+            .collect();
+        let mut total: u64 = entries.iter().map(|e| e.1).sum();
+        if total <= self.limit {
+            return;
+        }
+        entries.sort();
+        let goal = self.limit / 10 * 9;
+        for (_, len, path) in entries {
+            if total <= goal {
+                break;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                total = total.saturating_sub(len);
+            }
+        }
+    }
+}
+
+/// `<64 hex>.in` or `<64 hex>.out`: the only files eviction and `clean`
+/// delete besides the cache's own bookkeeping.
+fn is_entry_name(name: &str) -> bool {
+    let stem = name
+        .strip_suffix(".in")
+        .or_else(|| name.strip_suffix(".out"));
+    stem.is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// hydrate's version and a hash of this build of it (the executable's
+/// bytes), so a rebuilt binary never trusts entries another build wrote,
+/// while CI jobs running the same binary share them; `None` when the
+/// executable cannot be read.
+pub fn build_id() -> Option<String> {
+    let exe = std::fs::read(std::env::current_exe().ok()?).ok()?;
+    let hash: Key = Sha256::digest(&exe).into();
+    Some(format!(
+        "{}+{}",
+        env!("CARGO_PKG_VERSION"),
+        entry::hex(&hash)
+    ))
+}
+
+/// `hydrate cache clean`: removes the cache of the repository at `root`
+/// (its entries, temporary files and bookkeeping, then the directory if
+/// it is empty). Returns how many bytes were freed.
+pub fn clean(root: &Path) -> std::io::Result<u64> {
+    let dir = root.join(CACHE_DIR);
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut freed = 0;
+    for e in rd {
+        let e = e?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ours = is_entry_name(&name)
+            || name.starts_with(".tmp-")
+            || name == ".gitignore"
+            || name == "CACHEDIR.TAG";
+        if ours && e.file_type()?.is_file() {
+            freed += e.metadata()?.len();
+            std::fs::remove_file(e.path())?;
+        }
+    }
+    let _ = std::fs::remove_dir(&dir);
+    Ok(freed)
+}
+
+fn encode_paths(paths: &[PathBuf]) -> Option<Vec<u8>> {
+    let mut w = Writer::default();
+    w.u64(paths.len() as u64);
+    for p in paths {
+        w.str(p.to_str()?);
+    }
+    Some(w.buf)
+}
+
+fn decode_paths(payload: &[u8]) -> Option<Vec<PathBuf>> {
+    let mut r = Reader::new(payload);
+    let n = r.count()?;
+    let paths = (0..n)
+        .map(|_| r.str().map(PathBuf::from))
+        .collect::<Option<Vec<_>>>()?;
+    r.at_end().then_some(paths)
+}
+
+/// A result as stored: the manifest, each object's identity, source and
+/// printed text (as a range of the manifest when it is one), the warnings
+/// and the files read. `None` when it cannot be stored faithfully (a path
+/// that is not UTF-8).
+fn encode_rendered(r: &Rendered) -> Option<Vec<u8>> {
+    let mut w = Writer::default();
+    w.str(&r.manifest);
+    w.u64(r.objects.len() as u64);
+    let mut from = 0;
+    for o in &r.objects {
+        for s in [&o.id.gvk.group, &o.id.gvk.version, &o.id.gvk.kind] {
+            w.str(s);
+        }
+        w.str(&o.id.namespace);
+        w.str(&o.id.name);
+        w.opt_str(o.source.as_deref());
+        match r.manifest[from..].find(o.printed.as_str()) {
+            Some(at) if !o.printed.is_empty() => {
+                w.byte(0);
+                w.u64((from + at) as u64);
+                w.u64(o.printed.len() as u64);
+                from += at + o.printed.len();
+            }
+            _ => {
+                w.byte(1);
+                w.str(&o.printed);
+            }
+        }
+    }
+    w.u64(r.warnings.len() as u64);
+    for aw in &r.warnings {
+        let wn = &aw.warning;
+        w.str(wn.kind.as_str());
+        w.str(&wn.message);
+        match &wn.file {
+            Some(f) => w.opt_str(Some(f.to_str()?)),
+            None => w.opt_str(None),
+        }
+        w.u64(wn.line.map_or(0, |l| u64::from(l) + 1));
+    }
+    encode_paths(&r.files_read).map(|files| {
+        w.buf.extend_from_slice(&files);
+        w.buf
+    })
+}
+
+fn decode_rendered(payload: &[u8], job: &Job) -> Option<Rendered> {
+    let mut r = Reader::new(payload);
+    let manifest = r.str()?.to_string();
+    let n = r.count()?;
+    let mut objects = Vec::with_capacity(n);
+    for _ in 0..n {
+        let gvk = Gvk {
+            group: r.str()?.to_string(),
+            version: r.str()?.to_string(),
+            kind: r.str()?.to_string(),
+        };
+        let id = ObjectId {
+            gvk,
+            namespace: r.str()?.to_string(),
+            name: r.str()?.to_string(),
+        };
+        let source = r.opt_str()?.map(str::to_string);
+        let printed = match r.byte()? {
+            0 => {
+                let at = usize::try_from(r.u64()?).ok()?;
+                let len = usize::try_from(r.u64()?).ok()?;
+                manifest.get(at..at.checked_add(len)?)?.to_string()
+            }
+            1 => r.str()?.to_string(),
+            _ => return None,
+        };
+        let node = match whole_document(&id, &printed) {
+            Whole::Needed(Some(n)) => n,
+            Whole::Needed(None) => return None,
+            Whole::NotNeeded => identity_node(&id),
+        };
+        objects.push(Object {
+            node: Arc::new(node),
+            id,
+            printed,
+            source,
+        });
+    }
+    let n = r.count()?;
+    let mut warnings = Vec::with_capacity(n);
+    for _ in 0..n {
+        let kind = WarningKind::from_name(r.str()?)?;
+        let message = r.str()?.to_string();
+        let file = r.opt_str()?.map(PathBuf::from);
+        let line = match r.u64()? {
+            0 => None,
+            l => Some(u32::try_from(l - 1).ok()?),
+        };
+        warnings.push(AppWarning {
+            env: job.env.clone(),
+            app: job.app.clone(),
+            warning: Warning {
+                kind,
+                message,
+                file,
+                line,
+            },
+        });
+    }
+    let n = r.count()?;
+    let files_read = (0..n)
+        .map(|_| r.str().map(PathBuf::from))
+        .collect::<Option<Vec<_>>>()?;
+    if !r.at_end() {
+        return None;
+    }
+    Some(Rendered {
+        env: job.env.clone(),
+        app: job.app.clone(),
+        objects,
+        manifest,
+        files_read,
+        warnings,
+    })
+}
+
+/// Whether a cached object needs its whole document back.
+enum Whole {
+    /// It does: parsed from its printed text (`None` if that fails, so the
+    /// entry is not trusted).
+    Needed(Option<Node>),
+    /// Its identity is all that is read.
+    NotNeeded,
+}
+
+/// `render`'s guards read more than identity: a `Secret`'s `data` and
+/// `stringData` (the secret guard) and `metadata.generateName` (an object
+/// with no name; the determinism guard). Those objects get their whole
+/// document back, parsed from the printed text, so a cache hit is judged
+/// exactly as a fresh render is.
+fn whole_document(id: &ObjectId, printed: &str) -> Whole {
+    if id.gvk.kind != "Secret" && !id.name.is_empty() {
+        return Whole::NotNeeded;
+    }
+    let doc = crate::yaml::parse_all(printed, crate::yaml::Resolver::V3)
+        .ok()
+        .and_then(|docs| docs.into_iter().find(|d| d.as_map().is_some()));
+    Whole::Needed(doc)
+}
+
+/// The document of a cached object: only what its identity is read from
+/// (`apiVersion`, `kind`, `metadata.name`, `metadata.namespace`). Writing
+/// output needs no more; callers that read whole documents (`diff`,
+/// `promote`) render without the cache.
+fn identity_node(id: &ObjectId) -> Node {
+    let mut meta = Node::map();
+    meta.set("name", Node::string(id.name.clone()));
+    if !id.namespace.is_empty() {
+        meta.set("namespace", Node::string(id.namespace.clone()));
+    }
+    let mut n = Node::map();
+    n.set("apiVersion", Node::string(id.gvk.api_version()));
+    n.set("kind", Node::string(id.gvk.kind.clone()));
+    n.set("metadata", meta);
+    n
+}

@@ -1,0 +1,407 @@
+//! The render cache (`.hydrate/cache`): a render whose inputs are unchanged
+//! is answered from it, a change to any input re-renders exactly the jobs
+//! that read it, a damaged entry is never trusted, and the bytes written
+//! are the same with and without it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use hydrate::env::{self, Cache};
+
+use crate::support::{demo_copy, hydrate, list_files, render_at};
+
+/// The demo with a patch file in api's production overlay, a deprecated
+/// field (a warning) in redis's dev overlay, and dev written one file per
+/// resource.
+fn demo() -> tempfile::TempDir {
+    let repo = demo_copy();
+    let root = repo.path();
+    let api = root.join("testdata/apps/api/overlays/production");
+    std::fs::write(
+        api.join("patch.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  minReadySeconds: 5\n",
+    )
+    .unwrap();
+    append(
+        &api.join("kustomization.yaml"),
+        "patches:\n  - path: patch.yaml\n",
+    );
+    append(
+        &root.join("testdata/apps/redis/overlays/dev/kustomization.yaml"),
+        "commonLabels:\n  tier: cache\n",
+    );
+    let dev = root.join("environments/dev.yaml");
+    let text = std::fs::read_to_string(&dev).unwrap();
+    let text = text.replacen(
+        "  dir: rendered/dev\n",
+        "  dir: rendered/dev\n  layout: resources\n",
+        1,
+    );
+    std::fs::write(dev, text).unwrap();
+    repo
+}
+
+fn append(path: &Path, text: &str) {
+    let mut s = std::fs::read_to_string(path).unwrap();
+    s.push_str(text);
+    std::fs::write(path, s).unwrap();
+}
+
+fn jobs(root: &Path) -> Vec<env::Job> {
+    let envs = env::load_environments(root).unwrap();
+    env::plan(root, &envs, &env::Selection::default())
+}
+
+/// Renders every job through a cache in `dir` (storing the misses).
+fn fill(root: &Path, dir: &Path, build: &str) -> env::cache::Stats {
+    let cache = Cache::at(dir.to_path_buf(), build.into(), u64::MAX);
+    env::render_all_cached(&jobs(root), Some(&cache), &|| {}).unwrap();
+    cache.stats()
+}
+
+/// The jobs a fresh run would have to render.
+fn misses(root: &Path, dir: &Path, build: &str) -> BTreeSet<String> {
+    let cache = Cache::at(dir.to_path_buf(), build.into(), u64::MAX);
+    jobs(root)
+        .iter()
+        .filter(|j| cache.lookup(j).is_none())
+        .map(|j| format!("{}/{}", j.env, j.app))
+        .collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn a_changed_input_invalidates_exactly_the_renders_that_read_it() {
+    let repo = demo();
+    let root = repo.path();
+    let dir = root.join(".hydrate/cache");
+    let all = jobs(root).len();
+    assert_eq!(fill(root, &dir, "t").stored, all);
+    assert_eq!(misses(root, &dir, "t"), set(&[]), "everything cached");
+    let apps = "testdata/apps";
+    let every = |app: &str| -> Vec<String> {
+        ["dev", "production", "staging"]
+            .iter()
+            .map(|e| format!("{e}/{app}"))
+            .collect()
+    };
+    let cases: Vec<(String, &str, Vec<String>)> = vec![
+        (
+            format!("{apps}/status/values/staging.yaml"),
+            "a values file",
+            vec!["staging/status".into()],
+        ),
+        (
+            format!("{apps}/status/chart/templates/service.yaml"),
+            "a chart template",
+            every("status"),
+        ),
+        (
+            format!("{apps}/status/chart/values.yaml"),
+            "a chart's values",
+            every("status"),
+        ),
+        (
+            format!("{apps}/web/base/deployment.yaml"),
+            "a base file",
+            every("web"),
+        ),
+        (
+            format!("{apps}/web/base/kustomization.yaml"),
+            "a base kustomization",
+            every("web"),
+        ),
+        (
+            format!("{apps}/api/overlays/production/patch.yaml"),
+            "a patch",
+            vec!["production/api".into()],
+        ),
+        (
+            format!("{apps}/redis/overlays/dev/kustomization.yaml"),
+            "an overlay",
+            vec!["dev/redis".into()],
+        ),
+    ];
+    for (file, what, want) in cases {
+        append(&root.join(&file), "# changed\n");
+        let want: BTreeSet<String> = want.into_iter().collect();
+        assert_eq!(misses(root, &dir, "t"), want, "{what}: {file}");
+        assert_eq!(
+            fill(root, &dir, "t").stored,
+            want.len(),
+            "{what}: only those render"
+        );
+        assert_eq!(misses(root, &dir, "t"), set(&[]), "{what}: cached again");
+    }
+    // Files that were absent but would be read: a new template, a second
+    // kustomization file (kustomize then fails).
+    std::fs::write(
+        root.join(format!("{apps}/status/chart/templates/extra.yaml")),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n",
+    )
+    .unwrap();
+    assert_eq!(
+        misses(root, &dir, "t"),
+        every("status").into_iter().collect()
+    );
+    std::fs::write(
+        root.join(format!("{apps}/web/overlays/dev/kustomization.yml")),
+        "",
+    )
+    .unwrap();
+    assert!(misses(root, &dir, "t").contains("dev/web"));
+    assert!(!misses(root, &dir, "t").contains("staging/web"));
+}
+
+#[test]
+fn the_key_holds_hydrates_version() {
+    let repo = demo();
+    let root = repo.path();
+    let dir = root.join(".hydrate/cache");
+    fill(root, &dir, "0.1.0+build-a");
+    assert_eq!(misses(root, &dir, "0.1.0+build-a"), set(&[]));
+    assert_eq!(misses(root, &dir, "0.1.0+build-b").len(), jobs(root).len());
+    assert!(env::cache::build_id().is_some_and(|b| b.starts_with(env!("CARGO_PKG_VERSION"))));
+}
+
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "out" || x == "in"))
+        .collect();
+    out.sort();
+    out
+}
+
+fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
+    list_files(root)
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(root.join(&f)).unwrap();
+            (f, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn corrupt_truncated_and_foreign_entries_are_rendered_again_and_replaced() {
+    let repo = demo();
+    let root = repo.path();
+    let dir = root.join(".hydrate/cache");
+    let first = render_at(root).output().unwrap();
+    assert!(first.status.success());
+    let written = tree(&root.join("rendered"));
+    let files = entries(&dir);
+    assert!(files.len() >= 2 * jobs(root).len(), "{files:?}");
+    let originals: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    for (i, f) in files.iter().enumerate() {
+        let mut bytes = originals[i].clone();
+        match i % 5 {
+            0 => bytes.truncate(bytes.len() / 2),
+            1 => *bytes.last_mut().unwrap() ^= 0x20,
+            2 => bytes = originals[(i + 1) % originals.len()].clone(),
+            3 => bytes.clear(),
+            _ => bytes = b"not a cache entry".to_vec(),
+        }
+        std::fs::write(f, bytes).unwrap();
+    }
+    std::fs::remove_dir_all(root.join("rendered")).unwrap();
+    let second = render_at(root).output().unwrap();
+    assert!(second.status.success());
+    assert_eq!(tree(&root.join("rendered")), written, "the same bytes");
+    assert_eq!(second.stderr, first.stderr, "the same warnings");
+    for (f, original) in files.iter().zip(&originals) {
+        assert_eq!(
+            &std::fs::read(f).unwrap(),
+            original,
+            "{} rewritten",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn no_cache_writes_the_same_bytes_and_warnings_replay_from_the_cache() {
+    let repo = demo();
+    let root = repo.path();
+    let cold = render_at(root).output().unwrap();
+    assert!(cold.status.success());
+    let stderr = String::from_utf8_lossy(&cold.stderr).into_owned();
+    assert!(
+        stderr.contains("warning[deprecation]") && stderr.contains("commonLabels"),
+        "{stderr}"
+    );
+    let written = tree(&root.join("rendered"));
+
+    std::fs::remove_dir_all(root.join("rendered")).unwrap();
+    let warm = render_at(root).output().unwrap();
+    assert!(warm.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&warm.stderr),
+        stderr,
+        "warnings from the cache"
+    );
+    assert_eq!(
+        tree(&root.join("rendered")),
+        written,
+        "bytes from the cache"
+    );
+    let again = render_at(root).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout)
+            .matches(": unchanged")
+            .count(),
+        3
+    );
+
+    std::fs::remove_dir_all(root.join("rendered")).unwrap();
+    let before = entries(&root.join(".hydrate/cache"));
+    std::fs::remove_dir_all(root.join(".hydrate/cache")).unwrap();
+    let bypass = render_at(root).arg("--no-cache").output().unwrap();
+    assert!(bypass.status.success());
+    assert_eq!(String::from_utf8_lossy(&bypass.stderr), stderr);
+    assert_eq!(
+        tree(&root.join("rendered")),
+        written,
+        "--no-cache: the same bytes"
+    );
+    assert!(
+        !root.join(".hydrate/cache").exists(),
+        "--no-cache writes no cache"
+    );
+    assert!(!before.is_empty());
+}
+
+#[test]
+fn least_recently_used_entries_go_first_when_the_cache_is_full() {
+    let repo = demo();
+    let root = repo.path();
+    let dir = root.join(".hydrate/cache");
+    fill(root, &dir, "t");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    let mut total = 0;
+    for f in entries(&dir) {
+        total += std::fs::metadata(&f).unwrap().len();
+        std::fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    // A run of dev alone, with one of its inputs changed: dev's entries
+    // are used (and so the most recent), one is stored, and the cache is
+    // trimmed to its bound by dropping the entries used longest ago.
+    append(
+        &root.join("testdata/apps/redis/overlays/dev/kustomization.yaml"),
+        "# changed\n",
+    );
+    let limit = total / 2;
+    let cache = Cache::at(dir.clone(), "t".into(), limit);
+    let dev: Vec<env::Job> = jobs(root).into_iter().filter(|j| j.env == "dev").collect();
+    env::render_all_cached(&dev, Some(&cache), &|| {}).unwrap();
+    assert_eq!(cache.stats().stored, 1);
+    let left: u64 = entries(&dir)
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .sum();
+    assert!(left <= limit, "{left} > {limit}");
+    let m = misses(root, &dir, "t");
+    assert!(
+        m.iter().all(|j| !j.starts_with("dev/")),
+        "dev was used last: {m:?}"
+    );
+    assert!(m.len() > 3, "something was evicted: {m:?}");
+}
+
+#[test]
+fn cache_clean_removes_only_the_cache() {
+    let repo = demo();
+    let root = repo.path();
+    assert!(render_at(root).output().unwrap().status.success());
+    let dir = root.join(".hydrate/cache");
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".gitignore")).unwrap(),
+        "*\n"
+    );
+    assert!(!entries(&dir).is_empty());
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let out = hydrate()
+        .args(["cache", "clean", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(entries(&dir).is_empty());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    std::fs::remove_file(dir.join("notes.txt")).unwrap();
+    let out = hydrate()
+        .args(["cache", "clean", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!dir.exists());
+}
+
+/// The guards read more of a document than its identity: a cached Secret
+/// comes back with its data, so a warm cache cannot let a plain Secret past
+/// `secrets: refuse`.
+#[test]
+fn a_cached_secret_keeps_its_data_for_the_secret_guard() {
+    let repo = demo_copy();
+    let root = repo.path();
+    let dir = root.join(".hydrate/cache-test");
+    fill(root, &dir, "b1");
+    let cache = Cache::at(dir, "b1".into(), u64::MAX);
+    let api = jobs(root)
+        .into_iter()
+        .find(|j| j.env == "production" && j.app == "api")
+        .unwrap();
+    let hit = cache.lookup(&api).expect("a cache hit");
+    let secret = hit
+        .objects
+        .iter()
+        .find(|o| o.id.gvk.kind == "Secret")
+        .expect("api renders a Secret");
+    assert!(
+        secret
+            .node
+            .get("data")
+            .is_some_and(|d| d.as_map().is_some()),
+        "the cached Secret lost its data"
+    );
+
+    render_at(root).assert().success();
+    let prod = root.join("environments/production.yaml");
+    let text = std::fs::read_to_string(&prod).unwrap();
+    std::fs::write(&prod, text.replace("secrets: allow", "secrets: refuse")).unwrap();
+    let out = render_at(root).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Secret"), "{err}");
+}
+
+/// A `.hydrate` that is a symlink is never written through: the run
+/// renders without the cache and nothing lands where the link points.
+#[test]
+fn a_symlinked_cache_directory_is_never_written_through() {
+    let repo = demo_copy();
+    let root = repo.path();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join(".hydrate")).unwrap();
+    render_at(root).assert().success();
+    let written: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+    assert!(written.is_empty(), "wrote through the symlink: {written:?}");
+}
