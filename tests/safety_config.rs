@@ -547,3 +547,79 @@ fn zero_apps_prune_branch() {
     let (code, text) = c.run(&["--check"], &[]);
     assert_eq!(code, 0, "{text}");
 }
+
+/// Runs hydrate in the repository with `args`; the report to snapshot.
+fn run_in_repo(c: &Case, args: &[&str]) -> (i32, String) {
+    let out = hydrate().current_dir(c.root()).args(args).output().unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    let text = format!(
+        "exit: {code}\n--- stdout\n{}--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (code, text)
+}
+
+// Item 11: kustomize's `-o FILE` creates no directories (`os.Create`).
+#[test]
+fn kustomize_output_missing_parent() {
+    let c = Case::new(&[]);
+    let before = c.state();
+    let (code, text) = run_in_repo(
+        &c,
+        &[
+            "kustomize",
+            "build",
+            "apps/web",
+            "-o",
+            "missing/nested/out.yaml",
+        ],
+    );
+    insta::assert_snapshot!("kustomize_output_missing_parent", text);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(c.state(), before, "{text}");
+}
+
+#[test]
+fn kustomize_output_under_a_file() {
+    let c = Case::new(&[]);
+    c.write("repo/out.yaml", "keep\n");
+    let before = c.state();
+    let (code, text) = run_in_repo(
+        &c,
+        &["kustomize", "build", "apps/web", "-o", "out.yaml/x.yaml"],
+    );
+    insta::assert_snapshot!("kustomize_output_under_a_file", text);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(c.state(), before, "{text}");
+}
+
+// helm's `--output-dir` creates what is missing (`os.MkdirAll` in
+// `writeToFile`), nested directories too.
+#[test]
+fn helm_output_dir_missing_is_created() {
+    let c = Case::new(&[]);
+    c.write(
+        "repo/chart/Chart.yaml",
+        "apiVersion: v2\nname: ch\nversion: 0.1.0\n",
+    );
+    c.write("repo/chart/templates/cm.yaml", APP);
+    let (code, text) = run_in_repo(
+        &c,
+        &[
+            "helm",
+            "template",
+            "x",
+            "chart",
+            "--output-dir",
+            "missing/nested",
+        ],
+    );
+    insta::assert_snapshot!("helm_output_dir_missing_is_created", text);
+    assert_eq!(code, 0, "{text}");
+    let written = c.root().join("missing/nested/ch/templates/cm.yaml");
+    assert_eq!(
+        fs::read_to_string(written).unwrap(),
+        format!("---\n# Source: ch/templates/cm.yaml\n{APP}")
+    );
+}
