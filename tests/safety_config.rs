@@ -623,3 +623,32 @@ fn helm_output_dir_missing_is_created() {
         format!("---\n# Source: ch/templates/cm.yaml\n{APP}")
     );
 }
+
+/// A kustomization with a deprecated field that then fails to build.
+fn deprecated_then_broken(c: &Case) {
+    c.write(
+        "repo/apps/web/kustomization.yaml",
+        "resources: [cm.yaml, missing.yaml]\npatchesStrategicMerge: [p.yaml]\n",
+    );
+    c.write("repo/apps/web/p.yaml", APP);
+}
+
+// Item 12: the deprecation warning is printed before the build's error.
+#[test]
+fn warning_kept_when_build_fails() {
+    let c = Case::new(&[]);
+    deprecated_then_broken(&c);
+    let before = c.state();
+    let (code, text) = run_in_repo(&c, &["kustomize", "build", "apps/web"]);
+    let text = text.replace(&c.root().display().to_string(), "[REPO]");
+    insta::assert_snapshot!("warning_kept_when_build_fails", text);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(c.state(), before, "{text}");
+}
+
+#[test]
+fn warning_kept_when_render_fails() {
+    let c = Case::new(&[("dev.yaml", &env_with(""))]);
+    deprecated_then_broken(&c);
+    c.refused("warning_kept_when_render_fails", &[], &[], 1);
+}

@@ -171,14 +171,15 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         // kustomize prints this deprecation notice and still honours the flag.
         eprintln!("Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.");
     }
-    let build = kustomize::build(&args.dir, &opts)?;
-    for w in &build.warnings {
-        match w.kind {
-            // kustomize's own stderr line.
-            WarningKind::Deprecation => eprintln!("# Warning: {}", w.message),
-            _ => eprintln!("warning: {w}"),
+    let build = match kustomize::build_warned(&args.dir, &opts) {
+        Ok(b) => b,
+        // kustomize prints its warnings as it meets them: before its error.
+        Err(f) => {
+            print_warnings(&f.warnings);
+            return Err(f.error.into());
         }
-    }
+    };
+    print_warnings(&build.warnings);
     let out = build.to_yaml();
     match args.output {
         // kustomize's `-o DIR`: one file per resource.
@@ -214,5 +215,15 @@ fn refuse_missing_parent(path: &std::path::Path) -> anyhow::Result<()> {
         }
         Some(_) => anyhow::bail!("open {shown}: no such file or directory"),
         None => Ok(()),
+    }
+}
+
+fn print_warnings(warnings: &[crate::warning::Warning]) {
+    for w in warnings {
+        match w.kind {
+            // kustomize's own stderr line.
+            WarningKind::Deprecation => eprintln!("# Warning: {}", w.message),
+            _ => eprintln!("warning: {w}"),
+        }
     }
 }
