@@ -652,3 +652,45 @@ fn warning_kept_when_render_fails() {
     deprecated_then_broken(&c);
     c.refused("warning_kept_when_render_fails", &[], &[], 1);
 }
+
+/// A chart whose one template calls `call`.
+fn chart_calling(c: &Case, call: &str) {
+    c.write(
+        "repo/charts/r/Chart.yaml",
+        "apiVersion: v2\nname: r\nversion: 0.1.0\n",
+    );
+    c.write(
+        "repo/charts/r/templates/cm.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: r\ndata:\n  v: {{{{ {call} | toString | quote }}}}\n"
+        ),
+    );
+}
+
+fn chart_env() -> Case {
+    Case::new(&[(
+        "dev.yaml",
+        "name: dev\napps:\n- name: r\n  helm: {chart: charts/r}\n",
+    )])
+}
+
+// `lookup` has no cluster offline: it warns, and `--strict` refuses it.
+#[test]
+fn strict_flag_refuses_lookup() {
+    let c = chart_env();
+    chart_calling(&c, r#"lookup "v1" "Secret" "ns" "db""#);
+    c.refused("strict_flag_refuses_lookup", &["--strict"], &[], 1);
+    let (code, text) = c.run(&[], &[]);
+    assert_eq!(code, 0, "without --strict it is a warning: {text}");
+    assert!(
+        text.contains("warning[non-determinism]") && text.contains("lookup"),
+        "{text}"
+    );
+}
+
+#[test]
+fn strict_flag_refuses_htpasswd() {
+    let c = chart_env();
+    chart_calling(&c, r#"htpasswd "user" "pass""#);
+    c.refused("strict_flag_refuses_htpasswd", &["--strict"], &[], 1);
+}
