@@ -694,3 +694,39 @@ fn strict_flag_refuses_htpasswd() {
     chart_calling(&c, r#"htpasswd "user" "pass""#);
     c.refused("strict_flag_refuses_htpasswd", &["--strict"], &[], 1);
 }
+
+/// An environment whose app `web` declares the file pin `file`.
+fn env_with_pin(file: &str) -> String {
+    format!(
+        "name: dev\napps:\n- name: web\n  kustomize: apps/web\n  pins:\n  - image.tag\n  - {{file: \"{file}\", path: data.a}}\n"
+    )
+}
+
+// Item 4: pin files (`promote` reads and edits them) stay in the repository.
+#[test]
+fn pin_file_parent() {
+    let c = Case::new(&[("dev.yaml", &env_with_pin("../outside/secret.yaml"))]);
+    c.refused("pin_file_parent", &[], &[], 1);
+}
+
+#[test]
+fn pin_file_absolute() {
+    let c = Case::new(&[("dev.yaml", &env_with_pin("/etc/hostname"))]);
+    c.refused("pin_file_absolute", &[], &[], 1);
+}
+
+#[test]
+fn pin_file_dir_escape() {
+    let c = Case::new(&[(
+        "dev.yaml",
+        &env_with_pin("{dir}/../../../outside/secret.yaml"),
+    )]);
+    c.refused("pin_file_dir_escape", &[], &[], 1);
+}
+
+#[test]
+fn pin_file_inside_is_accepted() {
+    let c = Case::new(&[("dev.yaml", &env_with_pin("{dir}/cm.yaml"))]);
+    let (code, text) = c.run(&[], &[]);
+    assert_eq!(code, 0, "{text}");
+}
