@@ -547,3 +547,186 @@ fn zero_apps_prune_branch() {
     let (code, text) = c.run(&["--check"], &[]);
     assert_eq!(code, 0, "{text}");
 }
+
+/// Runs hydrate in the repository with `args`; the report to snapshot.
+fn run_in_repo(c: &Case, args: &[&str]) -> (i32, String) {
+    let out = hydrate().current_dir(c.root()).args(args).output().unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    let text = format!(
+        "exit: {code}\n--- stdout\n{}--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (code, text)
+}
+
+// Item 11: kustomize's `-o FILE` creates no directories (`os.Create`).
+#[test]
+fn kustomize_output_missing_parent() {
+    let c = Case::new(&[]);
+    let before = c.state();
+    let (code, text) = run_in_repo(
+        &c,
+        &[
+            "kustomize",
+            "build",
+            "apps/web",
+            "-o",
+            "missing/nested/out.yaml",
+        ],
+    );
+    insta::assert_snapshot!("kustomize_output_missing_parent", text);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(c.state(), before, "{text}");
+}
+
+#[test]
+fn kustomize_output_under_a_file() {
+    let c = Case::new(&[]);
+    c.write("repo/out.yaml", "keep\n");
+    let before = c.state();
+    let (code, text) = run_in_repo(
+        &c,
+        &["kustomize", "build", "apps/web", "-o", "out.yaml/x.yaml"],
+    );
+    insta::assert_snapshot!("kustomize_output_under_a_file", text);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(c.state(), before, "{text}");
+}
+
+// helm's `--output-dir` creates what is missing (`os.MkdirAll` in
+// `writeToFile`), nested directories too.
+#[test]
+fn helm_output_dir_missing_is_created() {
+    let c = Case::new(&[]);
+    c.write(
+        "repo/chart/Chart.yaml",
+        "apiVersion: v2\nname: ch\nversion: 0.1.0\n",
+    );
+    c.write("repo/chart/templates/cm.yaml", APP);
+    let (code, text) = run_in_repo(
+        &c,
+        &[
+            "helm",
+            "template",
+            "x",
+            "chart",
+            "--output-dir",
+            "missing/nested",
+        ],
+    );
+    insta::assert_snapshot!("helm_output_dir_missing_is_created", text);
+    assert_eq!(code, 0, "{text}");
+    let written = c.root().join("missing/nested/ch/templates/cm.yaml");
+    assert_eq!(
+        fs::read_to_string(written).unwrap(),
+        format!("---\n# Source: ch/templates/cm.yaml\n{APP}")
+    );
+}
+
+/// A kustomization with a deprecated field that then fails to build.
+fn deprecated_then_broken(c: &Case) {
+    c.write(
+        "repo/apps/web/kustomization.yaml",
+        "resources: [cm.yaml, missing.yaml]\npatchesStrategicMerge: [p.yaml]\n",
+    );
+    c.write("repo/apps/web/p.yaml", APP);
+}
+
+// Item 12: the deprecation warning is printed before the build's error.
+#[test]
+fn warning_kept_when_build_fails() {
+    let c = Case::new(&[]);
+    deprecated_then_broken(&c);
+    let before = c.state();
+    let (code, text) = run_in_repo(&c, &["kustomize", "build", "apps/web"]);
+    let text = text.replace(&c.root().display().to_string(), "[REPO]");
+    insta::assert_snapshot!("warning_kept_when_build_fails", text);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(c.state(), before, "{text}");
+}
+
+#[test]
+fn warning_kept_when_render_fails() {
+    let c = Case::new(&[("dev.yaml", &env_with(""))]);
+    deprecated_then_broken(&c);
+    c.refused("warning_kept_when_render_fails", &[], &[], 1);
+}
+
+/// A chart whose one template calls `call`.
+fn chart_calling(c: &Case, call: &str) {
+    c.write(
+        "repo/charts/r/Chart.yaml",
+        "apiVersion: v2\nname: r\nversion: 0.1.0\n",
+    );
+    c.write(
+        "repo/charts/r/templates/cm.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: r\ndata:\n  v: {{{{ {call} | toString | quote }}}}\n"
+        ),
+    );
+}
+
+fn chart_env() -> Case {
+    Case::new(&[(
+        "dev.yaml",
+        "name: dev\napps:\n- name: r\n  helm: {chart: charts/r}\n",
+    )])
+}
+
+// `lookup` has no cluster offline: it warns, and `--strict` refuses it.
+#[test]
+fn strict_flag_refuses_lookup() {
+    let c = chart_env();
+    chart_calling(&c, r#"lookup "v1" "Secret" "ns" "db""#);
+    c.refused("strict_flag_refuses_lookup", &["--strict"], &[], 1);
+    let (code, text) = c.run(&[], &[]);
+    assert_eq!(code, 0, "without --strict it is a warning: {text}");
+    assert!(
+        text.contains("warning[non-determinism]") && text.contains("lookup"),
+        "{text}"
+    );
+}
+
+#[test]
+fn strict_flag_refuses_htpasswd() {
+    let c = chart_env();
+    chart_calling(&c, r#"htpasswd "user" "pass""#);
+    c.refused("strict_flag_refuses_htpasswd", &["--strict"], &[], 1);
+}
+
+/// An environment whose app `web` declares the file pin `file`.
+fn env_with_pin(file: &str) -> String {
+    format!(
+        "name: dev\napps:\n- name: web\n  kustomize: apps/web\n  pins:\n  - image.tag\n  - {{file: \"{file}\", path: data.a}}\n"
+    )
+}
+
+// Item 4: pin files (`promote` reads and edits them) stay in the repository.
+#[test]
+fn pin_file_parent() {
+    let c = Case::new(&[("dev.yaml", &env_with_pin("../outside/secret.yaml"))]);
+    c.refused("pin_file_parent", &[], &[], 1);
+}
+
+#[test]
+fn pin_file_absolute() {
+    let c = Case::new(&[("dev.yaml", &env_with_pin("/etc/hostname"))]);
+    c.refused("pin_file_absolute", &[], &[], 1);
+}
+
+#[test]
+fn pin_file_dir_escape() {
+    let c = Case::new(&[(
+        "dev.yaml",
+        &env_with_pin("{dir}/../../../outside/secret.yaml"),
+    )]);
+    c.refused("pin_file_dir_escape", &[], &[], 1);
+}
+
+#[test]
+fn pin_file_inside_is_accepted() {
+    let c = Case::new(&[("dev.yaml", &env_with_pin("{dir}/cm.yaml"))]);
+    let (code, text) = c.run(&[], &[]);
+    assert_eq!(code, 0, "{text}");
+}

@@ -171,14 +171,15 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         // kustomize prints this deprecation notice and still honours the flag.
         eprintln!("Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.");
     }
-    let build = kustomize::build(&args.dir, &opts)?;
-    for w in &build.warnings {
-        match w.kind {
-            // kustomize's own stderr line.
-            WarningKind::Deprecation => eprintln!("# Warning: {}", w.message),
-            _ => eprintln!("warning: {w}"),
+    let build = match kustomize::build_warned(&args.dir, &opts) {
+        Ok(b) => b,
+        // kustomize prints its warnings as it meets them: before its error.
+        Err(f) => {
+            print_warnings(&f.warnings);
+            return Err(f.error.into());
         }
-    }
+    };
+    print_warnings(&build.warnings);
     let out = build.to_yaml();
     match args.output {
         // kustomize's `-o DIR`: one file per resource.
@@ -188,9 +189,41 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             }
         }
         Some(path) => {
+            refuse_missing_parent(&path)?;
             crate::output::write_file_atomic(&path, out.as_bytes())?;
         }
         None => std::io::stdout().lock().write_all(out.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// kustomize's `-o FILE` opens the file with `os.Create` (kustomize
+/// `build.go` `writeFile`): it creates no directories, so a missing parent
+/// is Go's `open PATH: no such file or directory`, and a name ending in `/`
+/// that is no directory is `open PATH: is a directory`; a file on the
+/// way is `not a directory`.
+fn refuse_missing_parent(path: &std::path::Path) -> anyhow::Result<()> {
+    let shown = path.display();
+    if path.as_os_str().to_string_lossy().ends_with('/') {
+        anyhow::bail!("open {shown}: is a directory");
+    }
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(p) if p.is_dir() => Ok(()),
+        // A file where a directory should be: ENOTDIR.
+        Some(p) if p.ancestors().any(|a| a.is_file()) => {
+            anyhow::bail!("open {shown}: not a directory")
+        }
+        Some(_) => anyhow::bail!("open {shown}: no such file or directory"),
+        None => Ok(()),
+    }
+}
+
+fn print_warnings(warnings: &[crate::warning::Warning]) {
+    for w in warnings {
+        match w.kind {
+            // kustomize's own stderr line.
+            WarningKind::Deprecation => eprintln!("# Warning: {}", w.message),
+            _ => eprintln!("warning: {w}"),
+        }
+    }
 }

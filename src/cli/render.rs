@@ -176,6 +176,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let reports = match result {
         Ok(r) => r,
         Err(render::Error::Renders(errors)) => {
+            // Warnings met before a build failed (kustomize prints them first).
+            for w in errors.iter().flat_map(crate::env::Error::warnings) {
+                eprintln!("warning[{}]: {w}", w.warning.kind.as_str());
+            }
             let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
             if args.output == Format::Text {
                 for m in &messages {

@@ -530,7 +530,27 @@ impl Decoder<'_> {
                 c.release_name.clone_from(&name);
             }
         }
+        self.pin_files(n, &source);
         Ok(App { name, source, pins })
+    }
+
+    /// Remembers each file pin's `file` (its `{dir}` the app's directory,
+    /// as `promote` reads it) for [`super::confine`].
+    fn pin_files(&self, app: &Node, source: &Source) {
+        let dir = match source {
+            Source::Kustomize(dir) => dir,
+            Source::Helm(c) => &c.chart,
+        };
+        let items = app.get("pins").and_then(Node::as_seq);
+        for f in items.into_iter().flatten().filter_map(|i| i.get("file")) {
+            if let Some(text) = f.as_scalar().map(|s| &s.text) {
+                self.paths.borrow_mut().push(ConfigPath {
+                    key: "pins.file",
+                    path: PathBuf::from(text.replace("{dir}", &dir.to_string_lossy())),
+                    line: f.pos.line,
+                });
+            }
+        }
     }
 
     fn only_one_source(&self, v: &Node, s: &mut Option<Source>, new: Source) -> Result<(), Error> {

@@ -76,8 +76,10 @@ pub enum Error {
         env: String,
         /// App name.
         app: String,
-        /// The build error (names the file).
-        source: kustomize::Error,
+        /// The build error (names the file); boxed to keep the error small.
+        source: Box<kustomize::Error>,
+        /// Warnings the build met before it failed.
+        warnings: Vec<AppWarning>,
     },
     /// `environments/` exists but holds no environment file.
     #[error("{}: {} (`hydrate init` writes them from this repository's layout)", dir.display(), NO_ENVIRONMENTS)]
@@ -124,6 +126,17 @@ pub enum Error {
         /// helm's error.
         source: crate::helm::Error,
     },
+}
+
+impl Error {
+    /// Warnings met before the error (a failed build's deprecations), to
+    /// print before it as kustomize does.
+    pub fn warnings(&self) -> &[AppWarning] {
+        match self {
+            Error::Render { warnings, .. } => warnings,
+            _ => &[],
+        }
+    }
 }
 
 /// Two environments that write one directory or branch.
@@ -550,10 +563,11 @@ fn render_one(job: &Job, opts: &kustomize::Options) -> Result<Rendered, Error> {
             });
         }
     };
-    let build = kustomize::build(dir, opts).map_err(|source| Error::Render {
+    let build = kustomize::build_warned(dir, opts).map_err(|f| Error::Render {
         env: job.env.clone(),
         app: job.app.clone(),
-        source,
+        source: Box::new(f.error),
+        warnings: app_warnings(f.warnings),
     })?;
     Ok(Rendered {
         env: job.env.clone(),

@@ -90,7 +90,15 @@ fn register(m: &mut FuncMap) {
             Err(e) => error_map(e),
         })
     });
-    m.insert("lookup", Signature::fixed(&[Str, Str, Str, Str]), |_, _| {
+    // helm `template` runs lookup without a cluster: `lookup` returns an
+    // empty map (funcs.go `lookupFunc` stub). What a real install gets
+    // depends on the cluster, so the render warns (and `--strict` refuses).
+    m.insert("lookup", Signature::fixed(&[Str, Str, Str, Str]), |ctx, _| {
+        ctx.shared.warn(crate::warning::Warning::new(
+            crate::warning::WarningKind::NonDeterminism,
+            "lookup returns an empty result without a cluster; an install would see the cluster's objects",
+            Some(ctx.template.into()),
+        ));
         Ok(Value::map(BTreeMap::new()))
     });
     m.insert("getHostByName", Signature::fixed(&[Str]), |_, _| {

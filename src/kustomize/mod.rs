@@ -93,7 +93,29 @@ pub const KUSTOMIZE_VERSION: &str = "v5.7.1";
 
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
+    build_warned(dir, opts).map_err(|f| f.error)
+}
+
+/// A failed build, with the warnings met before it failed.
+#[derive(Debug)]
+pub struct Failure {
+    /// Why the build failed.
+    pub error: Error,
+    /// Deprecations and chart warnings collected before the error:
+    /// kustomize prints each as it meets it, so they precede its error.
+    pub warnings: Vec<crate::warning::Warning>,
+}
+
+/// Builds like [`build`]; a failure keeps the warnings collected so far.
+pub fn build_warned(dir: &Path, opts: &Options) -> Result<Build, Failure> {
     let mut acc = target::Accumulator::new(opts);
+    build_in(&mut acc, dir, opts).map_err(|error| Failure {
+        error,
+        warnings: std::mem::take(&mut acc.warnings),
+    })
+}
+
+fn build_in(acc: &mut target::Accumulator, dir: &Path, opts: &Options) -> Result<Build, Error> {
     let (mut top, k) = acc.target(dir)?;
     let meta = |m: &str| k.build_metadata.iter().any(|x| x == m);
     let mut resources = std::mem::take(&mut top.resources);
@@ -186,8 +208,8 @@ pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
         .collect::<Result<_, Error>>()?;
     Ok(Build {
         objects,
-        warnings: acc.warnings,
-        files_read: acc.files_read,
+        warnings: std::mem::take(&mut acc.warnings),
+        files_read: std::mem::take(&mut acc.files_read),
     })
 }
 
