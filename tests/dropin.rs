@@ -258,3 +258,52 @@ fn version_template_prints_the_bare_version() {
         assert_eq!(got, stdout_of(Command::new(h).args(args)));
     }
 }
+
+/// `kustomize version` through a symlink named `kustomize`, in each of
+/// v5.7.1's formats (`kustomize/commands/version`): the bare semver, the
+/// deprecated `--short` struct, `-o yaml` and `-o json` provenance, and
+/// `--short` with `-o` refused.
+#[test]
+fn kustomize_version_formats() {
+    let (_dir, kustomize) = symlink_named("kustomize");
+    let run = |args: &[&str]| {
+        Command::new(&kustomize)
+            .arg("version")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(
+        stdout_of(Command::new(&kustomize).arg("version")),
+        "v5.7.1\n"
+    );
+    let short = run(&["--short"]);
+    assert_eq!(
+        String::from_utf8_lossy(&short.stdout),
+        "{v5.7.1  2025-07-23T12:45:29Z   }\n"
+    );
+    assert!(String::from_utf8_lossy(&short.stderr).contains("Flag --short has been deprecated"));
+    let yaml = stdout_of(Command::new(&kustomize).args(["version", "-o", "yaml"]));
+    assert!(
+        yaml.starts_with("version: v5.7.1\ngitCommit: 168971a"),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("\nbuildDate: \"2025-07-23T12:45:29Z\"\n"),
+        "{yaml}"
+    );
+    assert!(yaml.ends_with("goVersion: go1.22.7\n\n"), "{yaml}");
+    let json = stdout_of(Command::new(&kustomize).args(["version", "--output", "json"]));
+    assert!(
+        json.starts_with("{\n  \"version\": \"v5.7.1\",\n  \"gitCommit\": "),
+        "{json}"
+    );
+    assert!(
+        json.ends_with(",\n  \"goVersion\": \"go1.22.7\"\n}\n"),
+        "{json}"
+    );
+    let both = run(&["--short", "-o", "json"]);
+    assert!(!both.status.success());
+    assert!(String::from_utf8_lossy(&both.stderr)
+        .contains("--short and --output are mutually exclusive"));
+}

@@ -55,6 +55,12 @@ goldens! {
     helm_builtin_objects_printed => "helm" / "builtin-objects-printed",
     helm_chart_object_marshalled => "helm" / "chart-object-marshalled",
     helm_dependency_aliased_several_times => "helm" / "dependency-aliased-several-times",
+    helm_from_toml_bad_key => "helm" / "from-toml-bad-key",
+    helm_from_toml_duplicate_key => "helm" / "from-toml-duplicate-key",
+    helm_from_toml_eof_key_separator => "helm" / "from-toml-eof-key-separator",
+    helm_from_toml_expected_equals => "helm" / "from-toml-expected-equals",
+    helm_from_toml_invalid_value => "helm" / "from-toml-invalid-value",
+    helm_from_toml_unterminated_string => "helm" / "from-toml-unterminated-string",
     helm_nested_subcharts_order => "helm" / "nested-subcharts-order",
 }
 

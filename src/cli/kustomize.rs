@@ -14,7 +14,18 @@ pub enum Command {
     /// Build a kustomization target, printing what `kustomize build` prints.
     Build(Box<BuildArgs>),
     /// Print the version of the kustomize being reproduced (`v5.7.1`).
-    Version,
+    Version(VersionArgs),
+}
+
+/// `kustomize version`'s flags.
+#[derive(clap::Args)]
+pub struct VersionArgs {
+    /// Short form (deprecated in kustomize, and will be removed in the future).
+    #[arg(long)]
+    short: bool,
+    /// One of 'yaml' or 'json'.
+    #[arg(short, long, value_name = "FORMAT")]
+    output: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -156,14 +167,34 @@ fn options(args: &BuildArgs) -> Options {
     }
 }
 
+/// kustomize's `version` command (`Options.Validate` then `Run`).
+fn version(v: &VersionArgs) -> anyhow::Result<ExitCode> {
+    if v.short {
+        // cobra's notice for a flag marked deprecated.
+        eprintln!("Flag --short has been deprecated, and will be removed in the future.");
+        if v.output.as_deref().is_some_and(|o| !o.is_empty()) {
+            anyhow::bail!("--short and --output are mutually exclusive");
+        }
+    }
+    let format = match (v.short, v.output.as_deref()) {
+        (true, _) => kustomize::VersionFormat::Short,
+        (false, None | Some("")) => kustomize::VersionFormat::Plain,
+        (false, Some("yaml")) => kustomize::VersionFormat::Yaml,
+        (false, Some("json")) => kustomize::VersionFormat::Json,
+        (false, Some(_)) => kustomize::VersionFormat::Other,
+    };
+    write!(
+        std::io::stdout().lock(),
+        "{}",
+        kustomize::version_text(format)
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let args = match cmd {
         Command::Build(args) => args,
-        Command::Version => {
-            // kustomize's `version` command prints `provenance.GetProvenance().Semver()`.
-            writeln!(std::io::stdout().lock(), "{}", kustomize::KUSTOMIZE_VERSION)?;
-            return Ok(ExitCode::SUCCESS);
-        }
+        Command::Version(v) => return version(&v),
     };
     refuse_plugins(&args)?;
     let opts = options(&args);

@@ -22,8 +22,9 @@
 //! In the function library: every time zone is UTC; key/certificate
 //! generators return marked placeholder PEM text and `encryptAES`,
 //! `decryptAES` fail (all warn: they are random or keyed); `bcrypt` and
-//! `htpasswd` hash with a random salt, as sprig does, and warn; `fromToml` error texts are the `toml` crate's, not
-//! BurntSushi's; regex compile errors are worded by the `regex` crate.
+//! `htpasswd` hash with a random salt, as sprig does, and warn; `fromToml` errors
+//! outside the common classes keep the `toml` crate's wording; regex compile
+//! errors are worded by the `regex` crate.
 //! Non-deterministic functions (`now`, `rand*`, `uuidv4`, `shuffle`, ...)
 //! work and record a warning naming the template in [`ExecShared`].
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use super::HelmVersion;
 use crate::gotmpl::convert::{
     error_map, from_json, from_toml, json_kind, parse_yaml, to_json, to_toml, to_yaml,
-    to_yaml_pretty, try_to_yaml,
+    to_yaml_pretty, try_to_yaml, TomlLines,
 };
 use crate::gotmpl::fmt::quote;
 use crate::gotmpl::{ArgType, FuncMap, Signature, Value};
@@ -85,7 +85,7 @@ fn register(m: &mut FuncMap) {
         Ok(Value::from(to_toml(&a[0]).unwrap_or_else(|e| e)))
     });
     m.insert("fromToml", one, |_, a| {
-        Ok(match from_toml(s(&a[0])) {
+        Ok(match from_toml(s(&a[0]), TomlLines::V1_4) {
             Ok(v) => v,
             Err(e) => error_map(e),
         })
@@ -170,6 +170,13 @@ fn register_templates(m: &mut FuncMap) {
 /// helm4's additions (pkg/engine/funcs.go v4.1.4): `mustToYaml` reports
 /// marshal errors instead of printing an empty string.
 fn register_v4(m: &mut FuncMap) {
+    // helm 4 builds with BurntSushi/toml v1.5, whose error lines differ.
+    m.insert("fromToml", Signature::fixed(&[Str]), |_, a| {
+        Ok(match from_toml(s(&a[0]), TomlLines::V1_5) {
+            Ok(v) => v,
+            Err(e) => error_map(e),
+        })
+    });
     m.insert("mustToYaml", Signature::fixed(&[Any]), |_, a| {
         try_to_yaml(&a[0]).map(Value::from)
     });

@@ -19,6 +19,7 @@ mod origin;
 mod patch;
 mod pattern;
 mod plugin;
+mod provenance;
 mod replacement;
 mod resource;
 mod selector;
@@ -34,6 +35,7 @@ pub use error::Error;
 pub use fieldspec::{FieldSpec, TransformerConfig};
 pub use helmchart::Settings as HelmSettings;
 pub use model::{Kustomization, FILE_NAMES};
+pub use provenance::{version_text, VersionFormat};
 pub use resource::{Gvk, ObjectId, Resource};
 pub use sources::Sources;
 

@@ -2,10 +2,12 @@
 //! (plain keys first, then `[tables]` indented two spaces per level,
 //! `[[arrays of tables]]`, floats always with a decimal point) and decoding
 //! into Go types (int64, float64, string, bool, maps, slices). Parsing uses
-//! the `toml` crate; its error texts differ from BurntSushi's.
+//! the `toml` crate; its errors are reworded as BurntSushi's for the
+//! common classes (see [`burntsushi_error`]).
 
 use std::collections::BTreeMap;
 
+use crate::gotmpl::fmt::quote;
 use crate::gotmpl::value::Value;
 use crate::gotmpl::walk::Path;
 
@@ -248,17 +250,181 @@ fn convert(v: &toml::Value) -> Value {
     }
 }
 
-/// `toml.Unmarshal` into `map[string]interface{}`.
-pub fn from_toml(text: &str) -> Result<Value, String> {
+/// Which BurntSushi/toml release's line numbers an error carries: v1.4
+/// (helm 3.17) counts an error at end of input on the line before and one
+/// at a newline on the line after; v1.5 (helm 4) names the offending line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TomlLines {
+    /// BurntSushi/toml v1.4.
+    V1_4,
+    /// BurntSushi/toml v1.5.
+    V1_5,
+}
+
+/// `toml.Unmarshal` into `map[string]interface{}`; errors worded as
+/// BurntSushi's `ParseError.Error()`.
+pub fn from_toml(text: &str, lines: TomlLines) -> Result<Value, String> {
     match text.parse::<toml::Table>() {
         Ok(t) => Ok(convert(&toml::Value::Table(t))),
         Err(e) => {
-            let msg = e.message().to_string();
-            let line = e.span().map_or(0, |s| {
-                text[..s.start.min(text.len())].matches('\n').count() + 1
-            });
-            Err(format!("toml: line {line}: {msg}"))
+            let pos = e.span().map_or(text.len(), |s| s.start.min(text.len()));
+            Err(burntsushi_error(text, e.message(), pos, lines))
         }
+    }
+}
+
+/// Line of byte `pos` (1-based).
+fn line_at(text: &str, pos: usize) -> usize {
+    text.as_bytes()[..pos.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The line BurntSushi's lexer reports for an error at `pos`: at end of
+/// input the last character's line (v1.4: the count of newlines); at a
+/// newline v1.4 has already counted it.
+fn lexer_line(text: &str, pos: usize, lines: TomlLines) -> usize {
+    let newlines = |end: usize| {
+        text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+    };
+    match (pos >= text.len(), lines) {
+        (true, TomlLines::V1_4) => newlines(text.len()),
+        (true, TomlLines::V1_5) => newlines(text.len().saturating_sub(1)) + 1,
+        (false, TomlLines::V1_4) if text.as_bytes()[pos] == b'\n' => newlines(pos + 1) + 1,
+        (false, _) => newlines(pos) + 1,
+    }
+}
+
+/// End of the line `pos` is on.
+fn line_end(text: &str, pos: usize) -> usize {
+    text[pos..].find('\n').map_or(text.len(), |i| pos + i)
+}
+
+/// BurntSushi's `p.current()`: the table header in force at `pos` and the
+/// key of the key/value line `pos` is on, dotted.
+fn last_key(text: &str, pos: usize) -> String {
+    let before = &text[..pos.min(text.len())];
+    let mut table = String::new();
+    let mut key = String::new();
+    for line in before.split('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            table = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            key.clear();
+        } else if let Some((k, _)) = t.split_once('=') {
+            key = k.trim().to_string();
+        }
+    }
+    match (table.is_empty(), key.is_empty()) {
+        (_, true) => table,
+        (true, false) => key,
+        (false, false) => format!("{table}.{key}"),
+    }
+}
+
+/// Go's `%q` of one rune (for the characters a TOML key error can meet).
+fn go_rune(c: char) -> String {
+    match c {
+        '\n' => "'\\n'".into(),
+        '\r' => "'\\r'".into(),
+        '\t' => "'\\t'".into(),
+        '\'' => "'\\''".into(),
+        '\\' => "'\\\\'".into(),
+        c => format!("'{c}'"),
+    }
+}
+
+/// Whether the string starting before `pos` on its line is a key (no `=`
+/// before its opening quote): BurntSushi names no last key then.
+fn in_key(text: &str, pos: usize) -> bool {
+    let start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[start..pos];
+    match (line.find('='), line.find(['"', '\''])) {
+        (Some(eq), Some(q)) => q < eq,
+        (None, _) => true,
+        (Some(_), None) => false,
+    }
+}
+
+/// Maps the `toml` crate's error at `pos` onto BurntSushi/toml's wording
+/// (`lex.go` errorf / `parse.go` panicf) for the common classes: a blank or
+/// bad key, a key without `=`, an unterminated string, a bad value, a
+/// duplicate key or table, an unclosed array or table name, trailing text.
+/// Other errors keep the `toml` crate's text.
+fn burntsushi_error(text: &str, msg: &str, pos: usize, lines: TomlLines) -> String {
+    let at = text[pos..].chars().next();
+    let here = line_at(text, pos);
+    let lex = lexer_line(text, pos, lines);
+    let got = |c: char| go_rune(c);
+    // (line, names the last key, message)
+    let (line, keyed, m) = match (msg, at) {
+        (m, None) if m.starts_with("expected `.`, `=`") => {
+            (lex, false, "unexpected EOF; expected key separator '='".to_string())
+        }
+        (m, Some(c)) if m.starts_with("expected `.`, `=`") => (
+            lex,
+            false,
+            format!("expected '.' or '=', but got {} instead", got(c)),
+        ),
+        ("invalid key", Some('=')) => (here, false, "unexpected '=': key name appears blank".into()),
+        (m, None) if m.starts_with("invalid basic string") => {
+            (lex, !in_key(text, pos), "unexpected EOF; expected '\"'".into())
+        }
+        (m, None) if m.starts_with("invalid literal string") => {
+            (lex, !in_key(text, pos), "unexpected EOF; expected \"'\"".into())
+        }
+        (m, Some('\n')) if m.starts_with("invalid basic string") || m.starts_with("invalid literal string") => {
+            (here, true, "strings cannot contain newlines".into())
+        }
+        (m, _) if m.starts_with("invalid table header\nduplicate key") => (
+            here,
+            false,
+            format!("Key '{}' has already been defined.", last_key(text, line_end(text, pos))),
+        ),
+        (m, _) if m.starts_with("duplicate key") => (
+            here,
+            true,
+            format!("Key '{}' has already been defined.", last_key(text, line_end(text, pos))),
+        ),
+        (m, Some(c)) if m.starts_with("invalid table header\nexpected `.`, `]`") => (
+            if c == '\n' { here + 1 } else { here },
+            false,
+            format!("expected '.' or ']' to end table name, but got {} instead", got(c)),
+        ),
+        (m, Some(_)) if m.starts_with("invalid string\nexpected `\"`, `'`") => {
+            let word: String = text[pos..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | ']' | '}' | '#'))
+                .collect();
+            (here, true, format!("expected value but found {} instead", quote(&word)))
+        }
+        (m, None) if m.starts_with("invalid array\nexpected `]`") => {
+            (lex, true, "unexpected EOF; expected value".into())
+        }
+        (m, Some(c)) if m.starts_with("invalid array\nexpected `]`") => (
+            here,
+            true,
+            format!("expected a comma (',') or array terminator (']'), but got {}", got(c)),
+        ),
+        (m, Some(c)) if m.starts_with("expected newline, `#`") => (
+            here,
+            false,
+            format!("expected a top-level item to end with a newline, comment, or EOF, but got {} instead", got(c)),
+        ),
+        (m, _) => (here, false, m.to_string()),
+    };
+    if keyed {
+        format!(
+            "toml: line {line} (last key {}): {m}",
+            quote(&last_key(text, pos))
+        )
+    } else {
+        format!("toml: line {line}: {m}")
     }
 }
 
@@ -280,8 +446,31 @@ mod tests {
 
     #[test]
     fn decoder_types() {
-        let v = from_toml("a = 1\n[t]\nc = 1.5").unwrap_or(Value::Nil);
+        let v = from_toml("a = 1\n[t]\nc = 1.5", TomlLines::V1_5).unwrap_or(Value::Nil);
         assert_eq!(crate::gotmpl::fmt::to_string(&v), "map[a:1 t:map[c:1.5]]");
-        assert!(from_toml("a").is_err());
+        assert!(from_toml("a", TomlLines::V1_4).is_err());
+    }
+
+    /// BurntSushi v1.4 and v1.5 number the same errors differently (texts
+    /// recorded from helm 3.17.3 and 4.1.4).
+    #[test]
+    fn error_lines_per_release() {
+        let err = |t: &str, l| from_toml(t, l).err().unwrap_or_default();
+        let eof = "x = 1\none";
+        assert_eq!(
+            err(eof, TomlLines::V1_4),
+            "toml: line 1: unexpected EOF; expected key separator '='"
+        );
+        assert_eq!(
+            err(eof, TomlLines::V1_5),
+            "toml: line 2: unexpected EOF; expected key separator '='"
+        );
+        let newline = "one\n";
+        assert!(err(newline, TomlLines::V1_4).starts_with("toml: line 2: "));
+        assert!(err(newline, TomlLines::V1_5).starts_with("toml: line 1: "));
+        assert_eq!(
+            err("[t]\na = 1\na = 2", TomlLines::V1_5),
+            "toml: line 3 (last key \"t.a\"): Key 't.a' has already been defined."
+        );
     }
 }
