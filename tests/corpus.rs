@@ -36,13 +36,13 @@ const KUSTOMIZE_FLOOR: Floor = Floor {
 const HELM3_FLOOR: Floor = Floor {
     exact: 181,
     error_ok: 98,
-    vectors: 592,
+    vectors: 593,
     worded: 38,
 };
 const HELM4_FLOOR: Floor = Floor {
     exact: 155,
     error_ok: 124,
-    vectors: 592,
+    vectors: 593,
     worded: 18,
 };
 
