@@ -11,58 +11,50 @@ pub use super::quote::{is_print, quote, unicode_sharp};
 
 /// Go's `fmt.Sprint`: spaces between operands when neither is a string.
 pub fn sprint(args: &[Value]) -> String {
-    let mut p = Printer::default();
-    let mut prev_string = false;
-    for (i, a) in args.iter().enumerate() {
-        let is_string = matches!(a, Value::Str(_));
-        if i > 0 && !is_string && !prev_string {
-            p.buf.push(' ');
-        }
-        p.print_arg(a, 'v');
-        prev_string = is_string;
-    }
-    p.buf
+    sprint_into(args).buf
 }
 
 /// Go's `fmt.Sprintln`: always spaces, then a newline.
 pub fn sprintln(args: &[Value]) -> String {
-    let mut p = Printer::default();
-    for (i, a) in args.iter().enumerate() {
-        if i > 0 {
-            p.buf.push(' ');
-        }
-        p.print_arg(a, 'v');
-    }
-    p.buf.push('\n');
-    p.buf
+    sprintln_into(args).buf
 }
 
 /// Go's `fmt.Sprintf`.
 pub fn sprintf(format: &str, args: &[Value]) -> String {
-    let mut p = Printer::default();
-    p.do_printf(format, args);
-    p.buf
+    sprintf_into(format, args).buf
 }
 
 /// Formats one value with `%v` (Go's `fmt.Sprint(v)` for a single operand).
 /// A map that contains itself prints as far as the cycle (Go overflows its
 /// stack there); [`try_to_string`] reports it instead.
 pub fn to_string(v: &Value) -> String {
-    let mut p = Printer::default();
-    p.print_arg(v, 'v');
-    p.buf
+    to_string_into(v).buf
 }
 
 /// [`to_string`], failing on a map that contains itself or a value nested
 /// past [`super::walk::MAX_DEPTH`]. The message names the value's type.
 pub fn try_to_string(v: &Value) -> Result<String, String> {
-    let mut p = Printer::default();
-    p.print_arg(v, 'v');
-    p.finish()
+    to_string_into(v).finish()
 }
 
 /// [`sprint`], failing as [`try_to_string`] does.
 pub fn try_sprint(args: &[Value]) -> Result<String, String> {
+    sprint_into(args).finish()
+}
+
+/// [`sprintln`], failing as [`try_to_string`] does.
+pub fn try_sprintln(args: &[Value]) -> Result<String, String> {
+    sprintln_into(args).finish()
+}
+
+/// [`sprintf`], failing as [`try_to_string`] does.
+pub fn try_sprintf(format: &str, args: &[Value]) -> Result<String, String> {
+    sprintf_into(format, args).finish()
+}
+
+/// The printer after `Sprint`: the plain and `try_` forms differ only in
+/// whether a fault is reported.
+fn sprint_into(args: &[Value]) -> Printer {
     let mut p = Printer::default();
     let mut prev_string = false;
     for (i, a) in args.iter().enumerate() {
@@ -73,11 +65,10 @@ pub fn try_sprint(args: &[Value]) -> Result<String, String> {
         p.print_arg(a, 'v');
         prev_string = is_string;
     }
-    p.finish()
+    p
 }
 
-/// [`sprintln`], failing as [`try_to_string`] does.
-pub fn try_sprintln(args: &[Value]) -> Result<String, String> {
+fn sprintln_into(args: &[Value]) -> Printer {
     let mut p = Printer::default();
     for (i, a) in args.iter().enumerate() {
         if i > 0 {
@@ -86,14 +77,19 @@ pub fn try_sprintln(args: &[Value]) -> Result<String, String> {
         p.print_arg(a, 'v');
     }
     p.buf.push('\n');
-    p.finish()
+    p
 }
 
-/// [`sprintf`], failing as [`try_to_string`] does.
-pub fn try_sprintf(format: &str, args: &[Value]) -> Result<String, String> {
+fn sprintf_into(format: &str, args: &[Value]) -> Printer {
     let mut p = Printer::default();
     p.do_printf(format, args);
-    p.finish()
+    p
+}
+
+fn to_string_into(v: &Value) -> Printer {
+    let mut p = Printer::default();
+    p.print_arg(v, 'v');
+    p
 }
 
 #[derive(Default, Clone, Copy)]

@@ -152,6 +152,22 @@ impl Enc {
         }
     }
 
+    /// Prints `header` (`[a.b]` or `[[a.b]]`), then the map `inner` as the
+    /// table at `path`, one level deeper on the cycle-aware walk.
+    fn sub_table(
+        &mut self,
+        path: &mut Vec<String>,
+        header: String,
+        inner: Value,
+    ) -> Result<(), String> {
+        self.out.push_str(&header);
+        let Value::Map(m) = &inner else {
+            return Ok(());
+        };
+        let entries = m.entries();
+        descend(self, |e| &mut e.walk, &inner, |e| e.table(path, &entries))
+    }
+
     /// Prints the table at `path` (its keys, pushed and popped while its
     /// sub-tables print, so deep tables share one path).
     fn table(&mut self, path: &mut Vec<String>, entries: &[(String, Value)]) -> Result<(), String> {
@@ -176,29 +192,15 @@ impl Enc {
                 if path.len() == 1 {
                     self.newline();
                 }
-                self.out
-                    .push_str(&format!("{head_indent}[{}]\n", path.join(".")));
-                let inner = Value::Map(m.clone());
-                descend(
-                    self,
-                    |e| &mut e.walk,
-                    &inner,
-                    |e| e.table(path, &m.entries()),
-                )?;
+                let header = format!("{head_indent}[{}]\n", path.join("."));
+                self.sub_table(path, header, Value::Map(m.clone()))?;
             } else if is_table_array(v) {
                 if let Value::List(l) = v.resolved() {
                     for item in &l.items {
                         if let Value::Map(m) = item.resolved() {
                             self.newline();
-                            self.out
-                                .push_str(&format!("{head_indent}[[{}]]\n", path.join(".")));
-                            let inner = Value::Map(m.clone());
-                            descend(
-                                self,
-                                |e| &mut e.walk,
-                                &inner,
-                                |e| e.table(path, &m.entries()),
-                            )?;
+                            let header = format!("{head_indent}[[{}]]\n", path.join("."));
+                            self.sub_table(path, header, Value::Map(m.clone()))?;
                         }
                     }
                 }
