@@ -413,7 +413,7 @@ fn open_repo(opts: &Options, envs: &[Environment]) -> Result<Git, Error> {
         Error::Usage("branch output needs a source commit, but HEAD has none yet".into())
     })?;
     let remote = opts.remote.as_deref();
-    let checked_out = repo.checked_out_branch();
+    let checked_out = repo.checked_out_branches();
     let mut branches = BTreeMap::new();
     for e in envs {
         let Output::Branch(name) = &e.output else {
@@ -424,14 +424,25 @@ fn open_repo(opts: &Options, envs: &[Environment]) -> Result<Git, Error> {
         } else {
             name.clone()
         };
-        if checked_out.as_deref() == Some(written.as_str()) {
+        if let Some((_, dir)) = checked_out.iter().find(|(b, _)| *b == written) {
+            let here = if repo.workdir().is_some_and(|w| same_dir(dir, &w)) {
+                "here".to_string()
+            } else {
+                format!("in the worktree at {}", dir.display())
+            };
+            let conventional = format!("env/{}", e.name);
+            let hint = if written == conventional {
+                "switch that checkout to another branch first".to_string()
+            } else {
+                format!("use e.g. `{conventional}`")
+            };
             return Err(Error::Env(env::Error::Config {
                 path: e.file.clone(),
                 line: e.output_line.max(1),
                 message: format!(
-                    "environment `{}` writes branch `{written}`, which is checked out here; \
-                     hydrate never moves the checked-out branch (use e.g. `env/{}`)",
-                    e.name, e.name
+                    "environment `{}` writes branch `{written}`, which is checked out {here}; \
+                     hydrate never moves a checked-out branch ({hint})",
+                    e.name
                 ),
             }));
         }
@@ -450,6 +461,13 @@ fn open_repo(opts: &Options, envs: &[Environment]) -> Result<Git, Error> {
         source,
         branches,
     })
+}
+
+/// Whether two directories are the same one (both canonicalized; paths
+/// that cannot be resolved are compared as given).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    canon(a) == canon(b)
 }
 
 fn identity(opts: &Options) -> Result<Identity, Error> {

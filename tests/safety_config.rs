@@ -267,6 +267,46 @@ fn branch_checked_out() {
     assert_eq!(git(&c.root(), &["status", "--porcelain"]), "");
 }
 
+/// A branch checked out in a linked worktree (`git worktree add`) is as
+/// off-limits as the main checkout's: git itself refuses to move it.
+#[test]
+fn branch_checked_out_in_another_worktree() {
+    let c = Case::new(&[("dev.yaml", &env_with("output:\n  branch: env/dev\n"))]);
+    c.git_init();
+    git(
+        &c.root(),
+        &["worktree", "add", "-q", "-b", "env/dev", "../wt"],
+    );
+    let head = git(&c.root(), &["rev-parse", "env/dev"]);
+    c.refused("branch_checked_out_in_another_worktree", &[], &[], 1);
+    assert_eq!(git(&c.root(), &["rev-parse", "env/dev"]), head);
+}
+
+/// Run from inside a linked worktree, the main checkout's branch is still
+/// refused, named by where it is checked out.
+#[test]
+fn branch_checked_out_in_the_main_worktree_seen_from_a_linked_one() {
+    let c = Case::new(&[("dev.yaml", &env_with("output:\n  branch: main\n"))]);
+    c.git_init();
+    git(&c.root(), &["worktree", "add", "-q", "-b", "work", "../wt"]);
+    let head = git(&c.root(), &["rev-parse", "main"]);
+    let out = hydrate()
+        .arg("render")
+        .arg("--root")
+        .arg(c.tmp.path().join("wt"))
+        .env("HYDRATE_AUTHOR", "CI <ci@example.com>")
+        .env("HYDRATE_TIMESTAMP", "1700000000")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("which is checked out in the worktree at"),
+        "{stderr}"
+    );
+    assert_eq!(git(&c.root(), &["rev-parse", "main"]), head);
+}
+
 #[test]
 fn shared_output_dir() {
     let c = Case::new(&[

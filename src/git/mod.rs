@@ -157,12 +157,51 @@ impl Repo {
         }))
     }
 
-    /// The branch HEAD names (`main` for `refs/heads/main`), even when it
-    /// has no commit yet; `None` when HEAD is detached.
-    pub fn checked_out_branch(&self) -> Option<String> {
-        let head = self.repo.find_reference("HEAD").ok()?;
-        let target = head.symbolic_target()?;
-        target.strip_prefix("refs/heads/").map(str::to_string)
+    /// Every branch checked out somewhere: in the main working tree and in
+    /// each linked worktree (`git worktree add`), each with the directory it
+    /// is checked out in. git itself refuses to move such a branch
+    /// (`git branch -f` says "cannot force update the branch ... used by
+    /// worktree at ..."), so hydrate must not move one under a checkout
+    /// either. Worktrees whose metadata no longer validates (their directory
+    /// is gone, `git worktree prune` would remove them) hold nothing.
+    pub fn checked_out_branches(&self) -> Vec<(String, PathBuf)> {
+        fn branch_of(repo: &Repository) -> Option<String> {
+            let head = repo.find_reference("HEAD").ok()?;
+            let target = head.symbolic_target()?;
+            target.strip_prefix("refs/heads/").map(str::to_string)
+        }
+        let mut out = Vec::new();
+        // The main working tree: the common directory's own HEAD, which is
+        // not this repository's HEAD when hydrate runs in a linked worktree.
+        let main = if self.repo.is_worktree() {
+            Repository::open(self.repo.commondir()).ok()
+        } else {
+            None
+        };
+        let main = main.as_ref().unwrap_or(&self.repo);
+        if !main.is_bare() {
+            if let Some(b) = branch_of(main) {
+                let dir = main.workdir().unwrap_or(main.path()).to_path_buf();
+                out.push((b, dir));
+            }
+        }
+        let Ok(names) = self.repo.worktrees() else {
+            return out;
+        };
+        for name in names.iter().flatten() {
+            let Ok(wt) = self.repo.find_worktree(name) else {
+                continue;
+            };
+            if wt.validate().is_err() {
+                continue;
+            }
+            if let Ok(r) = Repository::open_from_worktree(&wt) {
+                if let Some(b) = branch_of(&r) {
+                    out.push((b, wt.path().to_path_buf()));
+                }
+            }
+        }
+        out
     }
 
     /// Resolves a revision (`HEAD~1`, a sha, a branch) to a commit id. In a
