@@ -188,3 +188,64 @@ fn charts_from_mutated_tgz_bytes_do_not_panic() {
         );
     }
 }
+
+#[path = "../fuzz/entry.rs"]
+mod entry;
+
+/// How long one regression input may run before it counts as a hang.
+const REPLAY_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Replays `data` through the fuzz target `run` on a thread named after the
+/// input, with the 8 MiB stack a fuzz binary's main thread has: a panic or
+/// hang is returned as an error naming the input; a stack overflow aborts
+/// the test binary, and Rust's message names the thread, hence the input.
+fn replay(name: &str, run: entry::Target, data: Vec<u8>) -> Result<(), String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name(format!("fuzz-replay {name}"))
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let r = catch_unwind(AssertUnwindSafe(|| run(&data)));
+            let _ = tx.send(r.is_ok());
+        });
+    if let Err(e) = spawned {
+        return Err(format!("{name}: cannot start: {e}"));
+    }
+    match rx.recv_timeout(REPLAY_LIMIT) {
+        Ok(true) => Ok(()),
+        Ok(false) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Err(format!("{name}: panicked"))
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            Err(format!("{name}: still running after {REPLAY_LIMIT:?}"))
+        }
+    }
+}
+
+/// Every input the cargo-fuzz runs found a fault with (minimized, then
+/// fixed in the library) replays through its target's entry point:
+/// `testdata/fuzz/<target>/<input>`, one file per case, each failure named.
+#[test]
+fn fuzz_regressions_replay() {
+    let root = crate::support::repo().join("testdata/fuzz");
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for e in walkdir::WalkDir::new(&root).min_depth(1).max_depth(1) {
+        let Ok(e) = e else { continue };
+        let target = e.file_name().to_string_lossy().into_owned();
+        let known = entry::TARGETS.iter().find(|(t, _)| *t == target);
+        let Some((_, run)) = known else {
+            failures.push(format!("{target}: no such fuzz target"));
+            continue;
+        };
+        for (input, data) in files_of(e.path()) {
+            let name = format!("{target}/{input}");
+            if let Err(e) = replay(&name, *run, data) {
+                failures.push(e);
+            }
+            count += 1;
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    println!("replayed {count} fuzz regression inputs");
+}

@@ -1,11 +1,9 @@
 //! The chart loader from packaged bytes: the input is `chart.tgz`.
+//! The entry point is `entry::chart_tgz` (shared with tests/fuzz_replay.rs).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(dir) = tempfile::tempdir() else { return };
-    let path = dir.path().join("chart.tgz");
-    if std::fs::write(&path, data).is_ok() {
-        let _ = hydrate::helm::template(&path, &hydrate::helm::Options::default());
-    }
-});
+#[path = "../entry.rs"]
+mod entry;
+
+fuzz_target!(|data: &[u8]| entry::chart_tgz(data));

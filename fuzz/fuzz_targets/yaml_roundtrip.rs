@@ -1,15 +1,9 @@
 //! YAML parse, then emit what parsed, then parse the emitted text again.
+//! The entry point is `entry::yaml_roundtrip` (shared with tests/fuzz_replay.rs).
 #![no_main]
-use hydrate::yaml::{parse_all, to_stream, Resolver};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    for resolver in [Resolver::V2, Resolver::V3] {
-        if let Ok(docs) = parse_all(text, resolver) {
-            if let Ok(out) = to_stream(&docs) {
-                let _ = parse_all(&out, resolver);
-            }
-        }
-    }
-});
+#[path = "../entry.rs"]
+mod entry;
+
+fuzz_target!(|data: &[u8]| entry::yaml_roundtrip(data));
