@@ -247,5 +247,13 @@ fn fuzz_regressions_replay() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+    // The directory holds a sample of the libFuzzer corpora too, so an
+    // empty or unreadable directory means the replay silently checks
+    // nothing.
+    assert!(
+        count > 0,
+        "no fuzz regression inputs under {}",
+        root.display()
+    );
     println!("replayed {count} fuzz regression inputs");
 }
