@@ -8,6 +8,10 @@ use super::Error;
 pub use crate::k8s::{Gvk, ObjectId};
 use crate::yaml::{self, Node, Resolver, Value};
 
+/// A current id as borrowed parts: group, version, kind, namespace, name.
+/// Two resources have equal keys exactly when their [`ObjectId`]s are equal.
+pub type IdKey<'a> = [&'a str; 5];
+
 /// A resource and its build history.
 #[derive(Clone, Debug)]
 pub struct Resource {
@@ -78,6 +82,15 @@ impl Resource {
         }
     }
 
+    /// Its current id, borrowed: what [`ObjectId`] compares (group,
+    /// version, kind, namespace, name) without allocating.
+    pub fn id_key(&self) -> IdKey<'_> {
+        let api = self.node.get_str("apiVersion").unwrap_or_default();
+        let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
+        let kind = self.node.get_str("kind").unwrap_or_default();
+        [group, version, kind, self.namespace(), self.name()]
+    }
+
     /// Its original id (the first previous one, else the current one).
     pub fn org_id(&self) -> ObjectId {
         self.prev_ids
@@ -104,12 +117,15 @@ impl Resource {
 /// resource factory do: CRLF normalised, documents split on `---` lines,
 /// empty documents dropped, `List` kinds inlined, kind and name required.
 pub fn read_file(path: &Path, src: &str) -> Result<Vec<Node>, Error> {
-    let src = src.replace("\r\n", "\n");
+    let src = match src.contains("\r\n") {
+        true => std::borrow::Cow::Owned(src.replace("\r\n", "\n")),
+        false => std::borrow::Cow::Borrowed(src),
+    };
     let pieces = split_documents(path, &src)?;
     let single = pieces.len() == 1;
     let mut out = Vec::new();
     for (line_offset, piece) in pieces {
-        let node = yaml::parse_one(&piece, Resolver::V3).map_err(|e| match e {
+        let node = yaml::parse_one(piece, Resolver::V3).map_err(|e| match e {
             yaml::Error::Syntax { line, problem, .. } => Error::Yaml {
                 path: path.to_path_buf(),
                 line: line + line_offset,
@@ -256,8 +272,9 @@ fn is_empty(n: &Node) -> bool {
 
 /// kio's splitDocuments: `\n---` followed by anything up to a newline
 /// separates documents; text after `---` other than a comment is an error.
-/// Returns each document with the number of lines before it.
-fn split_documents(path: &Path, s: &str) -> Result<Vec<(u32, String)>, Error> {
+/// Returns each document (borrowed, ending with the line break before its
+/// separator) with the number of lines before it.
+fn split_documents<'s>(path: &Path, s: &'s str) -> Result<Vec<(u32, &'s str)>, Error> {
     let mut docs = Vec::new();
     if s.is_empty() {
         return Ok(docs);
@@ -290,11 +307,12 @@ fn split_documents(path: &Path, s: &str) -> Result<Vec<(u32, String)>, Error> {
                 ),
             });
         }
-        docs.push((line_of(prev) - 1, format!("{}\n", &s[prev..start])));
+        // `s[start]` is the `\n` before `---`: the document keeps it.
+        docs.push((line_of(prev) - 1, &s[prev..=start]));
         prev = end;
         i = end - 1;
     }
-    docs.push((line_of(prev) - 1, s[prev..].to_string()));
+    docs.push((line_of(prev) - 1, &s[prev..]));
     Ok(docs)
 }
 

@@ -50,45 +50,59 @@ impl<'s> Compiled<'s> {
         })
     }
 
-    /// Whether `r` is selected.
+    /// Whether `r` is selected. Reads the ids borrowed: a patch target is
+    /// tested against every resource of the build.
     pub fn selects(&self, r: &Resource) -> bool {
-        let (cur, org) = (r.cur_id(), r.org_id());
+        let api = r.node.get_str("apiVersion").unwrap_or_default();
+        let (group, version) = api.rsplit_once('/').unwrap_or(("", api));
+        let kind = r.node.get_str("kind").unwrap_or_default();
+        let gvk_ok = matches(&self.group, group)
+            && matches(&self.version, version)
+            && matches(&self.kind, kind);
+        if !gvk_ok {
+            return false;
+        }
+        let (cur_name, cur_ns) = (r.name(), r.namespace());
+        let cur_eff = effective_namespace(group, version, kind, cur_ns);
+        let (org_name, org_eff) = match r.prev_ids.first() {
+            Some(o) => (o.name.as_str(), o.effective_namespace()),
+            None => (cur_name, cur_eff),
+        };
         let ns_ok = self.sel.namespace.is_empty()
-            || matches(&self.namespace, org.effective_namespace())
-            || matches(&self.namespace, cur.effective_namespace());
+            || matches(&self.namespace, org_eff)
+            || matches(&self.namespace, cur_eff);
         let name_ok = self.sel.name.is_empty()
-            || matches(&self.name, &org.name)
-            || matches(&self.name, &cur.name);
-        let gvk = r.gvk();
-        let gvk_ok = matches(&self.group, &gvk.group)
-            && matches(&self.version, &gvk.version)
-            && matches(&self.kind, &gvk.kind);
+            || matches(&self.name, org_name)
+            || matches(&self.name, cur_name);
         ns_ok
             && name_ok
-            && gvk_ok
             && self
                 .labels
                 .iter()
-                .all(|q| q.matches(&string_map(&r.node, "labels")))
+                .all(|q| q.matches(string_map(&r.node, "labels")))
             && self
                 .annotations
                 .iter()
-                .all(|q| q.matches(&string_map(&r.node, "annotations")))
+                .all(|q| q.matches(string_map(&r.node, "annotations")))
     }
 }
 
-fn string_map(n: &Node, field: &str) -> Vec<(String, String)> {
+/// ObjectId::effective_namespace without building the id.
+fn effective_namespace<'a>(group: &str, version: &str, kind: &str, ns: &'a str) -> &'a str {
+    if crate::k8s::is_cluster_scoped_gv(group, version, kind) {
+        "_non_namespaceable_"
+    } else if ns.is_empty() {
+        "default"
+    } else {
+        ns
+    }
+}
+
+/// `metadata.<field>` as a mapping, if it is one.
+fn string_map<'n>(n: &'n Node, field: &str) -> &'n [(Node, Node)] {
     n.get_path(&["metadata", field])
         .and_then(Node::as_map)
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| {
-            (
-                k.key_text().unwrap_or_default().to_string(),
-                v.as_scalar().map(|s| s.text.clone()).unwrap_or_default(),
-            )
-        })
-        .collect()
+        .map_or(&[], Vec::as_slice)
 }
 
 /// One requirement of a label selector.
@@ -101,8 +115,14 @@ enum Requirement {
 }
 
 impl Requirement {
-    fn matches(&self, set: &[(String, String)]) -> bool {
-        let get = |k: &str| set.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str());
+    /// Whether the labels (or annotations) `set` meet it; a value is the
+    /// scalar's text (empty for a collection).
+    fn matches(&self, set: &[(Node, Node)]) -> bool {
+        let get = |k: &str| {
+            set.iter()
+                .find(|(x, _)| x.key_text().unwrap_or_default() == k)
+                .map(|(_, v)| v.as_scalar().map_or("", |s| s.text.as_str()))
+        };
         match self {
             Requirement::In(k, vs) => get(k).is_some_and(|v| vs.iter().any(|w| w == v)),
             Requirement::NotIn(k, vs) => get(k).is_none_or(|v| !vs.iter().any(|w| w == v)),

@@ -220,7 +220,7 @@ fn short_tag(t: &Tag) -> String {
         Tag::Bool => "!!bool".into(),
         Tag::Null => "!!null".into(),
         Tag::Timestamp => "!!timestamp".into(),
-        Tag::Other(o) => o.clone(),
+        Tag::Other(o) => o.to_string(),
     }
 }
 
@@ -274,8 +274,10 @@ fn walk_map<'c>(
     names.sort();
     for key in names {
         let child_schema = schema.and_then(|s| s.field(&key));
-        let d = dest.get(&key).cloned();
-        let o = origin.as_ref().and_then(|o| o.get(&key)).cloned();
+        // Taken, not cloned: set_field puts the result back in the same
+        // place (or removes the key), and origin is not read again.
+        let d = dest.get_mut(&key).map(take);
+        let o = origin.as_mut().and_then(|o| o.get_mut(&key)).map(take);
         cx.path.push(key.clone());
         let val = walk(d, o, child_schema, aliased, cx)?;
         cx.path.pop();
@@ -289,6 +291,11 @@ fn walk_map<'c>(
             from_dest,
         }
     })
+}
+
+/// Moves a node out, leaving an empty sequence (no allocation) in its place.
+fn take(n: &mut Node) -> Node {
+    std::mem::replace(n, Node::seq())
 }
 
 /// kyaml's FieldSetter: a nil or (non-persistent) null value clears the field.

@@ -8,7 +8,7 @@ use super::model::{self, GeneratorKind, Kind, Kustomization, Var};
 use super::openapi::SchemaSetting;
 use super::origin::{self, Origin};
 use super::patch::Patches;
-use super::resource::{read_file, ObjectId, Resource};
+use super::resource::{read_file, Resource};
 use super::vars;
 use super::{plugin, replacement};
 use super::{Error, LoadRestrictor, Options};
@@ -399,6 +399,7 @@ impl<'o> Accumulator<'o> {
         base: Acc,
     ) -> Result<Acc, Error> {
         let mut out = base;
+        let mut ids = Ids::default();
         for entry in entries {
             if is_remote(entry) {
                 return Err(Error::NotSupported {
@@ -428,7 +429,7 @@ impl<'o> Accumulator<'o> {
                         r.origin = Some(o.clone());
                     }
                 }
-                append(&mut out.resources, added, kfile)?;
+                ids.append(&mut out.resources, added, kfile)?;
             } else if path.is_dir() {
                 let saved = self.enter(entry);
                 let result = self.target(&path);
@@ -440,7 +441,7 @@ impl<'o> Accumulator<'o> {
                         format!("expected kind 'Kustomization' for resource '{entry}' but got 'Component'"),
                     ));
                 }
-                out.absorb(sub_acc, kfile)?;
+                out.absorb(sub_acc, kfile, &mut ids)?;
             } else if let (Ok(_), Err(e)) = (path.symlink_metadata(), path.canonicalize()) {
                 // A link that loops or dangles: kustomize's EvalSymlinks failure.
                 return Err(Error::invalid(
@@ -464,9 +465,28 @@ impl<'o> Accumulator<'o> {
     }
 
     fn file(&mut self, path: &Path) -> Result<Vec<Resource>, Error> {
-        let nodes = self.sources.resources(path)?;
+        let resources = if self.opts.sources.is_some() {
+            // Shared by the run's builds: each takes its own copy.
+            let nodes = self.sources.resources(path)?;
+            nodes.iter().cloned().map(Resource::new).collect()
+        } else {
+            // One build alone: parse and move the nodes in, so a large file
+            // is held once (no cached tree beside the build's copy).
+            let bytes = self.sources.read(path)?;
+            let text = std::str::from_utf8(&bytes).map_err(|_| Error::Read {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                ),
+            })?;
+            read_file(path, text)?
+                .into_iter()
+                .map(Resource::new)
+                .collect()
+        };
         self.files_read.push(path.to_path_buf());
-        Ok(nodes.iter().cloned().map(Resource::new).collect())
+        Ok(resources)
     }
 
     /// A file named in a kustomization (kustomize's loader: relative to the
@@ -553,8 +573,8 @@ impl Acc {
     }
 
     /// ResAccumulator.MergeAccumulator: resources appended, config and vars merged.
-    fn absorb(&mut self, other: Acc, kfile: &Path) -> Result<(), Error> {
-        append(&mut self.resources, other.resources, kfile)?;
+    fn absorb(&mut self, other: Acc, kfile: &Path, ids: &mut Ids) -> Result<(), Error> {
+        ids.append(&mut self.resources, other.resources, kfile)?;
         let fail = |e: String| Error::invalid(kfile, e);
         if let Some(c) = &other.config {
             self.merge_config(c).map_err(fail)?;
@@ -564,25 +584,57 @@ impl Acc {
 }
 
 /// Appends resources, refusing a second resource with the same id
-/// (kustomize's resWrangler.AppendAll). The ids already present are hashed
-/// once per call, so appending stays linear in the resources.
+/// (kustomize's resWrangler.AppendAll).
 fn append(into: &mut Vec<Resource>, more: Vec<Resource>, kfile: &Path) -> Result<(), Error> {
-    let mut seen: std::collections::HashSet<ObjectId> = into.iter().map(Resource::cur_id).collect();
-    for r in more {
-        let id = r.cur_id();
-        if seen.contains(&id) {
-            return Err(Error::invalid(
-                kfile,
-                format!(
-                    "may not add resource with an already registered id: {}",
-                    id.id_string()
-                ),
-            ));
+    Ids::default().append(into, more, kfile)
+}
+
+/// The ids of a growing resource list, hashed once each: appending file
+/// after file (or kustomization after kustomization) stays linear, where
+/// re-hashing the list at every append would be quadratic in the files.
+#[derive(Default)]
+struct Ids {
+    /// Hashes of the [`Resource::id_key`]s of `into[..hashed]`.
+    hashes: std::collections::HashSet<u64>,
+    hashed: usize,
+    state: std::hash::RandomState,
+}
+
+impl Ids {
+    /// [`append`], with the list's ids kept between calls. `into` may only
+    /// have grown since the last call.
+    fn append(
+        &mut self,
+        into: &mut Vec<Resource>,
+        more: Vec<Resource>,
+        kfile: &Path,
+    ) -> Result<(), Error> {
+        use std::hash::BuildHasher;
+        if self.hashed > into.len() {
+            *self = Ids::default();
         }
-        seen.insert(id);
-        into.push(r);
+        self.hashes.reserve(into.len() - self.hashed + more.len());
+        for r in &into[self.hashed..] {
+            self.hashes.insert(self.state.hash_one(r.id_key()));
+        }
+        for r in more {
+            let key = r.id_key();
+            let hash = self.state.hash_one(key);
+            // A hash seen before is confirmed on the ids themselves.
+            if !self.hashes.insert(hash) && into.iter().any(|x| x.id_key() == key) {
+                return Err(Error::invalid(
+                    kfile,
+                    format!(
+                        "may not add resource with an already registered id: {}",
+                        r.cur_id().id_string()
+                    ),
+                ));
+            }
+            into.push(r);
+        }
+        self.hashed = into.len();
+        Ok(())
     }
-    Ok(())
 }
 
 fn is_remote(entry: &str) -> bool {

@@ -122,6 +122,11 @@ pub fn namespace(
     opts: &NamespaceOptions,
     resources: &mut [Resource],
 ) -> Result<(), String> {
+    let meta = FieldSpec {
+        path: "metadata/namespace".into(),
+        create: true,
+        ..Default::default()
+    };
     for r in resources.iter_mut() {
         if r.node.as_map().is_none_or(Vec::is_empty) {
             continue;
@@ -143,11 +148,6 @@ pub fn namespace(
         };
         // metaNamespaceHack: metadata.namespace of every namespaced resource.
         if !gvk.is_cluster_scoped() {
-            let meta = FieldSpec {
-                path: "metadata/namespace".into(),
-                create: true,
-                ..Default::default()
-            };
             apply(&mut r.node, &meta, Create::Str, set)?;
         }
         if gvk.kind == "RoleBinding" || gvk.kind == "ClusterRoleBinding" {
@@ -197,13 +197,12 @@ fn role_binding_subjects(
 }
 
 fn check_unique(resources: &[Resource]) -> Result<(), String> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = std::collections::HashSet::with_capacity(resources.len());
     for r in resources {
-        let id = r.cur_id();
-        if !seen.insert(id.clone()) {
+        if !seen.insert(r.id_key()) {
             return Err(format!(
                 "namespace transformation produces ID conflict: {}",
-                id.id_string()
+                r.cur_id().id_string()
             ));
         }
     }

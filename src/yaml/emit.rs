@@ -580,6 +580,19 @@ impl Emitter {
             self.put(' ');
         }
         let b = v.as_bytes();
+        // Most scalars have no space and no line break (of any kind: those
+        // start with `\r`, `\n`, 0xC2 or 0xE2): the loop below would copy
+        // them character by character with nothing else to decide.
+        if !b
+            .iter()
+            .any(|c| matches!(c, b' ' | b'\r' | b'\n' | 0xC2 | 0xE2))
+        {
+            self.out.push_str(v);
+            self.column += v.chars().count();
+            self.whitespace = false;
+            self.indention = false;
+            return;
+        }
         let (mut spaces, mut breaks) = (false, false);
         let mut i = 0;
         while i < b.len() {

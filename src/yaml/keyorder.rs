@@ -17,14 +17,49 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
 }
 
 fn less(a: &str, b: &str) -> bool {
+    // Keys are nearly always ASCII: their bytes are their runes, and
+    // comparing them allocates nothing (this runs for every key pair of
+    // every printed mapping).
+    if a.is_ascii() && b.is_ascii() {
+        return less_runes(a.as_bytes(), b.as_bytes());
+    }
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
+    less_runes(&ar, &br)
+}
+
+/// A rune: a `char`, or an ASCII byte.
+trait Rune: Copy + PartialOrd {
+    fn is_letter(self) -> bool;
+    fn digit(self) -> Option<u8>;
+}
+
+impl Rune for char {
+    fn is_letter(self) -> bool {
+        self.is_alphabetic()
+    }
+    fn digit(self) -> Option<u8> {
+        self.is_ascii_digit().then(|| self as u8 - b'0')
+    }
+}
+
+impl Rune for u8 {
+    fn is_letter(self) -> bool {
+        self.is_ascii_alphabetic()
+    }
+    fn digit(self) -> Option<u8> {
+        self.is_ascii_digit().then(|| self - b'0')
+    }
+}
+
+/// sorter.go keyList.Less on rune slices.
+fn less_runes<R: Rune>(ar: &[R], br: &[R]) -> bool {
     for i in 0..ar.len().min(br.len()) {
         if ar[i] == br[i] {
             continue;
         }
-        let al = ar[i].is_alphabetic();
-        let bl = br[i].is_alphabetic();
+        let al = ar[i].is_letter();
+        let bl = br[i].is_letter();
         if al && bl {
             return ar[i] < br[i];
         }
@@ -32,12 +67,12 @@ fn less(a: &str, b: &str) -> bool {
             return bl;
         }
         let (mut an, mut bn) = (0i64, 0i64);
-        if ar[i] == '0' || br[i] == '0' {
+        if ar[i].digit() == Some(0) || br[i].digit() == Some(0) {
             // A zero inside a number that started earlier keeps its weight.
             let mut j = i;
-            while j > 0 && ar[j - 1].is_ascii_digit() {
+            while j > 0 && ar[j - 1].digit().is_some() {
                 j -= 1;
-                if ar[j] != '0' {
+                if ar[j].digit() != Some(0) {
                     an = 1;
                     bn = 1;
                     break;
@@ -45,17 +80,13 @@ fn less(a: &str, b: &str) -> bool {
             }
         }
         let mut ai = i;
-        while ai < ar.len() && ar[ai].is_ascii_digit() {
-            an = an
-                .wrapping_mul(10)
-                .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
+        while let Some(d) = ar.get(ai).and_then(|r| r.digit()) {
+            an = an.wrapping_mul(10).wrapping_add(i64::from(d));
             ai += 1;
         }
         let mut bi = i;
-        while bi < br.len() && br[bi].is_ascii_digit() {
-            bn = bn
-                .wrapping_mul(10)
-                .wrapping_add(i64::from(br[bi] as u8 - b'0'));
+        while let Some(d) = br.get(bi).and_then(|r| r.digit()) {
+            bn = bn.wrapping_mul(10).wrapping_add(i64::from(d));
             bi += 1;
         }
         if an != bn {

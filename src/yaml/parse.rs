@@ -241,9 +241,17 @@ impl<'a> Builder<'a> {
                     if frame.pos.flow {
                         frame.pos.end = end;
                     }
+                    // Trimmed to size: a parsed tree can be held for a whole
+                    // run, and doubling growth leaves a quarter unused.
                     let node = match frame.items {
-                        Items::Seq(items) => Node::at(Value::Seq(items), frame.pos),
-                        Items::Map(entries, _) => merge_keys(entries, frame.pos)?,
+                        Items::Seq(mut items) => {
+                            items.shrink_to_fit();
+                            Node::at(Value::Seq(items), frame.pos)
+                        }
+                        Items::Map(mut entries, _) => {
+                            entries.shrink_to_fit();
+                            merge_keys(entries, frame.pos)?
+                        }
                     };
                     self.push(node, frame.anchor, frame.size);
                 }
@@ -398,7 +406,7 @@ fn explicit_tag(t: &str, text: &str, resolver: Resolver) -> Option<Tag> {
         "!!null" if resolved == Tag::Null => Tag::Null,
         "!!timestamp" if resolved == Tag::Timestamp => Tag::Timestamp,
         "!!int" | "!!float" | "!!bool" | "!!null" | "!!timestamp" => return None,
-        other => Tag::Other(other.to_string()),
+        other => Tag::Other(Box::new(other.to_string())),
     })
 }
 

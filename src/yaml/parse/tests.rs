@@ -41,7 +41,7 @@ fn explicit_tags() {
     assert_eq!(n.get("b").unwrap().as_scalar().unwrap().tag, Tag::Int);
     assert_eq!(
         n.get("c").unwrap().as_scalar().unwrap().tag,
-        Tag::Other("!custom".into())
+        Tag::Other(Box::new("!custom".into()))
     );
     assert_eq!(n.get("d").unwrap().as_scalar().unwrap().tag, Tag::Str);
     assert!(parse_one("a: !!int abc\n", Resolver::V3).is_err());
