@@ -11,11 +11,12 @@
 # arguments it generates an umbrella chart: N_SUB subcharts (default 12),
 # each with deployments, services, config maps, helpers called through
 # include, tpl, toYaml and nested ranges, so the template engine and the
-# output path dominate, not start-up. Needs target/release/hydrate and
+# output path dominate, not start-up. Needs target/release/hydrate (or
+# $HYDRATE) and
 # ~/.cache/oracles/helm3 (without it, only hydrate is timed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-hydrate=$PWD/target/release/hydrate
+hydrate=${HYDRATE:-$PWD/target/release/hydrate}
 helm3=${HELM3:-$HOME/.cache/oracles/helm3}
 runs=5
 if [ "${1:-}" = "-n" ]; then runs=$2; shift 2; fi
