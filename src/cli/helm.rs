@@ -376,7 +376,17 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     if validate {
         eprintln!("note: --validate needs a cluster; hydrate works offline and renders without validating");
     }
-    let rendered = match helm::template(&chart, &opts) {
+    // helm::template, keeping the loaded chart: the process exits after
+    // printing, so neither it nor the result is dropped (freeing a big
+    // chart's trees costs more than a tenth of the run).
+    let rendered = helm::validate_release_name(&opts.release_name)
+        .and_then(|()| helm::load(&chart))
+        .and_then(|loaded| {
+            let r = helm::render(&loaded, &opts);
+            std::mem::forget(loaded);
+            r
+        });
+    let rendered = match rendered {
         Ok(r) => r,
         Err(e @ helm::Error::Chart(_)) if dependency_update => anyhow::bail!(
             "{e}\n--dependency-update would download missing dependencies; hydrate renders \
@@ -394,6 +404,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         writeln!(out, "wrote {}", f.path)?;
     }
     out.write_all(rendered.output.as_bytes())?;
+    std::mem::forget(rendered);
     Ok(ExitCode::SUCCESS)
 }
 

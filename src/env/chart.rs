@@ -8,8 +8,13 @@ use crate::helm;
 
 /// `helm template <release> <chart> -f ... --set ...`, with the app's
 /// values layered as Argo CD does: files, then inline values, then `set`.
-/// Returns helm's result and the files the render read.
-pub fn render(app: &ChartApp) -> Result<(helm::Rendered, Vec<PathBuf>), helm::Error> {
+/// The chart is loaded (and its templates parsed) once per `charts`, for
+/// every environment that renders it. Returns helm's result and the files
+/// the render read.
+pub fn render(
+    app: &ChartApp,
+    charts: &helm::ChartCache,
+) -> Result<(helm::Rendered, Vec<PathBuf>), helm::Error> {
     let mut docs = Vec::new();
     for f in &app.value_files {
         docs.push(helm::read_values_file(f)?);
@@ -42,8 +47,8 @@ pub fn render(app: &ChartApp) -> Result<(helm::Rendered, Vec<PathBuf>), helm::Er
     if let Some(k) = &app.kube_version {
         opts.kube_version = Some(app.helm_version.parse_kube_version(k)?);
     }
-    let rendered = helm::template(&app.chart, &opts)?;
-    let mut files_read = helm::chart_files(&app.chart);
+    let rendered = helm::render(&*charts.load(&app.chart)?, &opts)?;
+    let mut files_read = charts.chart_files(&app.chart).to_vec();
     files_read.extend(app.value_files.iter().cloned());
     Ok((rendered, files_read))
 }

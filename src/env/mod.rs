@@ -495,13 +495,15 @@ pub fn render_all_cached(
 ) -> Result<Vec<Rendered>, Vec<Error>> {
     // One run reads and parses each shared base or component file once.
     let opts = build_options(Some(std::sync::Arc::default()));
+    // ... and loads each chart and parses its templates once.
+    let charts = crate::helm::ChartCache::default();
     let results: Vec<Result<Rendered, Error>> = jobs
         .par_iter()
         .map(|j| {
             let r = match cache.and_then(|c| c.lookup(j)) {
                 Some(hit) => Ok(hit),
                 None => {
-                    let r = render_one(j, &opts);
+                    let r = render_one(j, &opts, &charts);
                     if let (Some(c), Ok(r)) = (cache, &r) {
                         c.store(j, r);
                     }
@@ -534,7 +536,11 @@ fn build_options(sources: Option<std::sync::Arc<kustomize::Sources>>) -> kustomi
     }
 }
 
-fn render_one(job: &Job, opts: &kustomize::Options) -> Result<Rendered, Error> {
+fn render_one(
+    job: &Job,
+    opts: &kustomize::Options,
+    charts: &crate::helm::ChartCache,
+) -> Result<Rendered, Error> {
     let app_warnings = |ws: Vec<Warning>| {
         ws.into_iter()
             .map(|warning| AppWarning {
@@ -547,7 +553,7 @@ fn render_one(job: &Job, opts: &kustomize::Options) -> Result<Rendered, Error> {
     let dir = match &job.source {
         Source::Kustomize(dir) => dir,
         Source::Helm(app) => {
-            let (c, files_read) = chart::render(app).map_err(|source| Error::Chart {
+            let (c, files_read) = chart::render(app, charts).map_err(|source| Error::Chart {
                 env: job.env.clone(),
                 app: job.app.clone(),
                 chart: app.chart.clone(),

@@ -746,11 +746,15 @@ impl TemplateRunner for State<'_> {
     }
 
     fn execute_text(&mut self, name: &str, text: &str, data: Value) -> Result<String, Error> {
-        let trees = super::parse::parse(name, text, &|n: &str| self.funcs.contains(n))?;
-        let mut overlay: HashMap<String, Arc<Tree>> = HashMap::new();
-        for t in trees {
-            super::associate(&mut overlay, t);
-        }
+        let funcs = self.funcs;
+        let overlay = self.shared.overlay(name, text, || {
+            let trees = super::parse::parse(name, text, &|n: &str| funcs.contains(n))?;
+            let mut overlay: HashMap<String, Arc<Tree>> = HashMap::new();
+            for t in trees {
+                super::associate(&mut overlay, t);
+            }
+            Ok(Arc::new(overlay))
+        })?;
         let lookup = Lookup {
             trees: &overlay,
             parent: Some(self.lookup),

@@ -102,7 +102,19 @@ pub struct ExecOptions {
 pub struct ExecShared {
     counters: std::sync::Mutex<HashMap<String, i64>>,
     warnings: std::sync::Mutex<Vec<crate::warning::Warning>>,
+    /// Parsed texts of [`TemplateRunner::execute_text`] (helm's `tpl`), by
+    /// (name, text): a chart calls `tpl` on the same values string for
+    /// every document, and parsing depends only on the text.
+    overlays: std::sync::Mutex<HashMap<(String, String), Overlay>>,
 }
+
+/// The templates one text defines, as an overlay over the set.
+pub(crate) type Overlay = Arc<HashMap<String, Arc<Tree>>>;
+
+/// At most this many texts are kept per render (each at most
+/// [`OVERLAY_MAX_TEXT`] bytes); others are parsed on every call.
+const OVERLAY_MAX: usize = 4096;
+const OVERLAY_MAX_TEXT: usize = 64 * 1024;
 
 impl ExecShared {
     /// Adds `delta` to the counter `key` and returns the new value.
@@ -119,6 +131,27 @@ impl ExecShared {
         if !w.contains(&warning) {
             w.push(warning);
         }
+    }
+
+    /// The overlay `text` parses to under `name`, parsed by `parse` only
+    /// the first time (parse errors are not kept).
+    pub(crate) fn overlay(
+        &self,
+        name: &str,
+        text: &str,
+        parse: impl FnOnce() -> Result<Overlay, Error>,
+    ) -> Result<Overlay, Error> {
+        let key = (name.to_string(), text.to_string());
+        let lock = || self.overlays.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(o) = lock().get(&key) {
+            return Ok(Arc::clone(o));
+        }
+        let o = parse()?;
+        let mut cache = lock();
+        if cache.len() < OVERLAY_MAX && text.len() <= OVERLAY_MAX_TEXT {
+            cache.insert(key, Arc::clone(&o));
+        }
+        Ok(o)
     }
 
     /// The warnings recorded so far, in order.
@@ -141,10 +174,15 @@ pub struct TemplateSet {
 /// Go's `associate`: a new definition replaces an old one unless it is
 /// empty and the old one exists.
 pub(crate) fn associate(trees: &mut HashMap<String, Arc<Tree>>, tree: Tree) {
+    associate_shared(trees, Arc::new(tree));
+}
+
+/// [`associate`] for a tree parsed earlier and shared.
+fn associate_shared(trees: &mut HashMap<String, Arc<Tree>>, tree: Arc<Tree>) {
     if tree.is_empty() && trees.contains_key(&tree.name) {
         return;
     }
-    trees.insert(tree.name.clone(), Arc::new(tree));
+    trees.insert(tree.name.clone(), tree);
 }
 
 impl TemplateSet {
@@ -166,6 +204,23 @@ impl TemplateSet {
             associate(&mut self.trees, t);
         }
         Ok(())
+    }
+
+    /// What [`TemplateSet::parse`] would add for `name`, without adding it:
+    /// parsing depends only on the text and the set's function names, so
+    /// a host may parse once and add the same trees to many sets.
+    pub fn parse_detached(&self, name: &str, text: &str) -> Result<Vec<Arc<Tree>>, Error> {
+        let funcs = &self.funcs;
+        let trees = parse::parse(name, text, &|n: &str| funcs.contains(n))?;
+        Ok(trees.into_iter().map(Arc::new).collect())
+    }
+
+    /// Adds trees from [`TemplateSet::parse_detached`], in order, exactly as
+    /// parsing their text here would have.
+    pub fn add_parsed(&mut self, trees: &[Arc<Tree>]) {
+        for t in trees {
+            associate_shared(&mut self.trees, Arc::clone(t));
+        }
     }
 
     /// Whether a template of that name exists.

@@ -7,9 +7,10 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::{Error, FileError};
-use crate::gotmpl::convert::{parse_yaml, parse_yaml_at};
+use crate::gotmpl::convert::{deep_copy, parse_yaml, parse_yaml_at};
 use crate::gotmpl::Value;
 
 /// One loaded chart and its subcharts.
@@ -22,9 +23,10 @@ pub struct Chart {
     /// `values.yaml` defaults (a map).
     pub values: Value,
     /// Templates: path relative to the chart (`templates/x.yaml`) → text.
-    pub templates: Vec<(String, String)>,
-    /// Other files: relative path → bytes.
-    pub files: BTreeMap<String, Vec<u8>>,
+    /// Shared: a loaded chart's copies never change them.
+    pub templates: Arc<Vec<(String, String)>>,
+    /// Other files: relative path → bytes (shared, as `templates`).
+    pub files: Arc<BTreeMap<String, Vec<u8>>>,
     /// Subcharts found under `charts/`.
     pub dependencies: Vec<Chart>,
     /// `values.schema.json`, if any.
@@ -87,6 +89,28 @@ impl Chart {
     /// Whether `type: library`.
     pub fn is_library(&self) -> bool {
         self.meta_str("type").eq_ignore_ascii_case("library")
+    }
+
+    /// A copy for one render: `Chart.yaml` and `values.yaml` trees copied
+    /// (dependency processing and templates may change maps in place, as
+    /// helm changes its freshly loaded chart), templates and files shared.
+    /// Chart identities are kept, so helm 3's shallow-copy rules still hold
+    /// within the copy.
+    pub fn detached(&self) -> Chart {
+        Chart {
+            metadata: deep_copy(&self.metadata),
+            name: self.name.clone(),
+            values: deep_copy(&self.values),
+            templates: Arc::clone(&self.templates),
+            files: Arc::clone(&self.files),
+            dependencies: self.dependencies.iter().map(Chart::detached).collect(),
+            schema: self.schema.clone(),
+            dir: self.dir.clone(),
+            id: self.id,
+            declared: self.declared,
+            kept: self.kept.clone(),
+            full_path: self.full_path.clone(),
+        }
     }
 }
 
@@ -426,8 +450,8 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
         name: String::new(),
         metadata,
         values,
-        templates,
-        files,
+        templates: Arc::new(templates),
+        files: Arc::new(files),
         dependencies: Vec::new(),
         schema,
         dir: origin.to_path_buf(),

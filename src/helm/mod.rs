@@ -12,6 +12,7 @@ mod chart;
 mod chart_json;
 mod full_path;
 mod funcs;
+mod loaded;
 mod objects;
 mod output;
 mod output_dir;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 pub use chart::Chart;
 pub use funcs::func_map as template_funcs;
+pub use loaded::{ChartCache, LoadedChart};
 pub use output_dir::OutputFile;
 pub use values::{read_values_file, SetKind};
 pub use version::{HelmVersion, KubeVersion};
@@ -183,7 +185,7 @@ pub struct Rendered {
 }
 
 /// helm's release name rule (`chartutil.ValidateReleaseName`).
-fn validate_release_name(name: &str) -> Result<(), Error> {
+pub fn validate_release_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
         && name.len() <= 53
         && name
@@ -275,19 +277,9 @@ fn check_helm4_chart(chart: &Chart) -> Result<(), Error> {
     Ok(())
 }
 
-/// `helm template NAME CHART [flags]`.
-pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
-    validate_release_name(&opts.release_name)?;
-    let mut chart = chart::load(chart_dir)?;
-    if opts.helm_version == HelmVersion::V4 {
-        check_helm4_chart(&chart)?;
-    }
-    // action.CheckIfInstallable
-    let kind = chart.meta_str("type");
-    if !(kind.is_empty() || kind == "application") {
-        return Err(Error::Chart(format!("{kind} charts are not installable")));
-    }
-    check_kube_version(&chart, &opts.kube_version())?;
+/// The user-supplied values: parsed documents, `-f` files, then `--set*`
+/// flags grouped as helm applies them.
+fn user_values(opts: &Options) -> Result<crate::gotmpl::Value, Error> {
     let mut user = crate::gotmpl::Value::map(Default::default());
     for doc in &opts.values_docs {
         user = values::merge_maps(&user, doc);
@@ -307,6 +299,37 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     for (kind, arg) in sets {
         user = values::apply_set(&user, arg, kind)?;
     }
+    Ok(user)
+}
+
+/// `helm template NAME CHART [flags]`.
+pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
+    validate_release_name(&opts.release_name)?;
+    render(&load(chart_dir)?, opts)
+}
+
+/// Loads a chart directory or `.tgz` for [`render`]: the files read, the
+/// subcharts found, templates parsed later, once, by the first render.
+pub fn load(chart_dir: &Path) -> Result<LoadedChart, Error> {
+    Ok(LoadedChart::new(chart::load(chart_dir)?))
+}
+
+/// `helm template` of a loaded chart: values merged, dependencies
+/// processed and templates executed on a copy, so one [`LoadedChart`]
+/// serves any number of renders (in parallel too).
+pub fn render(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
+    validate_release_name(&opts.release_name)?;
+    let mut chart = loaded.chart().detached();
+    if opts.helm_version == HelmVersion::V4 {
+        check_helm4_chart(&chart)?;
+    }
+    // action.CheckIfInstallable
+    let kind = chart.meta_str("type");
+    if !(kind.is_empty() || kind == "application") {
+        return Err(Error::Chart(format!("{kind} charts are not installable")));
+    }
+    check_kube_version(&chart, &opts.kube_version())?;
+    let user = user_values(opts)?;
     values::process_dependencies(&mut chart, &user, "")?;
     let mut consumed = (opts.helm_version == HelmVersion::V3).then(Default::default);
     values::process_import_values(&mut chart, &mut consumed);
@@ -317,7 +340,7 @@ pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     if !opts.skip_schema_validation {
         schema::validate(&chart, &vals)?;
     }
-    let (files, mut warnings) = render::render(&chart, &vals, opts)?;
+    let (files, mut warnings) = render::render(&chart, &vals, opts, loaded)?;
     let sorted = output::sort(&chart, &files, opts)?;
     let (objects, not_objects) = output::objects(&sorted, opts);
     warnings.extend(not_objects);

@@ -155,9 +155,12 @@ pub struct Files {
 impl Files {
     /// Files of one chart.
     pub fn new(entries: BTreeMap<String, Vec<u8>>) -> Files {
-        Files {
-            entries: Arc::new(entries),
-        }
+        Files::shared(Arc::new(entries))
+    }
+
+    /// Files of one chart, shared with the loaded chart.
+    pub fn shared(entries: Arc<BTreeMap<String, Vec<u8>>>) -> Files {
+        Files { entries }
     }
 
     fn text(&self, name: &str) -> String {

@@ -142,7 +142,7 @@ const HOOK_EVENTS: &[&str] = &[
 /// CRD files of the chart and its subcharts (`Chart.CRDObjects`), as
 /// (path from the top chart, content).
 fn crds(c: &Chart, full: &str, out: &mut Vec<(String, String)>) {
-    for (name, data) in &c.files {
+    for (name, data) in c.files.iter() {
         let ext_ok = [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e));
         if name.starts_with("crds/") && ext_ok {
             out.push((

@@ -237,7 +237,7 @@ fn collect(
     next.insert("Chart".into(), chart);
     next.insert(
         "Files".into(),
-        Value::Object(Arc::new(Files::new(c.files.clone()))),
+        Value::Object(Arc::new(Files::shared(Arc::clone(&c.files)))),
     );
     next.insert("Values".into(), values.clone());
     for sub in &c.dependencies {
@@ -253,7 +253,7 @@ fn collect(
         subcharts.insert(sub.name.clone(), v);
     }
     next.insert("Subcharts".into(), Value::map(subcharts));
-    for (rel, text) in &c.templates {
+    for (rel, text) in c.templates.iter() {
         let base = rel.rsplit('/').next().unwrap_or(rel);
         if c.is_library() && !base.starts_with('_') {
             continue;
@@ -311,6 +311,7 @@ pub fn render(
     chart: &Chart,
     values: &Value,
     opts: &Options,
+    loaded: &super::LoadedChart,
 ) -> Result<(BTreeMap<String, String>, Vec<crate::warning::Warning>), Error> {
     let mut release = BTreeMap::new();
     release.insert("Name".into(), Value::from(opts.release_name.as_str()));
@@ -335,16 +336,18 @@ pub fn render(
 
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
-    let funcs = super::funcs::func_map(opts.helm_version);
-    let mut set = TemplateSet::new("gotpl", Arc::new(funcs));
+    let mut set = TemplateSet::new("gotpl", loaded.funcs(opts.helm_version));
     for n in &names {
         if let Some(r) = tpls.get(n) {
-            set.parse(n, &r.text).map_err(|e| {
-                Error::Template(Box::new(TemplateError {
-                    template: n.clone(),
-                    message: parse_error(n, &e.to_string()),
-                }))
-            })?;
+            let trees = loaded
+                .parse(&set, opts.helm_version, n, &r.text)
+                .map_err(|e| {
+                    Error::Template(Box::new(TemplateError {
+                        template: n.clone(),
+                        message: parse_error(n, &e.to_string()),
+                    }))
+                })?;
+            set.add_parsed(&trees);
         }
     }
     // helm4 is built with Go 1.25, whose text/template ranges over ints.

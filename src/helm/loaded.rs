@@ -1,0 +1,216 @@
+//! Charts loaded once per run: [`LoadedChart`] is a chart read from disk
+//! with its templates parsed on first use and kept, so every environment
+//! that renders the chart shares one load and one parse; [`ChartCache`]
+//! hands out one [`LoadedChart`] per canonical chart path. A cache lives
+//! as long as its owner (one `render_all`), never process-wide, so a chart
+//! edited between runs is read again.
+//!
+//! It owns no render logic: values, dependency processing and execution
+//! stay in `mod.rs`/`render.rs`, on a per-render copy of the chart.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::chart::Chart;
+use super::{Error, HelmVersion};
+use crate::gotmpl::{FuncMap, TemplateSet, Tree};
+
+/// A template's parse: the trees its text defines, or Go's parse error.
+type Parse = Result<Arc<[Arc<Tree>]>, crate::gotmpl::Error>;
+
+/// One template name's parses: by helm version (whose function tables
+/// differ) and text (aliases may give two texts one name).
+type Parses = Vec<(HelmVersion, String, Arc<OnceLock<Parse>>)>;
+
+/// A chart and its subcharts as loaded from disk, with the parses of its
+/// templates, shared by every render of it in one run.
+pub struct LoadedChart {
+    chart: Chart,
+    parsed: Mutex<HashMap<String, Parses>>,
+    funcs: [OnceLock<Arc<FuncMap>>; 2],
+}
+
+impl std::fmt::Debug for LoadedChart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedChart")
+            .field("chart", &self.chart.name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl LoadedChart {
+    /// Wraps a freshly loaded chart.
+    pub(super) fn new(chart: Chart) -> LoadedChart {
+        LoadedChart {
+            chart,
+            parsed: Mutex::default(),
+            funcs: [OnceLock::new(), OnceLock::new()],
+        }
+    }
+
+    /// The chart as loaded: renders work on [`Chart::detached`] copies.
+    pub fn chart(&self) -> &Chart {
+        &self.chart
+    }
+
+    /// helm's function table for `version`, built once.
+    pub(super) fn funcs(&self, version: HelmVersion) -> Arc<FuncMap> {
+        let i = usize::from(version == HelmVersion::V4);
+        Arc::clone(self.funcs[i].get_or_init(|| Arc::new(super::funcs::func_map(version))))
+    }
+
+    /// The trees template `name` with `text` defines, parsed with `set`'s
+    /// functions the first time any render asks (a render that waits for
+    /// another's parse of the same template gets its result).
+    pub(super) fn parse(
+        &self,
+        set: &TemplateSet,
+        version: HelmVersion,
+        name: &str,
+        text: &str,
+    ) -> Parse {
+        let cell = {
+            let mut parsed = lock(&self.parsed);
+            let entries = parsed.entry(name.to_string()).or_default();
+            match entries.iter().find(|(v, t, _)| *v == version && t == text) {
+                Some((_, _, cell)) => Arc::clone(cell),
+                None => {
+                    let cell = Arc::new(OnceLock::new());
+                    entries.push((version, text.to_string(), Arc::clone(&cell)));
+                    cell
+                }
+            }
+        };
+        cell.get_or_init(|| set.parse_detached(name, text).map(Arc::from))
+            .clone()
+    }
+}
+
+/// A chart's place in a [`ChartCache`]: empty until its first load succeeds.
+type Slot = Mutex<Option<Arc<LoadedChart>>>;
+
+/// One run's loaded charts, by canonical chart path (a directory or a
+/// packaged `.tgz`), and the file lists renders report as read.
+#[derive(Debug, Default)]
+pub struct ChartCache {
+    charts: Mutex<HashMap<PathBuf, Arc<Slot>>>,
+    files: Mutex<HashMap<PathBuf, Arc<Vec<PathBuf>>>>,
+}
+
+impl ChartCache {
+    /// The chart at `dir`, loaded by the first caller; others wait for it.
+    /// A load that fails is not kept: the next caller tries again and gets
+    /// the same error.
+    pub fn load(&self, dir: &Path) -> Result<Arc<LoadedChart>, Error> {
+        let key = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let slot = Arc::clone(lock(&self.charts).entry(key).or_default());
+        let mut slot = lock(&slot);
+        if let Some(c) = slot.as_ref() {
+            return Ok(Arc::clone(c));
+        }
+        let loaded = Arc::new(super::load(dir)?);
+        *slot = Some(Arc::clone(&loaded));
+        Ok(loaded)
+    }
+
+    /// [`super::chart_files`] of `dir`, walked once per spelling of `dir`.
+    pub fn chart_files(&self, dir: &Path) -> Arc<Vec<PathBuf>> {
+        if let Some(f) = lock(&self.files).get(dir) {
+            return Arc::clone(f);
+        }
+        let f = Arc::new(super::chart_files(dir));
+        lock(&self.files).insert(dir.to_path_buf(), Arc::clone(&f));
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::helm::{Options, SetKind};
+
+    fn write(d: &Path, p: &str, s: &str) {
+        let f = d.join(p);
+        std::fs::create_dir_all(f.parent().unwrap_or(d)).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(f, s).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// A chart whose render changes its values in place and whose
+    /// subchart is switched by a value: renders of one load must not see
+    /// each other's changes.
+    fn chart(d: &Path) {
+        write(
+            d,
+            "Chart.yaml",
+            "apiVersion: v2\nname: top\nversion: 1.0.0\ndependencies:\n- name: sub\n  version: 1.0.0\n  condition: sub.enabled\n",
+        );
+        write(d, "values.yaml", "list: [a]\nsub:\n  enabled: false\n");
+        write(
+            d,
+            "templates/cm.yaml",
+            "{{- $_ := set .Values \"seen\" (default \"fresh\" .Values.seen) -}}\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.seen }}-{{ len .Values.list }}\n{{- $_ := set .Values \"list\" (append .Values.list \"b\") }}\n",
+        );
+        write(
+            d,
+            "charts/sub/Chart.yaml",
+            "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+        );
+        write(
+            d,
+            "charts/sub/templates/s.yaml",
+            "kind: Secret\nmetadata:\n  name: {{ .Chart.Name }}\n",
+        );
+    }
+
+    #[test]
+    fn renders_of_one_load_are_independent() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        chart(tmp.path());
+        let on = Options {
+            sets: vec![(SetKind::Typed, "sub.enabled=true".into())],
+            ..Options::default()
+        };
+        let off = Options::default();
+        let fresh = |o: &Options| {
+            crate::helm::template(tmp.path(), o)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .output
+        };
+        let cache = ChartCache::default();
+        let loaded = cache.load(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+        let again = cache
+            .load(&tmp.path().join("charts/.."))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(Arc::ptr_eq(&loaded, &again), "one load per canonical path");
+        let render = |o: &Options| {
+            crate::helm::render(&loaded, o)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .output
+        };
+        let (a, b, c) = (render(&on), render(&off), render(&on));
+        assert!(
+            a.contains("kind: Secret") && a.contains("name: fresh-1"),
+            "{a}"
+        );
+        assert!(
+            !b.contains("kind: Secret") && b.contains("name: fresh-1"),
+            "{b}"
+        );
+        assert_eq!((a.as_str(), b.as_str()), (c.as_str(), fresh(&off).as_str()));
+        assert_eq!(a, fresh(&on));
+    }
+
+    #[test]
+    fn a_failed_load_is_not_kept() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let cache = ChartCache::default();
+        assert!(cache.load(tmp.path()).is_err());
+        chart(tmp.path());
+        assert!(cache.load(tmp.path()).is_ok());
+    }
+}
