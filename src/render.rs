@@ -8,11 +8,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::env::{self, Environment, Output, Rendered, Selection};
+mod sink;
+
+use crate::env::{self, Environment, Output, Selection};
 use crate::git::{Identity, Repo, SourceCommit};
 use crate::output::branch::{Branch, Start};
 use crate::output::publish::{self, Pending};
-use crate::output::{self, app_files, CheckReport, EnvOutput, MessageContext};
+use crate::output::{self, CheckReport, EnvOutput, MessageContext};
+use sink::{Finished, Sink};
 
 /// Overrides every environment's output kind (`--to`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,23 +150,29 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
     env::check_distinct_outputs(&envs)?;
     let jobs = env::plan(&opts.root, &envs, &opts.selection);
     progress(jobs.len());
-    let cache = opts.cache.then(|| env::Cache::open(&opts.root)).flatten();
-    let mut rendered =
-        env::render_all_cached(&jobs, cache.as_ref(), &|| progress(0)).map_err(Error::Renders)?;
-    guard(opts, &envs, &mut rendered)?;
     let complete = opts.selection.apps.is_empty() && opts.selection.shard.is_none();
-    let mut by_env: BTreeMap<&str, Vec<&Rendered>> = BTreeMap::new();
+    // An environment with no apps (`apps: []`, or every app removed) is
+    // still written when complete: its output is pruned to nothing.
+    let mut written: BTreeSet<&str> = jobs.iter().map(|j| j.env.as_str()).collect();
     if complete {
-        // An environment with no apps (`apps: []`, or every app removed)
-        // is still written: its output is pruned to nothing.
-        for e in &envs {
-            if opts.selection.envs.is_empty() || opts.selection.envs.contains(&e.name) {
-                by_env.entry(e.name.as_str()).or_default();
-            }
-        }
+        written.extend(envs.iter().map(|e| e.name.as_str()).filter(|n| {
+            opts.selection.envs.is_empty() || opts.selection.envs.iter().any(|s| s == n)
+        }));
     }
-    for r in &rendered {
-        by_env.entry(r.env.as_str()).or_default().push(r);
+    let cache = opts.cache.then(|| env::Cache::open(&opts.root)).flatten();
+    // Each render's files are streamed to its output's staging tree as it
+    // finishes (see `sink`); only the counts stay.
+    let mut sink = Sink::open(opts, &envs, &written);
+    let mut finished =
+        env::render_each(&jobs, cache.as_ref(), &|| progress(0), &|r| sink.finish(r))
+            .map_err(Error::Renders)?;
+    guard(&mut finished)?;
+    let mut by_env: BTreeMap<String, Vec<Finished>> = written
+        .iter()
+        .map(|n| (n.to_string(), Vec::new()))
+        .collect();
+    for r in finished {
+        by_env.entry(r.env.clone()).or_default().push(r);
     }
     let needs_git = by_env
         .keys()
@@ -185,19 +194,24 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
         prepare_branches(opts, g)?;
     }
     // Every app's files are named (or the layout error raised) here.
-    let mut prepared = Vec::new();
+    let mut outs = Vec::new();
     for e in &envs {
-        if let Some(apps) = by_env.get(e.name.as_str()) {
-            let (report, out) = prepare_env(opts, e, apps, complete, git.as_ref())?;
-            prepared.push((e, apps.as_slice(), report, out));
+        if let Some(apps) = by_env.get_mut(e.name.as_str()) {
+            outs.push(prepare_env(opts, e, apps, complete, git.as_ref())?);
         }
     }
+    let prepared: Vec<_> = envs
+        .iter()
+        .filter_map(|e| by_env.get(e.name.as_str()).map(|apps| (e, apps.as_slice())))
+        .zip(outs)
+        .map(|((e, apps), (report, out))| (e, apps, report, out))
+        .collect();
     check_shared_targets(opts, &prepared)?;
     // Everything that can be checked is checked for every environment
     // before the first write: no half-written set of environments.
     let mut plans = Vec::new();
     for (e, apps, _, out) in &prepared {
-        plans.push(validate_env(opts, e, apps, out, git.as_ref())?);
+        plans.push(validate_env(opts, e, apps, out, git.as_ref(), &mut sink)?);
     }
     let mut reports = Vec::new();
     let mut written = Vec::new();
@@ -234,7 +248,7 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
 /// written.
 fn check_shared_targets(
     opts: &Options,
-    prepared: &[(&Environment, &[&Rendered], EnvReport, EnvOutput)],
+    prepared: &[(&Environment, &[Finished], EnvReport, EnvOutput)],
 ) -> Result<(), Error> {
     let mut seen: Vec<(&str, &Output, PathBuf)> = Vec::new();
     for (e, ..) in prepared {
@@ -290,7 +304,7 @@ fn prepare_branches(opts: &Options, g: &Git) -> Result<(), Error> {
 fn push_branches(
     opts: &Options,
     g: &Git,
-    by_env: &BTreeMap<&str, Vec<&Rendered>>,
+    by_env: &BTreeMap<String, Vec<Finished>>,
     written: Vec<(usize, &Environment, &EnvOutput)>,
     reports: &mut [EnvReport],
 ) -> Result<(), Error> {
@@ -334,15 +348,14 @@ fn push_branches(
     Ok(())
 }
 
-/// The secret and determinism guards ([`env::guard`]) on every render,
-/// each environment's as it will be written; every refusal is reported.
-fn guard(opts: &Options, envs: &[Environment], rendered: &mut [Rendered]) -> Result<(), Error> {
-    let mut refused = Vec::new();
-    for r in rendered.iter_mut() {
-        if let Some(e) = envs.iter().find(|e| e.name == r.env) {
-            refused.extend(env::guard::Guard::of(e, opts.strict).apply(r));
-        }
-    }
+/// The secret and determinism guards' refusals ([`env::guard`], applied
+/// to each render as it finished, as it will be written): every one is
+/// reported.
+fn guard(finished: &mut [Finished]) -> Result<(), Error> {
+    let refused: Vec<env::Error> = finished
+        .iter_mut()
+        .flat_map(|r| std::mem::take(&mut r.refused))
+        .collect();
     if refused.is_empty() {
         Ok(())
     } else {
@@ -518,7 +531,7 @@ fn message_fn<'a>(
 fn prepare_env(
     opts: &Options,
     e: &Environment,
-    apps: &[&Rendered],
+    apps: &mut [Finished],
     complete: bool,
     git: Option<&Git>,
 ) -> Result<(EnvReport, EnvOutput), Error> {
@@ -554,8 +567,8 @@ fn prepare_env(
         }
         _ => None,
     };
-    for r in apps {
-        let mut files = app_files(r, e.layout)?;
+    for r in apps.iter_mut() {
+        let mut files = std::mem::replace(&mut r.files, Ok(BTreeMap::new()))?;
         if let Some(m) = &metadata {
             // Argo CD's per-path file: how to render this path again.
             let app = output::Metadata {
@@ -577,11 +590,8 @@ fn prepare_env(
         env: e.name.clone(),
         target: String::new(),
         apps: apps.len(),
-        resources: apps.iter().map(|r| r.objects.len()).sum(),
-        bytes: apps
-            .iter()
-            .map(|r| r.objects.iter().map(|o| o.printed.len()).sum::<usize>())
-            .sum(),
+        resources: apps.iter().map(|r| r.resources).sum(),
+        bytes: apps.iter().map(|r| r.bytes).sum(),
         changed_files: Vec::new(),
         written: false,
         notices: Vec::new(),
@@ -604,21 +614,29 @@ fn prepare_env(
 /// Checks everything about writing `out` that can be checked without
 /// writing: the directory's path and contents (returning its plan), or the
 /// branch's name and commit message template.
-fn validate_env<'a>(
+fn validate_env(
     opts: &Options,
     e: &Environment,
-    apps: &[&Rendered],
-    out: &'a EnvOutput,
+    apps: &[Finished],
+    out: &EnvOutput,
     git: Option<&Git>,
-) -> Result<Option<output::dir::DirPlan<'a>>, Error> {
+    sink: &mut Sink,
+) -> Result<Option<output::dir::DirPlan>, Error> {
     let in_env = |source| Error::InEnv {
         env: e.name.clone(),
         source: Box::new(source),
     };
     match (&e.output, git) {
-        (Output::Dir(dir), _) => output::dir::plan(&opts.root, dir, out, !opts.check)
-            .map(Some)
-            .map_err(in_env),
+        (Output::Dir(_), _) => match sink.take(&e.name) {
+            Some(stage) => stage
+                .and_then(|s| output::dir::finish(s, out.complete, &out.known_apps))
+                .map(Some)
+                .map_err(in_env),
+            None => Err(Error::Usage(format!(
+                "environment {}: its output was not staged",
+                e.name
+            ))),
+        },
         (Output::Branch(_), Some(g)) => {
             let b = g.branches.get(&e.name).ok_or_else(|| {
                 Error::Usage(format!("no branch located for environment {}", e.name))
@@ -643,7 +661,7 @@ fn validate_env<'a>(
 fn write_env(
     opts: &Options,
     e: &Environment,
-    apps: &[&Rendered],
+    apps: &[Finished],
     out: &EnvOutput,
     plan: Option<output::dir::DirPlan>,
     git: Option<&Git>,

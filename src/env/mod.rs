@@ -493,13 +493,30 @@ pub fn render_all_cached(
     cache: Option<&Cache>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Rendered>, Vec<Error>> {
+    render_each(jobs, cache, progress, &|r| r)
+}
+
+/// [`render_all_cached`], handing each render to `finish` on the thread
+/// that made it, as soon as it is made: what `finish` keeps is all that
+/// outlives the render (a writer keeps the files, not the documents).
+/// Results come back in job order; jobs run grouped by app, so that one
+/// app's environments, which read the same base, render close together.
+pub fn render_each<T: Send>(
+    jobs: &[Job],
+    cache: Option<&Cache>,
+    progress: &(dyn Fn() + Sync),
+    finish: &(dyn Fn(Rendered) -> T + Sync),
+) -> Result<Vec<T>, Vec<Error>> {
     // One run reads and parses each shared base or component file once.
     let opts = build_options(Some(std::sync::Arc::default()));
     // ... and loads each chart and parses its templates once.
     let charts = crate::helm::ChartCache::default();
-    let results: Vec<Result<Rendered, Error>> = jobs
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by(|&a, &b| jobs[a].app.cmp(&jobs[b].app));
+    let mut results: Vec<(usize, Result<T, Error>)> = order
         .par_iter()
-        .map(|j| {
+        .map(|&i| {
+            let j = &jobs[i];
             let r = match cache.and_then(|c| c.lookup(j)) {
                 Some(hit) => Ok(hit),
                 None => {
@@ -511,13 +528,14 @@ pub fn render_all_cached(
                 }
             };
             progress();
-            r
+            (i, r.map(finish))
         })
         .collect();
     if let Some(c) = cache {
         c.evict();
     }
-    let (ok, errs): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
+    results.sort_by_key(|(i, _)| *i);
+    let (ok, errs): (Vec<_>, Vec<_>) = results.into_iter().map(|(_, r)| r).partition(Result::is_ok);
     if !errs.is_empty() {
         return Err(errs.into_iter().filter_map(Result::err).collect());
     }

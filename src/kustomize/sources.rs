@@ -1,14 +1,21 @@
-//! Files read during one run, each read and parsed once: a base shared by
-//! every environment's overlay, and a component used by hundreds of them,
-//! would otherwise be read and parsed again for each. One [`Sources`] lives
-//! as long as one `hydrate render` (or one build when none is given); it is
-//! shared by every rayon thread. Only successful reads are kept, so an error
-//! is reported by each build that meets it, exactly as without the cache.
+//! Files read during one run, each read and parsed once while it is in
+//! use: a base shared by every environment's overlay, and a component used
+//! by hundreds of them, would otherwise be read and parsed again for each.
+//! One [`Sources`] lives as long as one `hydrate render` (or one build when
+//! none is given); it is shared by every rayon thread. Only successful reads
+//! are kept, so an error is reported by each build that meets it, exactly
+//! as without the cache.
+//!
+//! It is bounded: entries are weighed by an estimate of the memory they
+//! hold, and past the budget the least recently used go (a base is read
+//! again if it is needed after that; a component many apps use stays). So
+//! its memory does not grow with the repository. Callers order the builds
+//! so that those sharing files run close together.
 //!
 //! It must not outlive the run: files can change between runs (promotion
 //! edits them, then renders), and it knows nothing of what the files mean.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -17,27 +24,132 @@ use super::resource::read_file;
 use super::Error;
 use crate::yaml::Node;
 
+/// The default budget, in estimated bytes held.
+pub const DEFAULT_BUDGET: usize = 48 << 20;
+
+/// About how many bytes of parsed nodes one byte of YAML text becomes.
+const NODES_PER_TEXT_BYTE: usize = 8;
+
 /// The files of one run, keyed by the path they were read by.
-#[derive(Default)]
 pub struct Sources {
-    bytes: Mutex<HashMap<PathBuf, Arc<[u8]>>>,
-    resources: Mutex<HashMap<PathBuf, Arc<Vec<Node>>>>,
-    kustomizations: Mutex<HashMap<PathBuf, Arc<Kustomization>>>,
+    budget: usize,
+    lru: Mutex<Lru>,
+}
+
+impl Default for Sources {
+    fn default() -> Sources {
+        Sources::with_budget(DEFAULT_BUDGET)
+    }
+}
+
+/// What is kept of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Kind {
+    Bytes,
+    Resources,
+    Kustomization,
+}
+
+#[derive(Clone)]
+enum Value {
+    Bytes(Arc<[u8]>),
+    Resources(Arc<Vec<Node>>),
+    Kustomization(Arc<Kustomization>),
+}
+
+struct Entry {
+    value: Value,
+    cost: usize,
+    used: u64,
+}
+
+/// The entries, and their order of last use.
+#[derive(Default)]
+struct Lru {
+    entries: HashMap<(Kind, PathBuf), Entry>,
+    by_use: BTreeMap<u64, (Kind, PathBuf)>,
+    clock: u64,
+    total: usize,
+}
+
+impl Lru {
+    fn get(&mut self, key: &(Kind, PathBuf)) -> Option<Value> {
+        self.clock += 1;
+        let now = self.clock;
+        let e = self.entries.get_mut(key)?;
+        self.by_use.remove(&e.used);
+        e.used = now;
+        self.by_use.insert(now, key.clone());
+        Some(e.value.clone())
+    }
+
+    /// Keeps `value`, then drops the least recently used entries (never
+    /// the new one) while the total is over `budget`.
+    fn put(&mut self, key: (Kind, PathBuf), value: Value, cost: usize, budget: usize) {
+        self.clock += 1;
+        let now = self.clock;
+        if let Some(old) = self.entries.remove(&key) {
+            self.by_use.remove(&old.used);
+            self.total -= old.cost;
+        }
+        self.entries.insert(
+            key.clone(),
+            Entry {
+                value,
+                cost,
+                used: now,
+            },
+        );
+        self.by_use.insert(now, key);
+        self.total += cost;
+        while self.total > budget {
+            let Some((&used, _)) = self.by_use.iter().next() else {
+                break;
+            };
+            if used == now {
+                break;
+            }
+            if let Some(k) = self.by_use.remove(&used) {
+                if let Some(e) = self.entries.remove(&k) {
+                    self.total -= e.cost;
+                }
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Sources {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lru = lock(&self.lru);
         f.debug_struct("Sources")
-            .field("files", &lock(&self.bytes).len())
+            .field("entries", &lru.entries.len())
+            .field("weight", &lru.total)
+            .field("budget", &self.budget)
             .finish()
     }
 }
 
 impl Sources {
+    /// Sources that keep about `budget` bytes of files and parsed nodes.
+    pub fn with_budget(budget: usize) -> Sources {
+        Sources {
+            budget,
+            lru: Mutex::new(Lru::default()),
+        }
+    }
+
+    fn get(&self, kind: Kind, path: &Path) -> Option<Value> {
+        lock(&self.lru).get(&(kind, path.to_path_buf()))
+    }
+
+    fn put(&self, kind: Kind, path: &Path, value: Value, cost: usize) {
+        lock(&self.lru).put((kind, path.to_path_buf()), value, cost, self.budget);
+    }
+
     /// A file's bytes (`std::fs::read`).
     pub fn read(&self, path: &Path) -> Result<Arc<[u8]>, Error> {
-        if let Some(b) = lock(&self.bytes).get(path) {
-            return Ok(b.clone());
+        if let Some(Value::Bytes(b)) = self.get(Kind::Bytes, path) {
+            return Ok(b);
         }
         let bytes: Arc<[u8]> = std::fs::read(path)
             .map_err(|source| Error::Read {
@@ -45,7 +157,8 @@ impl Sources {
                 source,
             })?
             .into();
-        lock(&self.bytes).insert(path.to_path_buf(), bytes.clone());
+        let cost = bytes.len() + 128;
+        self.put(Kind::Bytes, path, Value::Bytes(bytes.clone()), cost);
         Ok(bytes)
     }
 
@@ -66,25 +179,32 @@ impl Sources {
 
     /// The resources of a resource file ([`read_file`]).
     pub fn resources(&self, path: &Path) -> Result<Arc<Vec<Node>>, Error> {
-        if let Some(r) = lock(&self.resources).get(path) {
-            return Ok(r.clone());
+        if let Some(Value::Resources(r)) = self.get(Kind::Resources, path) {
+            return Ok(r);
         }
         let bytes = self.text(path)?;
         let src = std::str::from_utf8(&bytes).unwrap_or_default();
         let nodes = Arc::new(read_file(path, src)?);
-        lock(&self.resources).insert(path.to_path_buf(), nodes.clone());
+        let cost = src.len() * NODES_PER_TEXT_BYTE + 256;
+        self.put(Kind::Resources, path, Value::Resources(nodes.clone()), cost);
         Ok(nodes)
     }
 
     /// A kustomization file, decoded ([`Kustomization::load`]).
     pub fn kustomization(&self, path: &Path) -> Result<Arc<Kustomization>, Error> {
-        if let Some(k) = lock(&self.kustomizations).get(path) {
-            return Ok(k.clone());
+        if let Some(Value::Kustomization(k)) = self.get(Kind::Kustomization, path) {
+            return Ok(k);
         }
         let bytes = self.text(path)?;
         let src = std::str::from_utf8(&bytes).unwrap_or_default();
         let k = Arc::new(Kustomization::parse(path, src)?);
-        lock(&self.kustomizations).insert(path.to_path_buf(), k.clone());
+        let cost = src.len() * NODES_PER_TEXT_BYTE + 1024;
+        self.put(
+            Kind::Kustomization,
+            path,
+            Value::Kustomization(k.clone()),
+            cost,
+        );
         Ok(k)
     }
 }
@@ -145,5 +265,32 @@ mod tests {
         );
         assert_eq!(&*s.read(&bin).unwrap(), &[0xff, 0xfe]);
         assert!(s.read(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn past_its_budget_it_forgets_the_least_recently_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |n: &str| {
+            let f = dir.path().join(format!("{n}.yaml"));
+            std::fs::write(&f, format!("kind: ConfigMap\nmetadata:\n  name: {n}\n")).unwrap();
+            f
+        };
+        let (a, b, c) = (file("a"), file("b"), file("c"));
+        // Room for about two parsed files and their text.
+        let s = Sources::with_budget(2 * (40 * NODES_PER_TEXT_BYTE + 256 + 40 + 128));
+        let first_a = s.resources(&a).unwrap();
+        s.resources(&b).unwrap();
+        assert!(
+            Arc::ptr_eq(&first_a, &s.resources(&a).unwrap()),
+            "a is used again"
+        );
+        s.resources(&c).unwrap();
+        assert!(
+            Arc::ptr_eq(&first_a, &s.resources(&a).unwrap()),
+            "b went, not a"
+        );
+        let lru = lock(&s.lru);
+        assert!(lru.total <= s.budget, "{} > {}", lru.total, s.budget);
+        assert!(!lru.entries.contains_key(&(Kind::Resources, b.clone())));
     }
 }

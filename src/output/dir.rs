@@ -16,13 +16,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-use super::files::{content_hash, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
+use super::files::{content_hash, is_bookkeeping, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
+use super::stage::{Existing, Stage, Staged};
 use super::{swap, CheckReport, Error};
 
 /// What is in an output directory now, by relative path (never followed
 /// through a symlink).
 #[derive(Debug, PartialEq, Eq)]
-enum Old {
+pub(super) enum Old {
     File,
     Dir { empty: bool },
     Symlink(PathBuf),
@@ -31,9 +32,9 @@ enum Old {
 
 /// One entry of the new tree.
 #[derive(Debug)]
-enum New<'a> {
-    /// Written from the render.
-    Write(&'a [u8]),
+enum New {
+    /// Already written to the staging tree (see [`Stage`]).
+    Staged,
     /// The file at the same path in the old tree, unchanged (hard link).
     Keep,
     /// A symbolic link carried over as a link (its target is not read).
@@ -45,9 +46,9 @@ enum New<'a> {
 /// An environment's directory write, checked and ready: nothing has been
 /// written yet.
 #[derive(Debug)]
-pub struct DirPlan<'a> {
-    root: PathBuf,
-    tree: BTreeMap<PathBuf, New<'a>>,
+pub struct DirPlan {
+    stage: Stage,
+    tree: BTreeMap<PathBuf, New>,
     owned: Vec<u8>,
     /// Files created, updated or deleted.
     changed: Vec<String>,
@@ -71,39 +72,34 @@ pub struct DirWrite {
 /// directory is a symlink or a file, no file hydrate did not write (or a
 /// directory or symlink) is where a rendered file goes. With `recover`
 /// (not for `--check`), first finishes or undoes what a killed run left
-/// beside the directory, so that the plan starts from a whole tree.
-pub fn plan<'a>(
-    base: &Path,
-    dir: &Path,
-    out: &'a EnvOutput,
-    recover: bool,
-) -> Result<DirPlan<'a>, Error> {
-    let root = target(base, dir)?;
-    let mut warnings = if recover {
-        swap::recover(&root)?
-    } else {
-        Vec::new()
-    };
-    let old = read_tree(&root)?;
-    let (owned, rejected) = read_owned(&root, &old);
-    for p in rejected {
-        warnings.push(format!(
-            "{}: ownership entry {p:?} is not a relative path inside the directory; ignored",
-            root.join(OWNED_PATH).display()
-        ));
+/// beside the directory, so that the plan starts from a whole tree, and
+/// stages the files (see [`Stage`], which streams them instead).
+pub fn plan(base: &Path, dir: &Path, out: &EnvOutput, recover: bool) -> Result<DirPlan, Error> {
+    let stage = Stage::open(base, dir, recover)?;
+    for (app, files) in &out.apps {
+        stage.add(app, files);
     }
-    let mut files: BTreeMap<&str, (&str, &'a [u8])> = BTreeMap::new();
-    for (app, app_files) in &out.apps {
-        for (path, bytes) in app_files {
-            files.insert(path, (app, bytes));
-        }
-    }
-    let new_owned = next_owned(&owned, out);
-    let removed = |app: &str| out.complete && !out.known_apps.contains(app);
+    finish(stage, out.complete, &out.known_apps)
+}
+
+/// The plan of an environment's streamed output: every app the stage
+/// took; with `complete`, owned apps not in `known_apps` are pruned.
+pub fn finish(
+    mut stage: Stage,
+    complete: bool,
+    known_apps: &BTreeSet<String>,
+) -> Result<DirPlan, Error> {
+    let staged = stage.take()?;
+    let root = stage.root.clone();
+    let old = std::mem::take(&mut stage.old);
+    let owned = std::mem::take(&mut stage.owned);
+    let mut warnings = std::mem::take(&mut stage.warnings);
+    let new_owned = next_owned(&owned, &staged, complete, known_apps);
+    let removed = |app: &str| complete && !known_apps.contains(app);
     let keep = new_owned.paths();
     let mut dropped = BTreeSet::new();
     for (app, paths) in &owned.apps {
-        if !out.apps.contains_key(app) && !removed(app) {
+        if !staged.apps.contains_key(app) && !removed(app) {
             continue;
         }
         for p in paths.iter().filter(|p| !keep.contains(p.as_str())) {
@@ -120,12 +116,13 @@ pub fn plan<'a>(
         }
     }
     let was_owned = owned.paths();
-    for (path, (app, bytes)) in &files {
-        in_the_way(&root, &old, &dropped, &was_owned, path, app, bytes)?;
+    for (path, f) in &staged.files {
+        let same = matches!(f.existing, Existing::Same);
+        in_the_way(&root, &old, &dropped, &was_owned, path, &f.app, same)?;
     }
     let owned_bytes = new_owned.to_bytes();
     let mut plan = DirPlan {
-        root,
+        stage,
         tree: BTreeMap::new(),
         owned: owned_bytes,
         changed: Vec::new(),
@@ -133,18 +130,20 @@ pub fn plan<'a>(
         unchanged: false,
         warnings,
     };
-    plan.fill(&old, &files, &dropped)?;
+    plan.fill(&old, staged, &dropped)?;
     Ok(plan)
 }
 
-impl<'a> DirPlan<'a> {
+impl DirPlan {
     /// The new tree and what changes, from the old tree `old`.
     fn fill(
         &mut self,
         old: &BTreeMap<PathBuf, Old>,
-        files: &BTreeMap<&str, (&str, &'a [u8])>,
+        staged: Staged,
         dropped: &BTreeSet<PathBuf>,
     ) -> Result<(), Error> {
+        let root = self.stage.root.clone();
+        let files = staged.files;
         let bookkeeping = [Path::new(OWNED_PATH), Path::new(LEGACY_OWNED_PATH)];
         for (rel, kind) in old {
             if bookkeeping.contains(&rel.as_path())
@@ -160,7 +159,7 @@ impl<'a> DirPlan<'a> {
                 Old::Dir { empty: false } => continue,
                 Old::Other => {
                     return Err(Error::Target {
-                        path: self.root.join(rel),
+                        path: root.join(rel),
                         reason: "a special file (not a file, directory or symlink) is in the \
                                  directory; hydrate cannot carry it into the new tree"
                             .into(),
@@ -174,26 +173,30 @@ impl<'a> DirPlan<'a> {
             self.check.note(&p, Some(b""), None);
             self.changed.push(p);
         }
-        for (path, (_, bytes)) in files {
-            let full = self.root.join(path);
-            let existing = match old.get(Path::new(path)) {
-                Some(Old::File) => Some(std::fs::read(&full).map_err(|source| Error::Io {
-                    path: full.clone(),
-                    source,
-                })?),
-                _ => None,
-            };
-            self.check.note(path, existing.as_deref(), Some(bytes));
-            let entry = if existing.as_deref() == Some(*bytes) {
-                New::Keep
-            } else {
-                self.changed.push(path.to_string());
-                New::Write(bytes)
+        for (path, f) in files {
+            let entry = match f.existing {
+                Existing::Same => New::Keep,
+                Existing::Unreadable(source) => {
+                    return Err(Error::Io {
+                        path: root.join(&path),
+                        source,
+                    })
+                }
+                Existing::Absent | Existing::Differs => {
+                    if !is_bookkeeping(&path) {
+                        match f.existing {
+                            Existing::Absent => self.check.missing.push(path.clone()),
+                            _ => self.check.stale.push(path.clone()),
+                        }
+                    }
+                    self.changed.push(path.clone());
+                    New::Staged
+                }
             };
             self.tree.insert(PathBuf::from(path), entry);
         }
         self.changed.sort();
-        let owned_now = std::fs::read(self.root.join(OWNED_PATH)).ok();
+        let owned_now = std::fs::read(root.join(OWNED_PATH)).ok();
         self.unchanged = self.changed.is_empty()
             && owned_now.as_deref() == Some(self.owned.as_slice())
             && !old.contains_key(Path::new(LEGACY_OWNED_PATH));
@@ -213,51 +216,56 @@ impl<'a> DirPlan<'a> {
     /// Builds the new tree beside the directory and switches it in. Writes
     /// nothing when the directory already holds the new tree.
     pub fn apply(self) -> Result<DirWrite, Error> {
-        let warnings = self.warnings;
-        if self.unchanged {
+        let DirPlan {
+            mut stage,
+            tree,
+            owned,
+            changed,
+            unchanged,
+            warnings,
+            ..
+        } = self;
+        if unchanged {
+            // Dropping the stage removes its (unused) staging tree.
             return Ok(DirWrite {
                 changed: Vec::new(),
                 warnings,
             });
         }
-        let staging = swap::staging(&self.root)?;
-        let built = build(&self.root, &staging, &self.tree, &self.owned);
-        let installed = built.and_then(|()| {
-            if let Some(parent) = self.root.parent() {
-                std::fs::create_dir_all(parent).map_err(|source| Error::Io {
-                    path: parent.to_path_buf(),
-                    source,
-                })?;
-            }
-            swap::install(&self.root, &staging)
-        });
-        if let Err(e) = installed {
-            if std::fs::symlink_metadata(&staging).is_ok() {
-                let _ = std::fs::remove_dir_all(&staging);
-            }
-            return Err(e);
-        }
-        Ok(DirWrite {
-            changed: self.changed,
-            warnings,
-        })
+        let Some(staging) = stage.staging.clone() else {
+            return Err(Error::Target {
+                path: stage.root.clone(),
+                reason: "planned for --check, not for writing".into(),
+            });
+        };
+        build(&stage.root, &staging, &tree, &owned)?;
+        swap::install(&stage.root, &staging)?;
+        stage.installed();
+        Ok(DirWrite { changed, warnings })
     }
 }
 
-/// The ownership after writing `out`: the rendered apps' files with their
+/// The ownership after writing the staged apps: their files with their
 /// hashes, and the files of apps not rendered this run (other shards,
-/// `--app`) as they were; apps removed from the environment are gone.
-fn next_owned(owned: &Owned, out: &EnvOutput) -> Owned {
+/// `--app`) as they were; with `complete`, apps not in `known_apps` (removed
+/// from the environment) are gone.
+fn next_owned(
+    owned: &Owned,
+    staged: &Staged,
+    complete: bool,
+    known_apps: &BTreeSet<String>,
+) -> Owned {
     let mut next = Owned::default();
-    for (app, files) in &out.apps {
-        for (path, bytes) in files {
-            next.hashes.insert(path.clone(), content_hash(bytes));
+    for (app, paths) in &staged.apps {
+        for p in paths {
+            if let Some(f) = staged.files.get(p) {
+                next.hashes.insert(p.clone(), f.hash.clone());
+            }
         }
-        next.apps
-            .insert(app.clone(), files.keys().cloned().collect());
+        next.apps.insert(app.clone(), paths.clone());
     }
     for (app, paths) in &owned.apps {
-        if out.apps.contains_key(app) || (out.complete && !out.known_apps.contains(app)) {
+        if staged.apps.contains_key(app) || (complete && !known_apps.contains(app)) {
             continue;
         }
         for p in paths {
@@ -270,7 +278,9 @@ fn next_owned(owned: &Owned, out: &EnvOutput) -> Owned {
     next
 }
 
-/// Writes the complete new tree under `staging`.
+/// Completes the new tree under `staging`, which holds the rendered files
+/// that changed: links the unchanged ones and what is carried over, and
+/// writes the ownership manifest.
 fn build(
     root: &Path,
     staging: &Path,
@@ -281,29 +291,16 @@ fn build(
         let path = path.to_path_buf();
         move |source| Error::Io { path, source }
     };
-    if std::fs::symlink_metadata(staging).is_ok() {
-        std::fs::remove_dir_all(staging).map_err(io(staging))?;
-    }
-    if let Some(parent) = staging.parent() {
-        std::fs::create_dir_all(parent).map_err(io(parent))?;
-    }
-    std::fs::create_dir(staging).map_err(io(staging))?;
-    // The directory keeps its mode (a group-writable output stays so).
-    if let Ok(meta) = std::fs::metadata(root) {
-        std::fs::set_permissions(staging, meta.permissions()).map_err(io(staging))?;
-    }
-    let owned_path = PathBuf::from(OWNED_PATH);
-    let owned_entry = New::Write(owned);
-    let all = tree
-        .iter()
-        .chain(std::iter::once((&owned_path, &owned_entry)));
-    for (rel, entry) in all {
+    for (rel, entry) in tree {
         let to = staging.join(rel);
+        if matches!(entry, New::Staged) {
+            continue;
+        }
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
         match entry {
-            New::Write(bytes) => std::fs::write(&to, bytes).map_err(io(&to))?,
+            New::Staged => {}
             New::Keep => {
                 let from = root.join(rel);
                 if std::fs::hard_link(&from, &to).is_err() {
@@ -314,7 +311,11 @@ fn build(
             New::Dir => std::fs::create_dir_all(&to).map_err(io(&to))?,
         }
     }
-    Ok(())
+    let to = staging.join(OWNED_PATH);
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    std::fs::write(&to, owned).map_err(io(&to))
 }
 
 #[cfg(unix)]
@@ -387,7 +388,7 @@ pub fn target(base: &Path, dir: &Path) -> Result<PathBuf, Error> {
 }
 
 /// Everything under `root`, by relative path, without following symlinks.
-fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
+pub(super) fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
     let mut out = BTreeMap::new();
     if std::fs::symlink_metadata(root).is_err() {
         return Ok(out);
@@ -426,7 +427,7 @@ fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
 /// The ownership manifest (under its old name when the new one is
 /// missing), read only when no symlink leads to it; and the entries it
 /// rejected.
-fn read_owned(root: &Path, old: &BTreeMap<PathBuf, Old>) -> (Owned, Vec<String>) {
+pub(super) fn read_owned(root: &Path, old: &BTreeMap<PathBuf, Old>) -> (Owned, Vec<String>) {
     for name in [OWNED_PATH, LEGACY_OWNED_PATH] {
         let rel = Path::new(name);
         if old.get(rel) != Some(&Old::File) || symlink_on_the_way(old, rel).is_some() {
@@ -490,7 +491,7 @@ fn prunable(
 /// An error when something hydrate may not replace is where `path` (of
 /// `app`) goes: a symlink or file on the way, a directory or symlink at
 /// the path, or a file hydrate did not write (unless it already holds
-/// exactly `bytes`, e.g. output committed without `.hydrate/`: it is then
+/// exactly the rendered bytes (`same`), e.g. output committed without `.hydrate/`: it is then
 /// adopted, nothing is lost).
 fn in_the_way(
     root: &Path,
@@ -499,7 +500,7 @@ fn in_the_way(
     was_owned: &BTreeSet<&str>,
     path: &str,
     app: &str,
-    bytes: &[u8],
+    same: bool,
 ) -> Result<(), Error> {
     let rel = Path::new(path);
     let err = |at: &Path, what: &str| Error::InTheWay {
@@ -523,10 +524,8 @@ fn in_the_way(
     match old.get(rel) {
         None => Ok(()),
         Some(Old::File) if was_owned.contains(path) => Ok(()),
-        Some(Old::File) => match std::fs::read(root.join(rel)) {
-            Ok(existing) if existing == bytes => Ok(()),
-            _ => Err(err(rel, "a file hydrate did not write")),
-        },
+        Some(Old::File) if same => Ok(()),
+        Some(Old::File) => Err(err(rel, "a file hydrate did not write")),
         Some(Old::Symlink(_)) => Err(err(rel, "a symbolic link")),
         Some(Old::Dir { .. }) => Err(err(rel, "a directory")),
         Some(Old::Other) => Err(err(rel, "a special file")),

@@ -9,6 +9,7 @@ pub mod dir;
 mod files;
 mod message;
 pub mod publish;
+pub mod stage;
 mod swap;
 
 use std::io::Write;

@@ -1,0 +1,292 @@
+//! Streaming an environment's directory output: opened before the renders
+//! start, a [`Stage`] takes each app's files as its render finishes,
+//! writes the ones that differ from the live directory into the staging
+//! tree beside it (`swap`'s `.<name>.hydrate-new-<pid>`) and keeps only
+//! their paths, hashes and how they compare with what is there, so that no
+//! rendered byte waits in memory for the all-or-nothing write. Nothing is
+//! visible until [`super::dir::DirPlan::apply`] switches the tree in; a
+//! stage dropped before that (a failed render, a refused plan) removes what
+//! it staged and the directories it created for it. It decides nothing
+//! about ownership or pruning (`dir` does).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use super::dir::{read_owned, read_tree, target, Old};
+use super::files::{content_hash, is_safe_path, Owned};
+use super::{swap, Error};
+
+/// How a staged file compares with the file at its path in the live
+/// directory.
+#[derive(Debug)]
+pub(super) enum Existing {
+    /// No regular file there.
+    Absent,
+    /// A file with exactly these bytes (it is hard-linked, not written).
+    Same,
+    /// A file with other bytes.
+    Differs,
+    /// A file that could not be read.
+    Unreadable(std::io::Error),
+}
+
+/// One staged file.
+#[derive(Debug)]
+pub(super) struct StagedFile {
+    /// The app it belongs to.
+    pub app: String,
+    /// [`content_hash`] of its bytes.
+    pub hash: String,
+    /// How it compares with the live directory.
+    pub existing: Existing,
+}
+
+/// What the stage has taken so far.
+#[derive(Debug, Default)]
+pub(super) struct Staged {
+    /// app → its files (an app that rendered no file is here, empty).
+    pub apps: BTreeMap<String, BTreeSet<String>>,
+    /// path → the file.
+    pub files: BTreeMap<String, StagedFile>,
+    /// Write failures, by path (the first is reported).
+    pub errors: BTreeMap<String, Error>,
+}
+
+/// One environment's directory output being streamed.
+#[derive(Debug)]
+pub struct Stage {
+    /// The output directory.
+    pub(super) root: PathBuf,
+    /// What is in it now.
+    pub(super) old: BTreeMap<PathBuf, Old>,
+    /// Its ownership manifest.
+    pub(super) owned: Owned,
+    /// What recovery did, and ownership entries ignored.
+    pub(super) warnings: Vec<String>,
+    /// The staging tree (None for `--check`: nothing is written).
+    pub(super) staging: Option<PathBuf>,
+    /// Directories created to hold the staging tree, outermost first.
+    created: Vec<PathBuf>,
+    state: Mutex<Staged>,
+    /// Set once the staging tree has been switched in.
+    installed: bool,
+}
+
+impl Stage {
+    /// Opens `dir` (relative to `base`) for streaming, after the checks
+    /// [`target`] makes. With `write` (not for `--check`), first finishes
+    /// or undoes what a killed run left beside the directory, then creates
+    /// the staging tree.
+    pub fn open(base: &Path, dir: &Path, write: bool) -> Result<Stage, Error> {
+        let root = target(base, dir)?;
+        let mut warnings = if write {
+            swap::recover(&root)?
+        } else {
+            Vec::new()
+        };
+        let old = read_tree(&root)?;
+        let (owned, rejected) = read_owned(&root, &old);
+        for p in rejected {
+            warnings.push(format!(
+                "{}: ownership entry {p:?} is not a relative path inside the directory; ignored",
+                root.join(super::OWNED_PATH).display()
+            ));
+        }
+        let mut stage = Stage {
+            root,
+            old,
+            owned,
+            warnings,
+            staging: None,
+            created: Vec::new(),
+            state: Mutex::new(Staged::default()),
+            installed: false,
+        };
+        if write {
+            stage.create_staging()?;
+        }
+        Ok(stage)
+    }
+
+    /// Creates the empty staging tree (with the directory's mode, so a
+    /// group-writable output stays so), remembering which of its parents
+    /// did not exist.
+    fn create_staging(&mut self) -> Result<(), Error> {
+        let staging = swap::staging(&self.root)?;
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| Error::Io { path, source }
+        };
+        if let Some(parent) = staging.parent() {
+            let mut missing: Vec<PathBuf> = parent
+                .ancestors()
+                .filter(|a| !a.as_os_str().is_empty())
+                .take_while(|a| std::fs::symlink_metadata(a).is_err())
+                .map(Path::to_path_buf)
+                .collect();
+            missing.reverse();
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+            self.created = missing;
+        }
+        std::fs::create_dir(&staging).map_err(io(&staging))?;
+        self.staging = Some(staging.clone());
+        if let Ok(meta) = std::fs::metadata(&self.root) {
+            std::fs::set_permissions(&staging, meta.permissions()).map_err(io(&staging))?;
+        }
+        Ok(())
+    }
+
+    /// Takes app `app`'s files (paths relative to the output directory):
+    /// each is compared with the live file at its path and, unless equal,
+    /// written to the staging tree. Safe to call from several threads; a
+    /// failure is kept and reported when the plan is made.
+    pub fn add(&self, app: &str, files: &BTreeMap<String, Vec<u8>>) {
+        let mut staged = Vec::with_capacity(files.len());
+        let mut errors = Vec::new();
+        for (path, bytes) in files {
+            if !is_safe_path(path) {
+                errors.push((
+                    path.clone(),
+                    Error::Target {
+                        path: self.root.join(path),
+                        reason: format!(
+                            "app {app}'s file {path:?} is not a relative path inside the directory"
+                        ),
+                    },
+                ));
+                continue;
+            }
+            let existing = match self.old.get(Path::new(path)) {
+                Some(Old::File) => match std::fs::read(self.root.join(path)) {
+                    Ok(old) if old == *bytes => Existing::Same,
+                    Ok(_) => Existing::Differs,
+                    Err(e) => Existing::Unreadable(e),
+                },
+                _ => Existing::Absent,
+            };
+            if let (Some(staging), false) = (&self.staging, matches!(existing, Existing::Same)) {
+                if let Err(e) = write_new(&staging.join(path), bytes) {
+                    errors.push((path.clone(), e));
+                }
+            }
+            staged.push((
+                path.clone(),
+                StagedFile {
+                    app: app.to_string(),
+                    hash: content_hash(bytes),
+                    existing,
+                },
+            ));
+        }
+        let mut state = self.lock();
+        let paths = state.apps.entry(app.to_string()).or_default();
+        paths.extend(staged.iter().map(|(p, _)| p.clone()));
+        state.files.extend(staged);
+        state.errors.extend(errors);
+    }
+
+    /// What has been staged; the first write failure, if any.
+    pub(super) fn take(&mut self) -> Result<Staged, Error> {
+        let mut staged = std::mem::take(&mut *self.lock());
+        match std::mem::take(&mut staged.errors).into_values().next() {
+            Some(e) => Err(e),
+            None => Ok(staged),
+        }
+    }
+
+    /// Records that the staging tree is now the live directory.
+    pub(super) fn installed(&mut self) {
+        self.installed = true;
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Staged> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for Stage {
+    /// A stage never switched in leaves nothing behind: its staging tree
+    /// and the (empty) directories made for it are removed.
+    fn drop(&mut self) {
+        if self.installed {
+            return;
+        }
+        if let Some(s) = &self.staging {
+            if std::fs::symlink_metadata(s).is_ok() {
+                let _ = std::fs::remove_dir_all(s);
+            }
+        }
+        for dir in self.created.iter().rev() {
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+/// Writes a new file of the staging tree, creating its parents.
+fn write_new(to: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(io(parent))?;
+    }
+    std::fs::write(to, bytes).map_err(io(to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_stage_leaves_nothing_behind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = Stage::open(tmp.path(), Path::new("out/dev"), true).unwrap();
+        let files = BTreeMap::from([("web/m.yaml".to_string(), b"a\n".to_vec())]);
+        s.add("web", &files);
+        let staging = s.staging.clone().unwrap();
+        assert_eq!(std::fs::read(staging.join("web/m.yaml")).unwrap(), b"a\n");
+        drop(s);
+        assert!(!tmp.path().join("out").exists(), "created parents removed");
+    }
+
+    #[test]
+    fn an_unchanged_file_is_not_written_and_check_writes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dev = tmp.path().join("out/dev");
+        std::fs::create_dir_all(dev.join("web")).unwrap();
+        std::fs::write(dev.join("web/m.yaml"), "a\n").unwrap();
+        let mut s = Stage::open(tmp.path(), Path::new("out/dev"), true).unwrap();
+        let files = BTreeMap::from([
+            ("web/m.yaml".to_string(), b"a\n".to_vec()),
+            ("web/n.yaml".to_string(), b"b\n".to_vec()),
+        ]);
+        s.add("web", &files);
+        let staging = s.staging.clone().unwrap();
+        assert!(!staging.join("web/m.yaml").exists());
+        assert!(staging.join("web/n.yaml").is_file());
+        let staged = s.take().unwrap();
+        assert!(matches!(
+            staged.files["web/m.yaml"].existing,
+            Existing::Same
+        ));
+        assert!(matches!(
+            staged.files["web/n.yaml"].existing,
+            Existing::Absent
+        ));
+        drop(s);
+        assert!(!staging.exists());
+        assert!(
+            dev.join("web/m.yaml").is_file(),
+            "the live tree is untouched"
+        );
+        let before: Vec<_> = std::fs::read_dir(tmp.path().join("out")).unwrap().collect();
+        let c = Stage::open(tmp.path(), Path::new("out/dev"), false).unwrap();
+        c.add("web", &files);
+        let after: Vec<_> = std::fs::read_dir(tmp.path().join("out")).unwrap().collect();
+        assert_eq!(before.len(), after.len());
+    }
+}

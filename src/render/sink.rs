@@ -1,0 +1,100 @@
+//! What `render` keeps of each render while the others run: the guards'
+//! refusals, the report's counts and warnings, and the app's files. A
+//! directory output's files are streamed into its staging tree as each
+//! render finishes ([`Stage`]); a branch output's are kept as bytes. The
+//! parsed documents are dropped as soon as the files are made, so memory
+//! does not grow with the number of apps. It writes nothing visible: the
+//! switch or commit is `render`'s, after every render succeeded.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::Options;
+use crate::env::{self, guard::Guard, AppWarning, Environment, Output, Rendered};
+use crate::output::{self, app_files, stage::Stage};
+
+/// One finished render, without its documents.
+#[derive(Debug)]
+pub(super) struct Finished {
+    /// Environment name.
+    pub env: String,
+    /// App name.
+    pub app: String,
+    /// The app's files when they were not streamed (branch output; empty
+    /// when they were), or why they could not be named.
+    pub files: Result<BTreeMap<String, Vec<u8>>, output::Error>,
+    /// The secret and determinism guards' refusals.
+    pub refused: Vec<env::Error>,
+    /// Resources rendered.
+    pub resources: usize,
+    /// Bytes of manifests rendered.
+    pub bytes: usize,
+    /// The render's warnings, the guards' included.
+    pub warnings: Vec<AppWarning>,
+}
+
+/// Where finished renders go.
+pub(super) struct Sink<'a> {
+    envs: &'a [Environment],
+    strict: bool,
+    /// Environment → its directory output's stage (or why it cannot be
+    /// opened, reported when the environment is planned).
+    stages: BTreeMap<String, Result<Stage, output::Error>>,
+}
+
+impl<'a> Sink<'a> {
+    /// Opens the stage of every environment in `written` that writes (or
+    /// with `--check`, compares) a directory.
+    pub fn open(opts: &Options, envs: &'a [Environment], written: &BTreeSet<&str>) -> Sink<'a> {
+        let stages = envs
+            .iter()
+            .filter(|e| written.contains(e.name.as_str()))
+            .filter_map(|e| match &e.output {
+                Output::Dir(dir) => {
+                    Some((e.name.clone(), Stage::open(&opts.root, dir, !opts.check)))
+                }
+                Output::Branch(_) => None,
+            })
+            .collect();
+        Sink {
+            envs,
+            strict: opts.strict,
+            stages,
+        }
+    }
+
+    /// Applies the guards to `r`, names its files and streams them to its
+    /// environment's stage; keeps what the report needs.
+    pub fn finish(&self, mut r: Rendered) -> Finished {
+        let e = self.envs.iter().find(|e| e.name == r.env);
+        let refused = e
+            .map(|e| Guard::of(e, self.strict).apply(&mut r))
+            .unwrap_or_default();
+        let files = match e {
+            Some(e) if refused.is_empty() => app_files(&r, e.layout),
+            _ => Ok(BTreeMap::new()),
+        };
+        let files = match (files, self.stages.get(&r.env)) {
+            (Ok(f), Some(Ok(stage))) => {
+                stage.add(&r.app, &f);
+                Ok(BTreeMap::new())
+            }
+            // The stage's error is the environment's, reported when planned.
+            (Ok(_), Some(Err(_))) => Ok(BTreeMap::new()),
+            (other, _) => other,
+        };
+        Finished {
+            resources: r.objects.len(),
+            bytes: r.objects.iter().map(|o| o.printed.len()).sum(),
+            env: r.env,
+            app: r.app,
+            files,
+            refused,
+            warnings: r.warnings,
+        }
+    }
+
+    /// The stage of environment `env`, taken out to be planned.
+    pub fn take(&mut self, env: &str) -> Option<Result<Stage, output::Error>> {
+        self.stages.remove(env)
+    }
+}
