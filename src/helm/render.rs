@@ -12,7 +12,7 @@ use super::chart_json;
 use super::funcs::{WARN_END, WARN_START};
 use super::objects::{Files, Record, VersionSet};
 use super::{Error, HelmVersion, Options, TemplateError};
-use crate::gotmpl::{Elem, ExecOptions, ExecShared, TemplateSet, Value};
+use crate::gotmpl::{Elem, ExecOptions, ExecShared, TemplateSet, Value, GO_MAX_PAREN_DEPTH};
 
 /// A template to render and the scope it renders in.
 struct Renderable {
@@ -337,9 +337,17 @@ pub fn render(
     sort_templates(&mut names);
     let funcs = super::funcs::func_map(opts.helm_version);
     let mut set = TemplateSet::new("gotpl", Arc::new(funcs));
+    // helm4 is built with Go 1.25: its text/template ranges over ints and
+    // refuses parentheses nested past 10,000.
+    let v4 = opts.helm_version == HelmVersion::V4;
+    let exec = ExecOptions {
+        range_over_int: v4,
+        max_paren_depth: v4.then_some(GO_MAX_PAREN_DEPTH),
+        ..ExecOptions::default()
+    };
     for n in &names {
         if let Some(r) = tpls.get(n) {
-            set.parse(n, &r.text).map_err(|e| {
+            set.parse_with(n, &r.text, &exec).map_err(|e| {
                 Error::Template(Box::new(TemplateError {
                     template: n.clone(),
                     message: parse_error(n, &e.to_string()),
@@ -347,11 +355,6 @@ pub fn render(
             })?;
         }
     }
-    // helm4 is built with Go 1.25, whose text/template ranges over ints.
-    let exec = ExecOptions {
-        range_over_int: opts.helm_version == HelmVersion::V4,
-        ..ExecOptions::default()
-    };
     let shared = ExecShared::default();
     let mut out = BTreeMap::new();
     for n in &names {
