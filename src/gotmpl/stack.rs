@@ -1,34 +1,51 @@
 //! Deep recursion without stack overflows. Go grows goroutine stacks up to
 //! 1 GB, so Go templates may nest `template`/`include` calls thousands deep
 //! (Helm allows 1000 nested includes, Go 100000 nested `template` calls) and
-//! parenthesised pipelines 10000 deep. Recursive Rust code continues on a
-//! fresh thread with a large stack at fixed depths instead.
+//! parenthesised pipelines hundreds of thousands deep. Recursive Rust code
+//! continues on a fresh thread with its own stack instead: once at a fixed
+//! early depth (the caller's stack size is unknown), then whenever the
+//! stack of the current hop thread is nearly used up. Each hop thread's
+//! stack is a lazily mapped region, so memory grows with the depth
+//! actually reached, in debug and release builds alike.
 
-use super::Error;
+use std::cell::Cell;
 
 /// The first hop happens early so that callers with small stacks (rayon
-/// workers have 2 MiB) are safe; later hops are spaced further apart.
+/// workers have 2 MiB) are safe.
 const FIRST_HOP: usize = 32;
-const HOP_EVERY: usize = 1024;
-const HOP_STACK_BYTES: usize = 256 << 20;
+/// Stack of each hop thread: its address space is reserved, its pages are
+/// touched only as deep as the recursion goes.
+const HOP_STACK_BYTES: usize = 64 << 20;
+/// Stack for [`on_big_stack`]: code that recurses without checking
+/// (the YAML emitter, 10,000 levels at most).
+const BIG_STACK_BYTES: usize = 256 << 20;
+/// A hop thread hops on once less than this is left: more than one level
+/// of any recursion here takes between two checks, unoptimised.
+const RED_ZONE: usize = 8 << 20;
+
+thread_local! {
+    /// On a hop thread: the lowest stack address recursion may reach
+    /// before hopping on (stacks grow down on every supported target).
+    static LIMIT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// An address in the current stack frame.
+#[inline(always)]
+fn stack_pointer() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
 
 fn must_hop(depth: usize) -> bool {
-    depth == FIRST_HOP || (depth > FIRST_HOP && (depth - FIRST_HOP) % HOP_EVERY == 0)
+    match LIMIT.with(Cell::get) {
+        Some(limit) => stack_pointer() < limit,
+        None => depth >= FIRST_HOP,
+    }
 }
 
-/// Runs `f`, on a new big-stack thread when `depth` is a hop point; an
-/// error when that thread cannot be started (a tight `ulimit -v`).
-pub fn grow<T: Send>(
-    depth: usize,
-    f: impl FnOnce() -> Result<T, Error> + Send,
-) -> Result<T, Error> {
-    hop(depth, f).unwrap_or_else(|_| {
-        Err(Error::Exec {
-            name: String::new(),
-            message: "template: recursion too deep".into(),
-        })
-    })
-}
+/// What a recursion reports when no thread could be started to go deeper
+/// (a tight `ulimit -v`); Go would die of a stack overflow there.
+pub const NO_STACK: &str = "nested too deep for the stack available";
 
 /// Runs `f`, on a new big-stack thread when `depth` is a hop point: the
 /// form for recursive walks whose result is not a template error. `Err`
@@ -55,7 +72,14 @@ pub fn hop_with<T: Send, F: FnOnce() -> T + Send>(
 /// Runs `f` on a new thread with a big stack; `Err(f)` when no thread can
 /// be started.
 pub fn on_big_stack<T: Send, F: FnOnce() -> T + Send>(f: F) -> Result<T, F> {
-    spawn_with(HOP_STACK_BYTES, f)
+    spawn_with(BIG_STACK_BYTES, f)
+}
+
+/// Runs `f` on a new thread with `stack_bytes` of stack (for recursive
+/// code outside this crate, sized to its input); `Err(f)` when no thread
+/// can be started.
+pub fn with_stack<T: Send, F: FnOnce() -> T + Send>(stack_bytes: usize, f: F) -> Result<T, F> {
+    spawn_with(stack_bytes, f)
 }
 
 fn spawn_with<T: Send, F: FnOnce() -> T + Send>(stack_bytes: usize, f: F) -> Result<T, F> {
@@ -65,7 +89,12 @@ fn spawn_with<T: Send, F: FnOnce() -> T + Send>(stack_bytes: usize, f: F) -> Res
         let handle = std::thread::Builder::new()
             .name("gotmpl-deep".into())
             .stack_size(stack_bytes)
-            .spawn_scoped(s, move || slot_ref.take().map(|f| f()));
+            .spawn_scoped(s, move || {
+                let top = stack_pointer();
+                let usable = stack_bytes.saturating_sub(RED_ZONE.min(stack_bytes / 2));
+                LIMIT.with(|l| l.set(Some(top.saturating_sub(usable))));
+                slot_ref.take().map(|f| f())
+            });
         handle.ok().map(|h| h.join())
     });
     match hopped {
@@ -84,21 +113,22 @@ fn spawn_with<T: Send, F: FnOnce() -> T + Send>(stack_bytes: usize, f: F) -> Res
 mod tests {
     use super::*;
 
-    fn recurse(depth: usize, max: usize) -> Result<usize, Error> {
+    fn recurse(depth: usize, max: usize) -> Result<usize, ()> {
         if depth == max {
             return Ok(0);
         }
         let buf = std::hint::black_box([depth as u8; 512]);
-        let r = grow(depth + 1, || recurse(depth + 1, max))?;
+        let r = hop(depth + 1, || recurse(depth + 1, max)).map_err(|_| ())??;
         std::hint::black_box(&buf);
         Ok(r + 1)
     }
 
     #[test]
     fn hop_points() {
-        assert!(must_hop(32));
-        assert!(!must_hop(33));
-        assert!(must_hop(32 + 1024));
+        assert!(must_hop(FIRST_HOP));
+        assert!(!must_hop(FIRST_HOP - 1));
+        // On a hop thread only the stack left counts.
+        assert_eq!(on_big_stack(|| must_hop(FIRST_HOP + 1)).ok(), Some(false));
     }
 
     #[test]

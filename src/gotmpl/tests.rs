@@ -334,7 +334,7 @@ fn missingkey_modes() {
     let set = set_with(&[("t", "{{ .a }}")]);
     let opts = |k| ExecOptions {
         missing_key: k,
-        range_over_int: false,
+        ..ExecOptions::default()
     };
     let go = |k| {
         set.as_ref().map_err(Clone::clone).and_then(|s| {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use super::HelmVersion;
 use crate::gotmpl::convert::{
     error_map, from_json, from_toml, json_kind, parse_yaml, to_json, to_toml, to_yaml,
-    to_yaml_pretty, try_to_yaml, TomlLines,
+    to_yaml_pretty, try_to_yaml, TomlError, TomlLines,
 };
 use crate::gotmpl::fmt::quote;
 use crate::gotmpl::{ArgType, FuncMap, Signature, Value};
@@ -85,10 +85,11 @@ fn register(m: &mut FuncMap) {
         Ok(Value::from(to_toml(&a[0]).unwrap_or_else(|e| e)))
     });
     m.insert("fromToml", one, |_, a| {
-        Ok(match from_toml(s(&a[0]), TomlLines::V1_4) {
-            Ok(v) => v,
-            Err(e) => error_map(e),
-        })
+        match from_toml(s(&a[0]), TomlLines::V1_4) {
+            Ok(v) => Ok(v),
+            Err(TomlError::Parse(e)) => Ok(error_map(e)),
+            Err(TomlError::TooDeep(e)) => Err(e),
+        }
     });
     // helm `template` runs lookup without a cluster: `lookup` returns an
     // empty map (funcs.go `lookupFunc` stub). What a real install gets
@@ -171,12 +172,15 @@ fn register_templates(m: &mut FuncMap) {
 /// marshal errors instead of printing an empty string.
 fn register_v4(m: &mut FuncMap) {
     // helm 4 builds with BurntSushi/toml v1.5, whose error lines differ.
-    m.insert("fromToml", Signature::fixed(&[Str]), |_, a| {
-        Ok(match from_toml(s(&a[0]), TomlLines::V1_5) {
-            Ok(v) => v,
-            Err(e) => error_map(e),
-        })
-    });
+    m.insert(
+        "fromToml",
+        Signature::fixed(&[Str]),
+        |_, a| match from_toml(s(&a[0]), TomlLines::V1_5) {
+            Ok(v) => Ok(v),
+            Err(TomlError::Parse(e)) => Ok(error_map(e)),
+            Err(TomlError::TooDeep(e)) => Err(e),
+        },
+    );
     m.insert("mustToYaml", Signature::fixed(&[Any]), |_, a| {
         try_to_yaml(&a[0]).map(Value::from)
     });

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::chart::Chart;
 use super::{Error, HelmVersion};
-use crate::gotmpl::{FuncMap, TemplateSet, Tree};
+use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Tree};
 
 /// A template's parse: the trees its text defines, or Go's parse error.
 type Parse = Result<Arc<[Arc<Tree>]>, crate::gotmpl::Error>;
@@ -73,6 +73,7 @@ impl LoadedChart {
         version: HelmVersion,
         name: &str,
         text: &str,
+        opts: &ExecOptions,
     ) -> Parse {
         let cell = {
             let mut parsed = lock(&self.parsed);
@@ -86,7 +87,7 @@ impl LoadedChart {
                 }
             }
         };
-        cell.get_or_init(|| set.parse_detached(name, text).map(Arc::from))
+        cell.get_or_init(|| set.parse_detached(name, text, opts).map(Arc::from))
             .clone()
     }
 }

@@ -12,7 +12,7 @@ use super::chart_json;
 use super::funcs::{WARN_END, WARN_START};
 use super::objects::{Files, Record, VersionSet};
 use super::{Error, HelmVersion, Options, TemplateError};
-use crate::gotmpl::{Elem, ExecOptions, ExecShared, TemplateSet, Value};
+use crate::gotmpl::{Elem, ExecOptions, ExecShared, TemplateSet, Value, GO_MAX_PAREN_DEPTH};
 
 /// A template to render and the scope it renders in.
 struct Renderable {
@@ -337,10 +337,18 @@ pub fn render(
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
     let mut set = TemplateSet::new("gotpl", loaded.funcs(opts.helm_version));
+    // helm4 is built with Go 1.25: its text/template ranges over ints and
+    // refuses parentheses nested past 10,000.
+    let v4 = opts.helm_version == HelmVersion::V4;
+    let exec = ExecOptions {
+        range_over_int: v4,
+        max_paren_depth: v4.then_some(GO_MAX_PAREN_DEPTH),
+        ..ExecOptions::default()
+    };
     for n in &names {
         if let Some(r) = tpls.get(n) {
             let trees = loaded
-                .parse(&set, opts.helm_version, n, &r.text)
+                .parse(&set, opts.helm_version, n, &r.text, &exec)
                 .map_err(|e| {
                     Error::Template(Box::new(TemplateError {
                         template: n.clone(),
@@ -350,11 +358,6 @@ pub fn render(
             set.add_parsed(&trees);
         }
     }
-    // helm4 is built with Go 1.25, whose text/template ranges over ints.
-    let exec = ExecOptions {
-        range_over_int: opts.helm_version == HelmVersion::V4,
-        ..ExecOptions::default()
-    };
     let shared = ExecShared::default();
     let mut out = BTreeMap::new();
     for n in &names {

@@ -263,16 +263,106 @@ pub enum TomlLines {
     V1_5,
 }
 
-/// `toml.Unmarshal` into `map[string]interface{}`; errors worded as
-/// BurntSushi's `ParseError.Error()`.
-pub fn from_toml(text: &str, lines: TomlLines) -> Result<Value, String> {
+/// Deepest array/inline-table nesting `fromToml` parses. BurntSushi's
+/// parser recurses until Go's 1 GB stack runs out (helm 3.17 parses
+/// 500,000 nested arrays in 540 MB); the walks that print a value stop at
+/// the same depth as this ([`crate::gotmpl::walk::MAX_DEPTH`]).
+pub const MAX_TOML_DEPTH: usize = crate::gotmpl::walk::MAX_DEPTH;
+
+/// Stack reserved per nesting level for parsing, converting and freeing a
+/// deep document (toml_edit's parser takes under 2 KiB a level optimised,
+/// about 12 KiB unoptimised); only the pages used are ever touched.
+const STACK_PER_LEVEL: usize = 16 << 10;
+
+/// Why `fromToml` failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TomlError {
+    /// A parse error, worded as BurntSushi's `ParseError.Error()`: helm's
+    /// `fromToml` returns it in the map's `Error` key.
+    Parse(String),
+    /// Nested deeper than [`MAX_TOML_DEPTH`] (helm would exhaust its
+    /// stack): an execution error.
+    TooDeep(String),
+}
+
+/// `toml.Unmarshal` into `map[string]interface{}`. A document nested more
+/// than a few levels is parsed on a thread whose stack fits its depth
+/// (the parser, serde and `Drop` of the toml crate all recurse).
+pub fn from_toml(text: &str, lines: TomlLines) -> Result<Value, TomlError> {
+    let depth = nesting(text);
+    if depth > MAX_TOML_DEPTH {
+        return Err(TomlError::TooDeep(format!(
+            "toml: arrays or inline tables nested more than {MAX_TOML_DEPTH} levels"
+        )));
+    }
+    let parse = || parse_toml(text, lines);
+    if depth < 64 {
+        return parse();
+    }
+    let stack = (depth + 64) * STACK_PER_LEVEL;
+    crate::gotmpl::stack::with_stack(stack, parse).unwrap_or_else(|_| {
+        Err(TomlError::TooDeep(format!(
+            "toml: nested {depth} levels, too deep for the stack available"
+        )))
+    })
+}
+
+fn parse_toml(text: &str, lines: TomlLines) -> Result<Value, TomlError> {
     match text.parse::<toml::Table>() {
         Ok(t) => Ok(convert(&toml::Value::Table(t))),
         Err(e) => {
             let pos = e.span().map_or(text.len(), |s| s.start.min(text.len()));
-            Err(burntsushi_error(text, e.message(), pos, lines))
+            Err(TomlError::Parse(burntsushi_error(
+                text,
+                e.message(),
+                pos,
+                lines,
+            )))
         }
     }
+}
+
+/// Deepest nesting of `[`/`{` outside strings and comments: how deep the
+/// parser will recurse (table headers count their brackets, a harmless
+/// over-estimate).
+fn nesting(text: &str) -> usize {
+    let b = text.as_bytes();
+    let (mut i, mut depth, mut max) = (0, 0usize, 0);
+    let skip_to = |from: usize, end: &[u8], escapes: bool| -> usize {
+        let mut j = from;
+        while j < b.len() {
+            if escapes && b[j] == b'\\' {
+                j += 2;
+            } else if b[j..].starts_with(end) {
+                return j + end.len();
+            } else if end.len() == 1 && b[j] == b'\n' {
+                return j;
+            } else {
+                j += 1;
+            }
+        }
+        b.len()
+    };
+    while i < b.len() {
+        i = match b[i] {
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+                i + 1
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i + 1
+            }
+            b'#' => skip_to(i + 1, b"\n", false),
+            b'"' if b[i..].starts_with(b"\"\"\"") => skip_to(i + 3, b"\"\"\"", true),
+            b'"' => skip_to(i + 1, b"\"", true),
+            b'\'' if b[i..].starts_with(b"'''") => skip_to(i + 3, b"'''", false),
+            b'\'' => skip_to(i + 1, b"'", false),
+            _ => i + 1,
+        };
+    }
+    max
 }
 
 /// Line of byte `pos` (1-based).
@@ -457,7 +547,10 @@ mod tests {
     /// recorded from helm 3.17.3 and 4.1.4).
     #[test]
     fn error_lines_per_release() {
-        let err = |t: &str, l| from_toml(t, l).err().unwrap_or_default();
+        let err = |t: &str, l| match from_toml(t, l) {
+            Err(TomlError::Parse(e)) => e,
+            _ => String::new(),
+        };
         let eof = "x = 1\none";
         assert_eq!(
             err(eof, TomlLines::V1_4),
