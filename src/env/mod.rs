@@ -16,8 +16,6 @@ mod shard;
 
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 pub use cache::Cache;
 pub use config::{
     is_valid_name, App, ChartApp, DiffConfig, DiffRule, Discover, Environment, Layout, Output,
@@ -495,25 +493,26 @@ pub fn render_all_cached(
 ) -> Result<Vec<Rendered>, Vec<Error>> {
     // One run reads and parses each shared base or component file once.
     let opts = build_options(Some(std::sync::Arc::default()));
-    let results: Vec<Result<Rendered, Error>> = jobs
-        .par_iter()
-        .map(|j| {
-            let r = match cache.and_then(|c| c.lookup(j)) {
-                Some(hit) => Ok(hit),
-                None => {
-                    let r = render_one(j, &opts);
-                    if let (Some(c), Ok(r)) = (cache, &r) {
-                        c.store(j, r);
-                    }
-                    r
+    // Heaviest first (by the last run's render times), on every core.
+    let order = cache.map_or_else(|| (0..jobs.len()).collect(), |c| c.order(jobs));
+    let results: Vec<Result<Rendered, Error>> = cache::schedule::run(&order, |i| {
+        let j = &jobs[i];
+        let r = match cache.and_then(|c| c.lookup(j)) {
+            Some(hit) => Ok(hit),
+            None => {
+                let started = std::time::Instant::now();
+                let r = render_one(j, &opts);
+                if let (Some(c), Ok(r)) = (cache, &r) {
+                    c.store(j, r, started.elapsed());
                 }
-            };
-            progress();
-            r
-        })
-        .collect();
+                r
+            }
+        };
+        progress();
+        r
+    });
     if let Some(c) = cache {
-        c.evict();
+        c.finish();
     }
     let (ok, errs): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
     if !errs.is_empty() {
