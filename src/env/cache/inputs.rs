@@ -93,7 +93,8 @@ pub type Known = HashMap<PathBuf, (Stat, Key)>;
 /// Content hashes of paths, each computed once per run, and not at all
 /// when the stat index vouches for them.
 pub struct Hasher {
-    memo: Mutex<HashMap<PathBuf, Key>>,
+    /// By the path's bytes (hashing a `Path` walks its components).
+    memo: Mutex<HashMap<std::ffi::OsString, Key>>,
     canon: Canon,
     /// The stat index as the last run left it.
     prior: Known,
@@ -147,9 +148,27 @@ impl Hasher {
         (out, changed)
     }
 
+    /// The hash of the file at `path` (the stat index vouching for it as
+    /// for an input); `None` when it cannot be read, so that a file that
+    /// cannot be identified is never taken for one that could.
+    pub fn file(&self, path: &Path) -> Option<Key> {
+        let stat = Stat::of(path)?;
+        let k = match self.prior.get(path) {
+            Some((was, k)) if *was == stat => *k,
+            _ => file_key(&std::fs::read(path).ok()?),
+        };
+        if stat.before(self.trust_before) {
+            if let Ok(mut seen) = self.seen.lock() {
+                seen.insert(path.to_path_buf(), (stat, k));
+            }
+        }
+        Some(k)
+    }
+
     /// The hash of what `path` holds now (see [`Hasher::hash_path`]).
     pub fn hash(&self, path: &Path) -> Key {
-        if let Some(k) = self.memo.lock().ok().and_then(|m| m.get(path).copied()) {
+        let name = path.as_os_str();
+        if let Some(k) = self.memo.lock().ok().and_then(|m| m.get(name).copied()) {
             return k;
         }
         // Stat before reading: a change after this moves the stat.
@@ -170,7 +189,7 @@ impl Hasher {
             }
         }
         if let Ok(mut m) = self.memo.lock() {
-            m.insert(path.to_path_buf(), k);
+            m.insert(name.to_os_string(), k);
         }
         k
     }
@@ -183,19 +202,15 @@ impl Hasher {
     ///   directory named several ways is listed once;
     /// - anything unreadable or absent: a marker of its own.
     ///
-    /// Opening and reading is all a file costs: on an unchanged repository
-    /// this is most of the work of a run.
+    /// Opening and reading is all a file costs; [`Hasher::hash`] skips it
+    /// when the stat index vouches for the path.
     fn hash_path(&self, path: &Path) -> Key {
         let mut h = Sha256::new();
         match std::fs::File::open(path) {
             Ok(mut f) => {
                 let mut bytes = Vec::new();
                 match f.read_to_end(&mut bytes) {
-                    Ok(_) => {
-                        h.update(b"F");
-                        h.update((bytes.len() as u64).to_le_bytes());
-                        h.update(&bytes);
-                    }
+                    Ok(_) => return file_key(&bytes),
                     Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
                         match self.canon.resolve(path) {
                             Some(c) if c.as_path() != path => h.update(self.hash(&c)),
@@ -209,6 +224,15 @@ impl Hasher {
         }
         h.finalize().into()
     }
+}
+
+/// The hash of a file holding `bytes` (as [`Hasher::hash_path`] gives it).
+fn file_key(bytes: &[u8]) -> Key {
+    let mut h = Sha256::new();
+    h.update(b"F");
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+    h.finalize().into()
 }
 
 /// `realpath` with every resolved prefix remembered: the inputs of all

@@ -108,7 +108,12 @@ impl Cache {
                 Err(_) => return None,
             }
         }
-        Some(Cache::at(root.join(CACHE_DIR), build_id()?, DEFAULT_LIMIT))
+        // The build is identified through the stat index too: an
+        // unchanged executable is not read and hashed again every run.
+        let mut cache = Cache::at(root.join(CACHE_DIR), String::new(), DEFAULT_LIMIT);
+        let exe = cache.hasher.file(&std::env::current_exe().ok()?)?;
+        cache.build = format!("{}+{}", env!("CARGO_PKG_VERSION"), entry::hex(&exe));
+        Some(cache)
     }
 
     /// A cache in `dir` for `build` (hydrate's version and build), holding
@@ -227,8 +232,12 @@ impl Cache {
             micros: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
         };
         if let Ok(mut jobs) = self.jobs.lock() {
-            jobs.insert(jk, record);
-            self.jobs_changed.store(true, Ordering::Relaxed);
+            // A new render time alone is not worth rewriting the index.
+            let same = jobs.get(&jk).is_some_and(|was| was.inputs == record.inputs);
+            if !same {
+                jobs.insert(jk, record);
+                self.jobs_changed.store(true, Ordering::Relaxed);
+            }
         }
         self.stored.fetch_add(1, Ordering::Relaxed);
     }
