@@ -16,8 +16,6 @@ mod shard;
 
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 pub use cache::Cache;
 pub use config::{
     is_valid_name, App, ChartApp, DiffConfig, DiffRule, Discover, Environment, Layout, Output,
@@ -511,35 +509,53 @@ pub fn render_each<T: Send>(
     let opts = build_options(Some(std::sync::Arc::default()));
     // ... and loads each chart and parses its templates once.
     let charts = crate::helm::ChartCache::default();
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by(|&a, &b| jobs[a].app.cmp(&jobs[b].app));
-    let mut results: Vec<(usize, Result<T, Error>)> = order
-        .par_iter()
-        .map(|&i| {
-            let j = &jobs[i];
-            let r = match cache.and_then(|c| c.lookup(j)) {
-                Some(hit) => Ok(hit),
-                None => {
-                    let r = render_one(j, &opts, &charts);
-                    if let (Some(c), Ok(r)) = (cache, &r) {
-                        c.store(j, r);
-                    }
-                    r
+    // Heaviest first (by the last run's render times), on every core, one
+    // app's environments together: they read the same base, which the
+    // bounded parse cache then still holds.
+    let order = match cache {
+        Some(c) => group_by_app(jobs, c.order(jobs)),
+        None => group_by_app(jobs, (0..jobs.len()).collect()),
+    };
+    let results: Vec<Result<T, Error>> = cache::schedule::run(&order, |i| {
+        let j = &jobs[i];
+        let r = match cache.and_then(|c| c.lookup(j)) {
+            Some(hit) => Ok(hit),
+            None => {
+                let started = std::time::Instant::now();
+                let r = render_one(j, &opts, &charts);
+                if let (Some(c), Ok(r)) = (cache, &r) {
+                    c.store(j, r, started.elapsed());
                 }
-            };
-            progress();
-            (i, r.map(finish))
-        })
-        .collect();
+                r
+            }
+        };
+        progress();
+        r.map(finish)
+    });
     if let Some(c) = cache {
-        c.evict();
+        c.finish();
     }
-    results.sort_by_key(|(i, _)| *i);
-    let (ok, errs): (Vec<_>, Vec<_>) = results.into_iter().map(|(_, r)| r).partition(Result::is_ok);
+    let (ok, errs): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
     if !errs.is_empty() {
         return Err(errs.into_iter().filter_map(Result::err).collect());
     }
     Ok(ok.into_iter().filter_map(Result::ok).collect())
+}
+
+/// `order` with each app's jobs moved up to its first (heaviest) one, so
+/// that an app's environments run next to each other.
+fn group_by_app(jobs: &[Job], order: Vec<usize>) -> Vec<usize> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut slot: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for i in order {
+        let Some(j) = jobs.get(i) else { continue };
+        let g = *slot.entry(j.app.as_str()).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups.into_iter().flatten().collect()
 }
 
 /// `hydrate render` always inflates `helmCharts`.

@@ -229,7 +229,12 @@ impl TemplateSet {
         opts: &ExecOptions,
     ) -> Result<Vec<Arc<Tree>>, Error> {
         let funcs = &self.funcs;
-        let trees = parse::parse(name, text, &|n: &str| funcs.contains(n), opts.max_paren_depth)?;
+        let trees = parse::parse(
+            name,
+            text,
+            &|n: &str| funcs.contains(n),
+            opts.max_paren_depth,
+        )?;
         Ok(trees.into_iter().map(Arc::new).collect())
     }
 

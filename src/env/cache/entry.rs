@@ -21,8 +21,8 @@ const HEADER: usize = MAGIC.len() + 4 + 1 + 32 + 8 + 32;
 /// What an entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// The inputs a job's last render read (keyed by the job).
-    Inputs = 1,
+    /// The cache's index (see `index`).
+    Index = 3,
     /// A rendered result (keyed by the job and its inputs' contents).
     Output = 2,
 }
@@ -189,7 +189,7 @@ mod tests {
         let key = [7u8; 32];
         let e = seal(Kind::Output, &key, b"payload");
         assert_eq!(open(&e, Kind::Output, &key), Some(&b"payload"[..]));
-        assert_eq!(open(&e, Kind::Inputs, &key), None, "another kind");
+        assert_eq!(open(&e, Kind::Index, &key), None, "another kind");
         assert_eq!(open(&e, Kind::Output, &[8u8; 32]), None, "another key");
         for cut in 0..e.len() {
             assert_eq!(open(&e[..cut], Kind::Output, &key), None, "cut at {cut}");

@@ -1,13 +1,17 @@
 //! What a render's inputs are and what they hold now: the files it read and
 //! the directories it looked in, each reduced to a hash that changes when
 //! anything a render could observe changes. Hashes are memoised for one run
-//! (shared bases are hashed once, not once per overlay). It renders nothing
-//! and writes nothing.
+//! (shared bases are hashed once, not once per overlay) and, git-index
+//! style, across runs: a path whose `stat` is what it was when it was last
+//! hashed is not read again (see [`Stat`] for when that is trusted). It
+//! renders nothing and writes nothing; `index` stores what it learnt.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
@@ -29,22 +33,163 @@ pub fn of(files_read: &[PathBuf]) -> Vec<PathBuf> {
     all.into_iter().collect()
 }
 
-/// Content hashes of paths, each computed once per run.
-#[derive(Default)]
+/// A file's or directory's `stat` (following symlinks): what changes when
+/// its content or listing may have. Device, inode, size, mode and both
+/// modification and change times (nanoseconds), as git's index compares
+/// them; a write that restores the old `mtime` still moves `ctime`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Stat {
+    /// Device, inode, size, mode.
+    pub id: [u64; 4],
+    /// `mtime` and `ctime` as (seconds, nanoseconds) since the epoch.
+    pub times: [(i64, i64); 2],
+}
+
+/// A file modified within this long before a run started may be modified
+/// again within the same timestamp tick after it was hashed, leaving its
+/// `stat` unchanged (git's "racy" entries): it is hashed again next run
+/// rather than remembered. Generous, to cover coarse filesystem clocks.
+pub const RACY: Duration = Duration::from_secs(1);
+
+impl Stat {
+    /// `path`'s stat; `None` when it cannot be read (then it is hashed).
+    #[cfg(unix)]
+    pub fn of(path: &Path) -> Option<Stat> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Stat {
+            id: [m.dev(), m.ino(), m.size(), u64::from(m.mode())],
+            times: [(m.mtime(), m.mtime_nsec()), (m.ctime(), m.ctime_nsec())],
+        })
+    }
+
+    /// No stat index off unix (no inode or change time to trust).
+    #[cfg(not(unix))]
+    pub fn of(_path: &Path) -> Option<Stat> {
+        None
+    }
+
+    /// Whether both times are before `t` (seconds, nanoseconds).
+    fn before(&self, t: (i64, i64)) -> bool {
+        self.times.iter().all(|x| *x < t)
+    }
+}
+
+/// `t` as (seconds, nanoseconds) since the epoch, as `stat` gives times.
+fn epoch(t: SystemTime) -> (i64, i64) {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => (
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            i64::from(d.subsec_nanos()),
+        ),
+        Err(_) => (i64::MIN, 0),
+    }
+}
+
+/// What the stat index knows about one path: its stat when it was hashed
+/// and the hash.
+pub type Known = HashMap<PathBuf, (Stat, Key)>;
+
+/// Content hashes of paths, each computed once per run, and not at all
+/// when the stat index vouches for them.
 pub struct Hasher {
-    memo: Mutex<HashMap<PathBuf, Key>>,
+    /// By the path's bytes (hashing a `Path` walks its components).
+    memo: Mutex<HashMap<std::ffi::OsString, Key>>,
     canon: Canon,
+    /// The stat index as the last run left it.
+    prior: Known,
+    /// Only stats older than this are remembered (see [`RACY`]).
+    trust_before: (i64, i64),
+    /// What this run learnt or confirmed, for the next run.
+    seen: Mutex<Known>,
+    hashed: AtomicUsize,
+    vouched: AtomicUsize,
+}
+
+impl Default for Hasher {
+    fn default() -> Hasher {
+        Hasher::new(Known::new())
+    }
 }
 
 impl Hasher {
+    /// A hasher that trusts `prior` (a stat index) where stats still match.
+    pub fn new(prior: Known) -> Hasher {
+        let now = SystemTime::now();
+        Hasher {
+            memo: Mutex::default(),
+            canon: Canon::default(),
+            prior,
+            trust_before: epoch(now.checked_sub(RACY).unwrap_or(UNIX_EPOCH)),
+            seen: Mutex::default(),
+            hashed: AtomicUsize::new(0),
+            vouched: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many paths were read and hashed, and how many the stat index
+    /// answered.
+    pub fn counts(&self) -> (usize, usize) {
+        (
+            self.hashed.load(Ordering::Relaxed),
+            self.vouched.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The stat index for the next run: what this run confirmed, plus
+    /// earlier entries for paths it did not look at (other shards'); and
+    /// whether that differs from what it started from.
+    pub fn index(&self) -> (Known, bool) {
+        let mut out = self.seen.lock().map(|s| s.clone()).unwrap_or_default();
+        let changed = out.iter().any(|(p, e)| self.prior.get(p) != Some(e));
+        for (p, e) in &self.prior {
+            out.entry(p.clone()).or_insert(*e);
+        }
+        (out, changed)
+    }
+
+    /// The hash of the file at `path` (the stat index vouching for it as
+    /// for an input); `None` when it cannot be read, so that a file that
+    /// cannot be identified is never taken for one that could.
+    pub fn file(&self, path: &Path) -> Option<Key> {
+        let stat = Stat::of(path)?;
+        let k = match self.prior.get(path) {
+            Some((was, k)) if *was == stat => *k,
+            _ => file_key(&std::fs::read(path).ok()?),
+        };
+        if stat.before(self.trust_before) {
+            if let Ok(mut seen) = self.seen.lock() {
+                seen.insert(path.to_path_buf(), (stat, k));
+            }
+        }
+        Some(k)
+    }
+
     /// The hash of what `path` holds now (see [`Hasher::hash_path`]).
     pub fn hash(&self, path: &Path) -> Key {
-        if let Some(k) = self.memo.lock().ok().and_then(|m| m.get(path).copied()) {
+        let name = path.as_os_str();
+        if let Some(k) = self.memo.lock().ok().and_then(|m| m.get(name).copied()) {
             return k;
         }
-        let k = self.hash_path(path);
+        // Stat before reading: a change after this moves the stat.
+        let stat = Stat::of(path);
+        let k = match (stat, self.prior.get(path)) {
+            (Some(s), Some((was, k))) if s == *was => {
+                self.vouched.fetch_add(1, Ordering::Relaxed);
+                *k
+            }
+            _ => {
+                self.hashed.fetch_add(1, Ordering::Relaxed);
+                self.hash_path(path)
+            }
+        };
+        if let Some(s) = stat.filter(|s| s.before(self.trust_before)) {
+            if let Ok(mut seen) = self.seen.lock() {
+                seen.insert(path.to_path_buf(), (s, k));
+            }
+        }
         if let Ok(mut m) = self.memo.lock() {
-            m.insert(path.to_path_buf(), k);
+            m.insert(name.to_os_string(), k);
         }
         k
     }
@@ -57,19 +202,15 @@ impl Hasher {
     ///   directory named several ways is listed once;
     /// - anything unreadable or absent: a marker of its own.
     ///
-    /// Opening and reading is all a file costs: on an unchanged repository
-    /// this is most of the work of a run.
+    /// Opening and reading is all a file costs; [`Hasher::hash`] skips it
+    /// when the stat index vouches for the path.
     fn hash_path(&self, path: &Path) -> Key {
         let mut h = Sha256::new();
         match std::fs::File::open(path) {
             Ok(mut f) => {
                 let mut bytes = Vec::new();
                 match f.read_to_end(&mut bytes) {
-                    Ok(_) => {
-                        h.update(b"F");
-                        h.update((bytes.len() as u64).to_le_bytes());
-                        h.update(&bytes);
-                    }
+                    Ok(_) => return file_key(&bytes),
                     Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
                         match self.canon.resolve(path) {
                             Some(c) if c.as_path() != path => h.update(self.hash(&c)),
@@ -83,6 +224,15 @@ impl Hasher {
         }
         h.finalize().into()
     }
+}
+
+/// The hash of a file holding `bytes` (as [`Hasher::hash_path`] gives it).
+fn file_key(bytes: &[u8]) -> Key {
+    let mut h = Sha256::new();
+    h.update(b"F");
+    h.update((bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+    h.finalize().into()
 }
 
 /// `realpath` with every resolved prefix remembered: the inputs of all

@@ -2,36 +2,44 @@
 //! render whose inputs are unchanged is not run again, and self-checking,
 //! so the cache can make hydrate faster but never wrong.
 //!
-//! Two kinds of entries, as ccache's "direct mode" keeps them:
-//! - `<job key>.in`: the inputs the job's last render read ([`inputs::of`]
-//!   its `files_read`). The job key hashes hydrate's build, the render
-//!   options and the job's whole resolved configuration.
+//! As ccache's "direct mode" keeps them:
+//! - the [`index`] remembers, per job key, the inputs the job's last render
+//!   read ([`inputs::of`] its `files_read`). The job key hashes hydrate's
+//!   build, the render options and the job's whole resolved configuration.
+//!   It also holds the stat index, so inputs whose `stat` is unchanged are
+//!   not read again, and each job's last render time (heaviest first).
 //! - `<input key>.out`: a rendered result. The input key hashes the job key
 //!   and, for every input, its path and what it holds now. A render reads
 //!   the same inputs as long as they hold the same bytes, so an unchanged
 //!   input key means an unchanged result.
 //!
-//! An entry that is corrupt, truncated, of another format or under another
-//! key is ignored and overwritten by the next render. Entries are written
-//! to a temporary file and renamed, so concurrent runs (shards on one
-//! runner) never see half an entry. The cache is bounded: after a run that
-//! stored anything, the least recently used entries (by modification time,
-//! refreshed on a hit at most hourly) go until it fits. Failing to read or
-//! write the cache never fails a render. It writes nowhere but its
-//! directory, which holds a `.gitignore` of `*` so git never picks it up.
+//! An entry (or index) that is corrupt, truncated, of another format or
+//! under another key is ignored and overwritten by the next render.
+//! Entries are written to a temporary file and renamed, so concurrent runs
+//! (shards on one runner) never see half an entry; the index is merged
+//! with the one on disk when written, so they do not lose each other's
+//! jobs. The cache is bounded: after a run that stored anything, the least
+//! recently used entries (by modification time, refreshed on a hit at most
+//! hourly) go until it fits. Failing to read or write the cache never fails
+//! a render. It writes nowhere but its directory, which holds a
+//! `.gitignore` of `*` so git never picks it up.
 
 mod entry;
+mod index;
 mod inputs;
+pub mod schedule;
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
 use self::entry::{Key, Kind, Reader, Writer};
+use self::index::{Index, JobRecord};
 use super::{AppWarning, Job, Rendered};
 use crate::k8s::{Gvk, Object, ObjectId};
 use crate::warning::{Warning, WarningKind};
@@ -39,6 +47,11 @@ use crate::yaml::Node;
 
 /// Where the cache lives, relative to the repository root.
 pub const CACHE_DIR: &str = ".hydrate/cache";
+
+pub use self::inputs::RACY;
+
+/// The index's file name in the cache directory.
+const INDEX: &str = "index";
 
 /// The default size bound.
 pub const DEFAULT_LIMIT: u64 = 1 << 30;
@@ -54,6 +67,10 @@ pub struct Cache {
     build: String,
     limit: u64,
     hasher: inputs::Hasher,
+    /// Job key -> its last render, as loaded and updated by this run.
+    jobs: Mutex<HashMap<Key, JobRecord>>,
+    /// Whether `jobs` changed (the index is then written).
+    jobs_changed: std::sync::atomic::AtomicBool,
     hits: AtomicUsize,
     stored: AtomicUsize,
     tmp_seq: AtomicU64,
@@ -66,6 +83,10 @@ pub struct Stats {
     pub hits: usize,
     /// Renders stored.
     pub stored: usize,
+    /// Inputs read and hashed.
+    pub inputs_hashed: usize,
+    /// Inputs the stat index answered for (not read).
+    pub inputs_indexed: usize,
 }
 
 impl Cache {
@@ -87,17 +108,25 @@ impl Cache {
                 Err(_) => return None,
             }
         }
-        Some(Cache::at(root.join(CACHE_DIR), build_id()?, DEFAULT_LIMIT))
+        // The build is identified through the stat index too: an
+        // unchanged executable is not read and hashed again every run.
+        let mut cache = Cache::at(root.join(CACHE_DIR), String::new(), DEFAULT_LIMIT);
+        let exe = cache.hasher.file(&std::env::current_exe().ok()?)?;
+        cache.build = format!("{}+{}", env!("CARGO_PKG_VERSION"), entry::hex(&exe));
+        Some(cache)
     }
 
     /// A cache in `dir` for `build` (hydrate's version and build), holding
     /// at most about `limit` bytes.
     pub fn at(dir: PathBuf, build: String, limit: u64) -> Cache {
+        let Index { stats, jobs } = index::load(&dir.join(INDEX));
         Cache {
             dir,
             build,
             limit,
-            hasher: inputs::Hasher::default(),
+            hasher: inputs::Hasher::new(stats),
+            jobs: Mutex::new(jobs),
+            jobs_changed: Default::default(),
             hits: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
             tmp_seq: AtomicU64::new(0),
@@ -106,9 +135,12 @@ impl Cache {
 
     /// Hits and stores so far.
     pub fn stats(&self) -> Stats {
+        let (inputs_hashed, inputs_indexed) = self.hasher.counts();
         Stats {
             hits: self.hits.load(Ordering::Relaxed),
             stored: self.stored.load(Ordering::Relaxed),
+            inputs_hashed,
+            inputs_indexed,
         }
     }
 
@@ -139,7 +171,7 @@ impl Cache {
 
     fn path(&self, key: &Key, kind: Kind) -> PathBuf {
         let ext = match kind {
-            Kind::Inputs => "in",
+            Kind::Index => "index",
             Kind::Output => "out",
         };
         self.dir.join(format!("{}.{ext}", entry::hex(key)))
@@ -165,8 +197,7 @@ impl Cache {
     /// was stored and the entries are intact.
     pub fn lookup(&self, job: &Job) -> Option<Rendered> {
         let jk = self.job_key(job);
-        let bytes = self.read(&jk, Kind::Inputs)?;
-        let paths = decode_paths(entry::open(&bytes, Kind::Inputs, &jk)?)?;
+        let paths = self.jobs.lock().ok()?.get(&jk)?.inputs.clone();
         let ik = self.input_key(&jk, &paths);
         let bytes = self.read(&ik, Kind::Output)?;
         let r = decode_rendered(entry::open(&bytes, Kind::Output, &ik)?, job)?;
@@ -174,16 +205,16 @@ impl Cache {
         Some(r)
     }
 
-    /// Stores `r`, the result of rendering `job`. Best effort: a cache
-    /// that cannot be written is no cache.
-    pub fn store(&self, job: &Job, r: &Rendered) {
+    /// Stores `r`, the result of rendering `job`, which took `took`.
+    /// Best effort: a cache that cannot be written is no cache.
+    pub fn store(&self, job: &Job, r: &Rendered, took: Duration) {
         let Some(payload) = encode_rendered(r) else {
             return;
         };
         let paths = inputs::of(&r.files_read);
-        let Some(listed) = encode_paths(&paths) else {
+        if paths.iter().any(|p| p.to_str().is_none()) {
             return;
-        };
+        }
         let jk = self.job_key(job);
         let ik = self.input_key(&jk, &paths);
         if self.ensure_dir().is_err() {
@@ -192,13 +223,69 @@ impl Cache {
         let ok = self.write(
             &self.path(&ik, Kind::Output),
             &entry::seal(Kind::Output, &ik, &payload),
-        ) && self.write(
-            &self.path(&jk, Kind::Inputs),
-            &entry::seal(Kind::Inputs, &jk, &listed),
         );
-        if ok {
-            self.stored.fetch_add(1, Ordering::Relaxed);
+        if !ok {
+            return;
         }
+        let record = JobRecord {
+            inputs: paths,
+            micros: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+        };
+        if let Ok(mut jobs) = self.jobs.lock() {
+            // A new render time alone is not worth rewriting the index.
+            let same = jobs.get(&jk).is_some_and(|was| was.inputs == record.inputs);
+            if !same {
+                jobs.insert(jk, record);
+                self.jobs_changed.store(true, Ordering::Relaxed);
+            }
+        }
+        self.stored.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The order to run `jobs` in: heaviest first, by each job's last
+    /// render time; jobs never rendered (their weight unknown) before all
+    /// others, in plan order. Both cores stay busy to the end instead of
+    /// one finishing a long chart render alone.
+    pub fn order(&self, jobs: &[Job]) -> Vec<usize> {
+        let known = self.jobs.lock().ok();
+        let weight = |j: &Job| {
+            known
+                .as_ref()
+                .and_then(|k| k.get(&self.job_key(j)).map(|r| r.micros))
+                .unwrap_or(u64::MAX)
+        };
+        let mut order: Vec<(u64, usize)> = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, j)| (weight(j), i))
+            .collect();
+        order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        order.into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// At the end of a run: evicts (see [`Cache::evict`]) and writes the
+    /// index when it learnt anything, merged with the index on disk (which
+    /// a concurrent run may have written) so neither loses the other's
+    /// jobs.
+    pub fn finish(&self) {
+        self.evict();
+        let (mut stats, stats_changed) = self.hasher.index();
+        let jobs_changed = self.jobs_changed.load(Ordering::Relaxed);
+        if !(stats_changed || jobs_changed) || self.ensure_dir().is_err() {
+            return;
+        }
+        let Ok(mut jobs) = self.jobs.lock().map(|j| j.clone()) else {
+            return;
+        };
+        let on_disk = index::load(&self.dir.join(INDEX));
+        for (k, rec) in on_disk.jobs {
+            jobs.entry(k).or_insert(rec);
+        }
+        for (p, e) in on_disk.stats {
+            stats.entry(p).or_insert(e);
+        }
+        let bytes = index::encode(&Index { stats, jobs });
+        self.write(&self.dir.join(INDEX), &bytes);
     }
 
     /// Creates the directory with its `.gitignore` and `CACHEDIR.TAG`.
@@ -299,6 +386,7 @@ pub fn clean(root: &Path) -> std::io::Result<u64> {
         let name = e.file_name().to_string_lossy().into_owned();
         let ours = is_entry_name(&name)
             || name.starts_with(".tmp-")
+            || name == INDEX
             || name == ".gitignore"
             || name == "CACHEDIR.TAG";
         if ours && e.file_type()?.is_file() {
@@ -317,15 +405,6 @@ fn encode_paths(paths: &[PathBuf]) -> Option<Vec<u8>> {
         w.str(p.to_str()?);
     }
     Some(w.buf)
-}
-
-fn decode_paths(payload: &[u8]) -> Option<Vec<PathBuf>> {
-    let mut r = Reader::new(payload);
-    let n = r.count()?;
-    let paths = (0..n)
-        .map(|_| r.str().map(PathBuf::from))
-        .collect::<Option<Vec<_>>>()?;
-    r.at_end().then_some(paths)
 }
 
 /// A result as stored: the manifest, each object's identity, source and

@@ -1,0 +1,198 @@
+//! The cache's index, `<cache>/index`: one file read at the start of a run
+//! and written at its end (only when something changed), so an unchanged
+//! run opens one file per job (its result) instead of re-reading every
+//! input and a list of inputs per job. It holds:
+//! - the stat index: for each input path, its [`Stat`] when it was last
+//!   hashed and that hash ([`super::inputs::Hasher`] decides when a stat is
+//!   trusted);
+//! - per job key: the inputs its last render read (which the result's key
+//!   hashes) and how long that render took (the heaviest jobs start first).
+//!
+//! Paths are stored once, in a table the entries refer to. The file is an
+//! [`entry`](super::entry) of its own kind, so a corrupt, truncated or
+//! foreign index is recognised and the run starts from an empty one. It
+//! reads and writes nothing but the file it is given.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::entry::{self, Key, Kind, Reader, Writer};
+use super::inputs::{Known, Stat};
+
+/// What the index remembers about one job (by job key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobRecord {
+    /// The inputs its last render read ([`super::inputs::of`]).
+    pub inputs: Vec<PathBuf>,
+    /// How long that render took, in microseconds.
+    pub micros: u64,
+}
+
+/// The whole index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Index {
+    /// The stat index.
+    pub stats: Known,
+    /// Job key -> its last render.
+    pub jobs: HashMap<Key, JobRecord>,
+}
+
+/// The key the index is sealed under (it is the only entry of its kind).
+fn key() -> Key {
+    Sha256::digest(b"hydrate cache index").into()
+}
+
+/// The index in `path`; empty when absent, unreadable, corrupt or foreign.
+pub fn load(path: &Path) -> Index {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| decode(entry::open(&bytes, Kind::Index, &key())?))
+        .unwrap_or_default()
+}
+
+/// The bytes of `index` as a sealed entry; paths that are not UTF-8 are
+/// left out (with the jobs that read them: those render every run).
+pub fn encode(index: &Index) -> Vec<u8> {
+    let mut table = Table::default();
+    let mut stats = Writer::default();
+    let mut n = 0u64;
+    for (p, (st, k)) in &index.stats {
+        let Some(i) = table.id(p) else { continue };
+        n += 1;
+        stats.u64(i);
+        for v in st.id {
+            stats.u64(v);
+        }
+        for (s, ns) in st.times {
+            stats.u64(s as u64);
+            stats.u64(ns as u64);
+        }
+        stats.bytes(k);
+    }
+    let mut jobs = Writer::default();
+    let mut m = 0u64;
+    for (k, rec) in &index.jobs {
+        let Some(inputs) = rec
+            .inputs
+            .iter()
+            .map(|p| table.id(p))
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        m += 1;
+        jobs.bytes(k);
+        jobs.u64(rec.micros);
+        jobs.u64(inputs.len() as u64);
+        for i in inputs {
+            jobs.u64(i);
+        }
+    }
+    let mut w = Writer::default();
+    w.u64(table.list.len() as u64);
+    for s in &table.list {
+        w.str(s);
+    }
+    w.u64(n);
+    w.buf.extend_from_slice(&stats.buf);
+    w.u64(m);
+    w.buf.extend_from_slice(&jobs.buf);
+    entry::seal(Kind::Index, &key(), &w.buf)
+}
+
+/// Paths, each stored once and referred to by number.
+#[derive(Default)]
+struct Table<'a> {
+    list: Vec<&'a str>,
+    ids: HashMap<&'a str, u64>,
+}
+
+impl<'a> Table<'a> {
+    /// The number of `p`; `None` when it is not UTF-8.
+    fn id(&mut self, p: &'a Path) -> Option<u64> {
+        let s = p.to_str()?;
+        let next = self.list.len() as u64;
+        let id = *self.ids.entry(s).or_insert(next);
+        if id == next {
+            self.list.push(s);
+        }
+        Some(id)
+    }
+}
+
+fn decode(payload: &[u8]) -> Option<Index> {
+    let mut r = Reader::new(payload);
+    let n = r.count()?;
+    let table = (0..n)
+        .map(|_| r.str().map(PathBuf::from))
+        .collect::<Option<Vec<_>>>()?;
+    let path =
+        |r: &mut Reader| -> Option<PathBuf> { table.get(usize::try_from(r.u64()?).ok()?).cloned() };
+    let mut index = Index::default();
+    for _ in 0..r.count()? {
+        let p = path(&mut r)?;
+        let id = [r.u64()?, r.u64()?, r.u64()?, r.u64()?];
+        let mut times = [(0i64, 0i64); 2];
+        for t in &mut times {
+            *t = (r.u64()? as i64, r.u64()? as i64);
+        }
+        let k: Key = r.bytes()?.try_into().ok()?;
+        index.stats.insert(p, (Stat { id, times }, k));
+    }
+    for _ in 0..r.count()? {
+        let k: Key = r.bytes()?.try_into().ok()?;
+        let micros = r.u64()?;
+        let inputs = (0..r.count()?)
+            .map(|_| path(&mut r))
+            .collect::<Option<Vec<_>>>()?;
+        index.jobs.insert(k, JobRecord { inputs, micros });
+    }
+    r.at_end().then_some(index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Index {
+        let mut index = Index::default();
+        let st = Stat {
+            id: [1, 2, 3, 0o100644],
+            times: [(1_700_000_000, 5), (-1, 999_999_999)],
+        };
+        index.stats.insert("r/a/k.yaml".into(), (st, [9; 32]));
+        index.stats.insert("r/a".into(), (st, [8; 32]));
+        index.jobs.insert(
+            [1; 32],
+            JobRecord {
+                inputs: vec!["r/a".into(), "r/a/k.yaml".into(), "r/b".into()],
+                micros: 1234,
+            },
+        );
+        index
+    }
+
+    #[test]
+    fn round_trips_and_rejects_damage() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("index");
+        assert_eq!(load(&p), Index::default(), "absent");
+        let bytes = encode(&sample());
+        std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(load(&p), sample());
+        for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+            std::fs::write(&p, &bytes[..cut]).unwrap();
+            assert_eq!(load(&p), Index::default(), "cut at {cut}");
+        }
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 1;
+        std::fs::write(&p, flipped).unwrap();
+        assert_eq!(load(&p), Index::default(), "flipped");
+        let other = entry::seal(Kind::Output, &key(), b"");
+        std::fs::write(&p, other).unwrap();
+        assert_eq!(load(&p), Index::default(), "another kind");
+    }
+}
