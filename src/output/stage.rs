@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::dir::{read_owned, read_tree, target, Old};
 use super::files::{content_hash, is_safe_path, Owned};
@@ -53,6 +53,25 @@ pub(super) struct Staged {
     pub errors: BTreeMap<String, Error>,
 }
 
+/// Directories made to hold staging trees, shared by every stage of one
+/// run. Several environments' stages can share a parent one of them made
+/// (`rendered/` for `rendered/dev` and `rendered/prod`); a stage alone
+/// cannot remove it while the others' staging trees are still inside, so
+/// the directories are removed, innermost first and only if empty, when
+/// the last stage holding them is dropped.
+#[derive(Debug, Default)]
+pub struct MadeDirs(Mutex<Vec<PathBuf>>);
+
+impl Drop for MadeDirs {
+    fn drop(&mut self) {
+        let dirs = self.0.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for dir in dirs.iter().rev() {
+            // Not empty: an installed output (or a user's file) is there.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
 /// One environment's directory output being streamed.
 #[derive(Debug)]
 pub struct Stage {
@@ -66,8 +85,9 @@ pub struct Stage {
     pub(super) warnings: Vec<String>,
     /// The staging tree (None for `--check`: nothing is written).
     pub(super) staging: Option<PathBuf>,
-    /// Directories created to hold the staging tree, outermost first.
-    created: Vec<PathBuf>,
+    /// Directories created to hold staging trees (this one's and, when
+    /// opened with [`Stage::open_with`], the other stages' of the run).
+    made: Arc<MadeDirs>,
     state: Mutex<Staged>,
     /// Set once the staging tree has been switched in.
     installed: bool,
@@ -79,6 +99,17 @@ impl Stage {
     /// or undoes what a killed run left beside the directory, then creates
     /// the staging tree.
     pub fn open(base: &Path, dir: &Path, write: bool) -> Result<Stage, Error> {
+        Stage::open_with(base, dir, write, Arc::default())
+    }
+
+    /// [`Stage::open`], recording the directories it makes in `made`,
+    /// shared with the run's other stages.
+    pub fn open_with(
+        base: &Path,
+        dir: &Path,
+        write: bool,
+        made: Arc<MadeDirs>,
+    ) -> Result<Stage, Error> {
         let root = target(base, dir)?;
         let mut warnings = if write {
             swap::recover(&root)?
@@ -99,7 +130,7 @@ impl Stage {
             owned,
             warnings,
             staging: None,
-            created: Vec::new(),
+            made,
             state: Mutex::new(Staged::default()),
             installed: false,
         };
@@ -127,7 +158,8 @@ impl Stage {
                 .collect();
             missing.reverse();
             std::fs::create_dir_all(parent).map_err(io(parent))?;
-            self.created = missing;
+            let mut made = self.made.0.lock().unwrap_or_else(PoisonError::into_inner);
+            made.extend(missing);
         }
         std::fs::create_dir(&staging).map_err(io(&staging))?;
         self.staging = Some(staging.clone());
@@ -217,11 +249,8 @@ impl Drop for Stage {
                 let _ = std::fs::remove_dir_all(s);
             }
         }
-        for dir in self.created.iter().rev() {
-            if std::fs::remove_dir(dir).is_err() {
-                break;
-            }
-        }
+        // The directories made for it go with the run's last stage
+        // (`MadeDirs`), when every staging tree in them is gone.
     }
 }
 
@@ -251,6 +280,30 @@ mod tests {
         assert_eq!(std::fs::read(staging.join("web/m.yaml")).unwrap(), b"a\n");
         drop(s);
         assert!(!tmp.path().join("out").exists(), "created parents removed");
+    }
+
+    /// Two environments' stages under one parent the first one made: the
+    /// parent goes when both are dropped, in either order.
+    #[test]
+    fn a_parent_made_for_several_stages_goes_with_the_last() {
+        for first_dropped in [0, 1] {
+            let tmp = tempfile::tempdir().unwrap();
+            let made = Arc::new(MadeDirs::default());
+            let mut stages = vec![
+                Stage::open_with(tmp.path(), Path::new("out/dev"), true, Arc::clone(&made))
+                    .unwrap(),
+                Stage::open_with(tmp.path(), Path::new("out/prod"), true, Arc::clone(&made))
+                    .unwrap(),
+            ];
+            drop(made);
+            drop(stages.remove(first_dropped));
+            assert!(
+                tmp.path().join("out").exists(),
+                "still holds a staging tree"
+            );
+            drop(stages);
+            assert!(!tmp.path().join("out").exists(), "made parent removed");
+        }
     }
 
     #[test]

@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::Options;
 use crate::env::{self, guard::Guard, AppWarning, Environment, Output, Rendered};
-use crate::output::{self, app_files, stage::Stage};
+use crate::output::stage::{MadeDirs, Stage};
+use crate::output::{self, app_files};
 
 /// One finished render, without its documents.
 #[derive(Debug)]
@@ -45,12 +46,15 @@ impl<'a> Sink<'a> {
     /// Opens the stage of every environment in `written` that writes (or
     /// with `--check`, compares) a directory.
     pub fn open(opts: &Options, envs: &'a [Environment], written: &BTreeSet<&str>) -> Sink<'a> {
+        let made = std::sync::Arc::new(MadeDirs::default());
         let stages = envs
             .iter()
             .filter(|e| written.contains(e.name.as_str()))
             .filter_map(|e| match &e.output {
                 Output::Dir(dir) => {
-                    Some((e.name.clone(), Stage::open(&opts.root, dir, !opts.check)))
+                    let write = !opts.check;
+                    let stage = Stage::open_with(&opts.root, dir, write, made.clone());
+                    Some((e.name.clone(), stage))
                 }
                 Output::Branch(_) => None,
             })
