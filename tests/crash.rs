@@ -260,3 +260,27 @@ fn from_toml_nested_past_the_limit_is_an_error() {
     );
     assert!(took < Duration::from_secs(2), "took {took:?}");
 }
+
+/// libyaml-safer panics on a tag followed by `,` in a flow collection
+/// (found by the strategic_merge fuzz target); the parser catches it as a
+/// syntax error naming the file, as kustomize's go-yaml refuses the input,
+/// and no panic text reaches stderr.
+#[test]
+fn a_tag_before_a_comma_in_a_flow_mapping_is_a_quiet_syntax_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "kustomization.yaml", "resources: [cm.yaml]\n");
+    write(
+        tmp.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: {a: !!str, b: c}\n",
+    );
+    let out = hydrate()
+        .args(["kustomize", "build"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cm.yaml"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

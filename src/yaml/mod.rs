@@ -20,7 +20,7 @@ pub use json::{to_json, write_json_string};
 pub use keyorder::natural_cmp;
 pub use node::{Node, Origin, Pos, Scalar, Style, Tag, Value};
 pub use number::{format_e, format_f, format_g, format_json};
-pub use parse::{parse_all, parse_one, MAX_DEPTH};
+pub use parse::{in_guarded_parse, parse_all, parse_one, MAX_DEPTH};
 pub use resolve::{
     is_timestamp, parse_int, resolve_plain, timestamp_rfc3339, yaml11_bool, Int, Resolver,
 };

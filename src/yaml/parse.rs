@@ -33,18 +33,33 @@ pub fn parse_all(src: &str, resolver: Resolver) -> Result<Vec<Node>, Error> {
     // error to us, never a crash. We deliberately install no panic hook to
     // keep it quiet: a hook is process-wide state that a library would take
     // from its host program (every thread's panics, the test harness's,
-    // another library's hook). The price is one "panicked at" line from the
-    // default hook on stderr for these rare inputs, which still fail cleanly.
-    catch_unwind(AssertUnwindSafe(|| {
+    // another library's hook). The program's hook (main.rs) asks
+    // `in_guarded_parse` and keeps these panics off stderr.
+    let was = GUARDED.with(|g| g.replace(true));
+    let parsed = catch_unwind(AssertUnwindSafe(|| {
         Builder::new(resolver, text, src.len()).run()
-    }))
-    .unwrap_or_else(|_| {
+    }));
+    GUARDED.with(|g| g.set(was));
+    parsed.unwrap_or_else(|_| {
         Err(Error::Syntax {
             line: 0,
             column: 0,
             problem: "the YAML parser could not read this input".into(),
         })
     })
+}
+
+thread_local! {
+    /// Set while this thread runs the parser under `catch_unwind`.
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the current thread is inside the YAML parser's guarded call,
+/// where a panic of libyaml-safer is caught and becomes a syntax error. A
+/// program's panic hook may use it to keep such a panic quiet; the library
+/// installs no hook of its own (see [`parse_all`]).
+pub fn in_guarded_parse() -> bool {
+    GUARDED.with(std::cell::Cell::get)
 }
 
 /// Parses a stream that must hold at most one document (null when empty).
