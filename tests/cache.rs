@@ -174,10 +174,25 @@ fn the_stat_index_answers_for_unchanged_inputs_and_never_for_changed_ones() {
         first.inputs_hashed > 0 && first.inputs_indexed == 0,
         "{first:?}"
     );
+    let index = || std::fs::read(dir.join("index")).unwrap();
+    let learnt = index();
     let warm = fill(root, &dir, "t");
     assert_eq!(warm.hits, jobs(root).len());
     assert_eq!(warm.inputs_hashed, 0, "nothing read again: {warm:?}");
     assert!(warm.inputs_indexed > 0);
+    // A run that learnt nothing leaves the index as it was (it is written
+    // to a new file and renamed, so a rewrite is a new file), and the next
+    // run trusts it as much.
+    #[cfg(unix)]
+    let ino =
+        || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(dir.join("index")).unwrap());
+    #[cfg(unix)]
+    let before = ino();
+    let again = fill(root, &dir, "t");
+    assert_eq!(index(), learnt, "an unchanged run writes no index");
+    #[cfg(unix)]
+    assert_eq!(ino(), before, "an unchanged run writes no index");
+    assert_eq!((again.hits, again.inputs_hashed), (warm.hits, 0));
     // Same size, modification time put back: the change time still moved.
     let values = root.join("testdata/apps/status/values/staging.yaml");
     let text = std::fs::read(&values).unwrap();

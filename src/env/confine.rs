@@ -6,6 +6,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::realpath::Realpath;
+
 /// A path an environment file names, with where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigPath {
@@ -19,6 +21,49 @@ pub struct ConfigPath {
 
 /// Why `rel` (relative to `root`) is not inside `root`, or `None`.
 pub fn problem(root: &Path, rel: &Path) -> Option<String> {
+    Confine::new(root).problem(rel)
+}
+
+/// [`problem`] for many paths under one root: the root is resolved once,
+/// and the directories the paths share once each.
+pub struct Confine<'a> {
+    root: &'a Path,
+    real_root: PathBuf,
+    real: Realpath,
+}
+
+impl<'a> Confine<'a> {
+    /// The check for paths relative to `root`.
+    pub fn new(root: &'a Path) -> Confine<'a> {
+        Confine {
+            root,
+            real_root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+            real: Realpath::default(),
+        }
+    }
+
+    /// Why `rel` is not inside the root, or `None`.
+    pub fn problem(&self, rel: &Path) -> Option<String> {
+        lexical_problem(rel).or_else(|| self.link_problem(rel))
+    }
+
+    /// `rel` reaches outside through a symlink.
+    fn link_problem(&self, rel: &Path) -> Option<String> {
+        let root = self.root;
+        let existing = longest_existing(&root.join(rel))?;
+        let real = self.real.resolve(&existing)?;
+        (!real.starts_with(&self.real_root)).then(|| {
+            format!(
+                "leaves the repository through a symlink (`{}` is `{}`)",
+                existing.strip_prefix(root).unwrap_or(&existing).display(),
+                real.display()
+            )
+        })
+    }
+}
+
+/// `rel` is absolute or climbs out with `..`.
+fn lexical_problem(rel: &Path) -> Option<String> {
     if rel.is_absolute() || rel.has_root() {
         return Some("is absolute; paths are relative to the repository root".into());
     }
@@ -36,16 +81,7 @@ pub fn problem(root: &Path, rel: &Path) -> Option<String> {
             Component::CurDir => {}
         }
     }
-    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let existing = longest_existing(&root.join(rel))?;
-    let real = std::fs::canonicalize(&existing).ok()?;
-    (!real.starts_with(&real_root)).then(|| {
-        format!(
-            "leaves the repository through a symlink (`{}` is `{}`)",
-            existing.strip_prefix(root).unwrap_or(&existing).display(),
-            real.display()
-        )
-    })
+    None
 }
 
 /// The longest prefix of `p` that exists (a symlink counts, even dangling:
@@ -85,6 +121,18 @@ mod tests {
             assert!(why.contains("symlink"), "{why}");
             std::os::unix::fs::symlink(root.join("apps"), root.join("inner")).unwrap();
             assert_eq!(problem(&root, Path::new("inner/web")), None);
+            // One check for many paths judges each as a fresh one does.
+            let c = Confine::new(&root);
+            for p in [
+                "apps/web",
+                "link/x",
+                "inner/web",
+                "link",
+                "../outside",
+                "nope/x",
+            ] {
+                assert_eq!(c.problem(Path::new(p)), problem(&root, Path::new(p)), "{p}");
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ mod discover;
 mod document;
 pub mod guard;
 mod pins;
+mod realpath;
 mod refname;
 mod shard;
 
@@ -207,6 +208,9 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
         .map(|f| Environment::load(f))
         .collect::<Result<_, _>>()?;
     let mut names: std::collections::HashMap<String, PathBuf> = Default::default();
+    // One resolver for every path of every environment: they share most
+    // of their directories.
+    let confine = confine::Confine::new(root);
     for e in &mut envs {
         if let Some(first) = names.insert(e.name.clone(), e.file.clone()) {
             return Err(Error::Config {
@@ -220,7 +224,7 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
             });
         }
         if !e.allow_outside {
-            confine_paths(root, e)?;
+            confine_paths(&confine, e)?;
         }
         for rule in e.discover.clone() {
             let pattern = rule.pattern.replace("{env}", &e.name);
@@ -242,7 +246,7 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
             }
             for (name, dir) in found {
                 if !e.allow_outside {
-                    if let Some(why) = confine::problem(root, &dir) {
+                    if let Some(why) = confine.problem(&dir) {
                         return Err(Error::Config {
                             path: e.file.clone(),
                             line: rule.line,
@@ -275,10 +279,10 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
 }
 
 /// Every path `e` names must stay inside `root` ([`confine`]).
-fn confine_paths(root: &Path, e: &Environment) -> Result<(), Error> {
+fn confine_paths(confine: &confine::Confine, e: &Environment) -> Result<(), Error> {
     for p in &e.paths {
         let path = p.path.to_string_lossy().replace("{env}", &e.name);
-        if let Some(why) = confine::problem(root, Path::new(&path)) {
+        if let Some(why) = confine.problem(Path::new(&path)) {
             return Err(Error::Config {
                 path: e.file.clone(),
                 line: p.line,

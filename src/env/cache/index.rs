@@ -14,7 +14,8 @@
 //! reads and writes nothing but the file it is given.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -24,8 +25,10 @@ use super::inputs::{Known, Stat};
 /// What the index remembers about one job (by job key).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobRecord {
-    /// The inputs its last render read ([`super::inputs::of`]).
-    pub inputs: Vec<PathBuf>,
+    /// The inputs its last render read ([`super::inputs::of`]); shared,
+    /// as jobs share most of their inputs and a lookup needs the list
+    /// without the lock.
+    pub inputs: Arc<[Arc<Path>]>,
     /// How long that render took, in microseconds.
     pub micros: u64,
 }
@@ -59,7 +62,9 @@ pub fn encode(index: &Index) -> Vec<u8> {
     let mut stats = Writer::default();
     let mut n = 0u64;
     for (p, (st, k)) in &index.stats {
-        let Some(i) = table.id(p) else { continue };
+        let Some(i) = table.id(Path::new(p)) else {
+            continue;
+        };
         n += 1;
         stats.u64(i);
         for v in st.id {
@@ -126,13 +131,14 @@ fn decode(payload: &[u8]) -> Option<Index> {
     let mut r = Reader::new(payload);
     let n = r.count()?;
     let table = (0..n)
-        .map(|_| r.str().map(PathBuf::from))
+        .map(|_| r.str().map(|s| Arc::<Path>::from(Path::new(s))))
         .collect::<Option<Vec<_>>>()?;
-    let path =
-        |r: &mut Reader| -> Option<PathBuf> { table.get(usize::try_from(r.u64()?).ok()?).cloned() };
+    let path = |r: &mut Reader| -> Option<Arc<Path>> {
+        table.get(usize::try_from(r.u64()?).ok()?).cloned()
+    };
     let mut index = Index::default();
     for _ in 0..r.count()? {
-        let p = path(&mut r)?;
+        let p = path(&mut r)?.as_os_str().to_os_string();
         let id = [r.u64()?, r.u64()?, r.u64()?, r.u64()?];
         let mut times = [(0i64, 0i64); 2];
         for t in &mut times {
@@ -147,6 +153,7 @@ fn decode(payload: &[u8]) -> Option<Index> {
         let inputs = (0..r.count()?)
             .map(|_| path(&mut r))
             .collect::<Option<Vec<_>>>()?;
+        let inputs = inputs.into();
         index.jobs.insert(k, JobRecord { inputs, micros });
     }
     r.at_end().then_some(index)
@@ -167,7 +174,10 @@ mod tests {
         index.jobs.insert(
             [1; 32],
             JobRecord {
-                inputs: vec!["r/a".into(), "r/a/k.yaml".into(), "r/b".into()],
+                inputs: ["r/a", "r/a/k.yaml", "r/b"]
+                    .iter()
+                    .map(|p| Arc::from(Path::new(p)))
+                    .collect(),
                 micros: 1234,
             },
         );

@@ -7,6 +7,8 @@
 //! renders nothing and writes nothing; `index` stores what it learnt.
 
 use std::collections::{BTreeSet, HashMap};
+use std::ffi::{OsStr, OsString};
+use std::hash::BuildHasherDefault;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,6 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use super::entry::Key;
+use crate::env::realpath::Realpath;
 
 /// The inputs of a render that read `files_read`: those paths, plus the
 /// directory each of them is in. A directory counts with its listing, so a
@@ -86,21 +89,65 @@ fn epoch(t: SystemTime) -> (i64, i64) {
     }
 }
 
-/// What the stat index knows about one path: its stat when it was hashed
-/// and the hash.
-pub type Known = HashMap<PathBuf, (Stat, Key)>;
+/// What the stat index knows about each path (by its bytes): its stat
+/// when it was hashed and the hash.
+pub type Known = PathMap<(Stat, Key)>;
+
+/// A map keyed by a path's bytes, hashed with [`Fx`]: hashing a `Path`
+/// walks its components, and SipHash's flood resistance buys nothing for
+/// keys that come from the repository and only index memory. Content
+/// identity (the keys stored on disk) stays SHA-256.
+pub type PathMap<V> = HashMap<OsString, V, BuildHasherDefault<Fx>>;
+
+/// rustc's FxHash: a multiply and a rotate per eight bytes.
+#[derive(Clone, Copy, Default)]
+pub struct Fx(u64);
+
+impl Fx {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
+        }
+    }
+
+    fn write_u8(&mut self, b: u8) {
+        self.add(u64::from(b));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// Content hashes of paths, each computed once per run, and not at all
 /// when the stat index vouches for them.
 pub struct Hasher {
     /// By the path's bytes (hashing a `Path` walks its components).
-    memo: Mutex<HashMap<std::ffi::OsString, Key>>,
-    canon: Canon,
+    memo: Mutex<PathMap<Key>>,
+    /// Where directories really are (a directory named several ways is
+    /// listed once).
+    canon: Realpath,
     /// The stat index as the last run left it.
     prior: Known,
     /// Only stats older than this are remembered (see [`RACY`]).
     trust_before: (i64, i64),
-    /// What this run learnt or confirmed, for the next run.
+    /// What this run learnt that `prior` does not say, for the next run
+    /// (an unchanged run learns nothing and copies nothing).
     seen: Mutex<Known>,
     hashed: AtomicUsize,
     vouched: AtomicUsize,
@@ -108,7 +155,7 @@ pub struct Hasher {
 
 impl Default for Hasher {
     fn default() -> Hasher {
-        Hasher::new(Known::new())
+        Hasher::new(Known::default())
     }
 }
 
@@ -118,7 +165,7 @@ impl Hasher {
         let now = SystemTime::now();
         Hasher {
             memo: Mutex::default(),
-            canon: Canon::default(),
+            canon: Realpath::default(),
             prior,
             trust_before: epoch(now.checked_sub(RACY).unwrap_or(UNIX_EPOCH)),
             seen: Mutex::default(),
@@ -136,16 +183,32 @@ impl Hasher {
         )
     }
 
-    /// The stat index for the next run: what this run confirmed, plus
-    /// earlier entries for paths it did not look at (other shards'); and
-    /// whether that differs from what it started from.
-    pub fn index(&self) -> (Known, bool) {
-        let mut out = self.seen.lock().map(|s| s.clone()).unwrap_or_default();
-        let changed = out.iter().any(|(p, e)| self.prior.get(p) != Some(e));
-        for (p, e) in &self.prior {
-            out.entry(p.clone()).or_insert(*e);
+    /// Whether the stat index learnt anything this run (it is then worth
+    /// writing).
+    pub fn changed(&self) -> bool {
+        self.seen.lock().map_or(true, |s| !s.is_empty())
+    }
+
+    /// The stat index for the next run: what this run learnt, over the
+    /// earlier entries (paths this run did not look at are other shards').
+    pub fn index(&self) -> Known {
+        let mut out = self.prior.clone();
+        if let Ok(seen) = self.seen.lock() {
+            out.extend(seen.iter().map(|(p, e)| (p.clone(), *e)));
         }
-        (out, changed)
+        out
+    }
+
+    /// Remembers `path`'s stat and hash for the next run when the stat is
+    /// old enough to be trusted ([`RACY`]) and the index does not already
+    /// say so.
+    fn learn(&self, path: &OsStr, stat: Stat, k: Key) {
+        if !stat.before(self.trust_before) || self.prior.get(path) == Some(&(stat, k)) {
+            return;
+        }
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.insert(path.to_os_string(), (stat, k));
+        }
     }
 
     /// The hash of the file at `path` (the stat index vouching for it as
@@ -153,15 +216,11 @@ impl Hasher {
     /// cannot be identified is never taken for one that could.
     pub fn file(&self, path: &Path) -> Option<Key> {
         let stat = Stat::of(path)?;
-        let k = match self.prior.get(path) {
+        let k = match self.prior.get(path.as_os_str()) {
             Some((was, k)) if *was == stat => *k,
             _ => file_key(&std::fs::read(path).ok()?),
         };
-        if stat.before(self.trust_before) {
-            if let Ok(mut seen) = self.seen.lock() {
-                seen.insert(path.to_path_buf(), (stat, k));
-            }
-        }
+        self.learn(path.as_os_str(), stat, k);
         Some(k)
     }
 
@@ -173,7 +232,7 @@ impl Hasher {
         }
         // Stat before reading: a change after this moves the stat.
         let stat = Stat::of(path);
-        let k = match (stat, self.prior.get(path)) {
+        let k = match (stat, self.prior.get(name)) {
             (Some(s), Some((was, k))) if s == *was => {
                 self.vouched.fetch_add(1, Ordering::Relaxed);
                 *k
@@ -183,10 +242,8 @@ impl Hasher {
                 self.hash_path(path)
             }
         };
-        if let Some(s) = stat.filter(|s| s.before(self.trust_before)) {
-            if let Ok(mut seen) = self.seen.lock() {
-                seen.insert(path.to_path_buf(), (s, k));
-            }
+        if let Some(s) = stat {
+            self.learn(name, s, k);
         }
         if let Ok(mut m) = self.memo.lock() {
             m.insert(name.to_os_string(), k);
@@ -233,58 +290,6 @@ fn file_key(bytes: &[u8]) -> Key {
     h.update((bytes.len() as u64).to_le_bytes());
     h.update(bytes);
     h.finalize().into()
-}
-
-/// `realpath` with every resolved prefix remembered: the inputs of all
-/// renders share a few thousand directories, and resolving each input
-/// from scratch would read every link on its way again.
-#[derive(Default)]
-struct Canon {
-    memo: Mutex<HashMap<PathBuf, PathBuf>>,
-}
-
-impl Canon {
-    /// The absolute path `path` leads to with every symlink and `..`
-    /// resolved (as `realpath`, which the loaders use); `None` when a part
-    /// of it is missing or links loop.
-    fn resolve(&self, path: &Path) -> Option<PathBuf> {
-        let abs = std::path::absolute(path).ok()?;
-        self.resolve_abs(&abs, 0)
-    }
-
-    fn resolve_abs(&self, path: &Path, depth: u32) -> Option<PathBuf> {
-        use std::path::Component;
-        if depth > 40 {
-            return None;
-        }
-        if let Some(c) = self.memo.lock().ok()?.get(path) {
-            return Some(c.clone());
-        }
-        let Some(parent) = path.parent() else {
-            return Some(path.to_path_buf());
-        };
-        let base = self.resolve_abs(parent, depth)?;
-        let out = match path.components().next_back()? {
-            Component::ParentDir => base.parent().unwrap_or(&base).to_path_buf(),
-            Component::CurDir => base,
-            Component::Normal(name) => {
-                let joined = base.join(name);
-                let meta = std::fs::symlink_metadata(&joined).ok()?;
-                if meta.file_type().is_symlink() {
-                    let target = base.join(std::fs::read_link(&joined).ok()?);
-                    self.resolve_abs(&target, depth + 1)?
-                } else {
-                    joined
-                }
-            }
-            _ => path.to_path_buf(),
-        };
-        self.memo
-            .lock()
-            .ok()?
-            .insert(path.to_path_buf(), out.clone());
-        Some(out)
-    }
 }
 
 /// A canonical directory: its path and listing.
@@ -370,17 +375,16 @@ mod tests {
                 before,
                 "same bytes, other target: the directory's listing changes"
             );
-            // A directory named through a symlink is the directory it leads to.
+            // A directory named through a symlink is the directory it
+            // leads to, however it is named.
             let sub = d.path().join("sub");
             std::fs::create_dir(&sub).unwrap();
             std::os::unix::fs::symlink(&sub, d.path().join("via")).unwrap();
-            let canon = Canon::default();
-            let via = d.path().join("via/../via/.");
-            assert_eq!(
-                canon.resolve(&via),
-                Some(std::fs::canonicalize(&sub).unwrap())
-            );
-            assert_eq!(canon.resolve(&d.path().join("nope/x")), None);
+            let h = Hasher::default();
+            let via = h.hash_path(&d.path().join("via"));
+            assert_eq!(h.hash_path(&d.path().join("via/../via/.")), via);
+            std::fs::write(sub.join("new.yaml"), "").unwrap();
+            assert_ne!(Hasher::default().hash_path(&d.path().join("via")), via);
         }
     }
 

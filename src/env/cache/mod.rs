@@ -157,10 +157,11 @@ impl Cache {
     }
 
     /// The key of a result: the job key and what each input holds now.
-    fn input_key(&self, job_key: &Key, paths: &[PathBuf]) -> Key {
+    fn input_key<P: AsRef<Path>>(&self, job_key: &Key, paths: &[P]) -> Key {
         let mut h = Sha256::new();
         h.update(job_key);
         for p in paths {
+            let p = p.as_ref();
             let bytes = p.as_os_str().as_encoded_bytes();
             h.update((bytes.len() as u64).to_le_bytes());
             h.update(bytes);
@@ -228,7 +229,7 @@ impl Cache {
             return;
         }
         let record = JobRecord {
-            inputs: paths,
+            inputs: paths.iter().map(|p| Arc::from(p.as_path())).collect(),
             micros: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
         };
         if let Ok(mut jobs) = self.jobs.lock() {
@@ -269,11 +270,11 @@ impl Cache {
     /// jobs.
     pub fn finish(&self) {
         self.evict();
-        let (mut stats, stats_changed) = self.hasher.index();
         let jobs_changed = self.jobs_changed.load(Ordering::Relaxed);
-        if !(stats_changed || jobs_changed) || self.ensure_dir().is_err() {
+        if !(self.hasher.changed() || jobs_changed) || self.ensure_dir().is_err() {
             return;
         }
+        let mut stats = self.hasher.index();
         let Ok(mut jobs) = self.jobs.lock().map(|j| j.clone()) else {
             return;
         };

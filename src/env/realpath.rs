@@ -1,0 +1,99 @@
+//! `realpath` for many paths that share directories: every resolved prefix
+//! is remembered, so resolving thousands of paths under a few hundred
+//! directories reads each directory's entries (`lstat`, `readlink`) once
+//! instead of once per path, as `std::fs::canonicalize` would. It reads
+//! only file types and link targets, never content, and writes nothing.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+/// Symlinks followed in one resolution before giving up (as Linux's
+/// `MAXSYMLINKS`).
+const MAX_LINKS: u32 = 40;
+
+/// A memo of resolved absolute paths (see the module doc).
+#[derive(Default)]
+pub struct Realpath {
+    memo: Mutex<HashMap<PathBuf, PathBuf>>,
+}
+
+impl Realpath {
+    /// The absolute path `path` leads to with every symlink and `..`
+    /// resolved (as `realpath`); `None` when a part of it is missing or
+    /// links loop. A `..` after a symlink climbs from where the link leads.
+    pub fn resolve(&self, path: &Path) -> Option<PathBuf> {
+        let abs = std::path::absolute(path).ok()?;
+        self.resolve_abs(&abs, 0)
+    }
+
+    fn resolve_abs(&self, path: &Path, depth: u32) -> Option<PathBuf> {
+        if depth > MAX_LINKS {
+            return None;
+        }
+        if let Some(c) = self.memo.lock().ok()?.get(path) {
+            return Some(c.clone());
+        }
+        let Some(parent) = path.parent() else {
+            return Some(path.to_path_buf());
+        };
+        let base = self.resolve_abs(parent, depth)?;
+        let out = match path.components().next_back()? {
+            Component::ParentDir => base.parent().unwrap_or(&base).to_path_buf(),
+            Component::CurDir => base,
+            Component::Normal(name) => {
+                let joined = base.join(name);
+                let meta = std::fs::symlink_metadata(&joined).ok()?;
+                if meta.file_type().is_symlink() {
+                    let target = base.join(std::fs::read_link(&joined).ok()?);
+                    self.resolve_abs(&target, depth + 1)?
+                } else {
+                    joined
+                }
+            }
+            _ => path.to_path_buf(),
+        };
+        self.memo
+            .lock()
+            .ok()?
+            .insert(path.to_path_buf(), out.clone());
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_as_canonicalize_does() {
+        let d = tempfile::tempdir().unwrap();
+        let sub = d.path().join("a/sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("f"), "").unwrap();
+        let r = Realpath::default();
+        let canon = |p: &Path| std::fs::canonicalize(p).ok();
+        for p in [
+            sub.join("f"),
+            d.path().join("a/./sub/../sub/f"),
+            d.path().join("a"),
+        ] {
+            assert_eq!(r.resolve(&p), canon(&p), "{}", p.display());
+        }
+        assert_eq!(r.resolve(&d.path().join("nope/x")), None);
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&sub, d.path().join("via")).unwrap();
+            let via = d.path().join("via/../sub/.");
+            assert_eq!(r.resolve(&via), canon(&sub));
+            let gone = d.path().join("via/../via");
+            assert_eq!(r.resolve(&gone), canon(&gone));
+            assert_eq!(r.resolve(&gone), None);
+            // `..` after a link climbs from its target, not lexically.
+            let up = d.path().join("via/..");
+            assert_eq!(r.resolve(&up), canon(&d.path().join("a")));
+            std::os::unix::fs::symlink("loop", d.path().join("loop")).unwrap();
+            assert_eq!(r.resolve(&d.path().join("loop")), None);
+        }
+    }
+}
