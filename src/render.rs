@@ -142,7 +142,17 @@ fn written_note(written: &[String]) -> String {
 
 /// Renders and writes (or checks) every selected environment.
 pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvReport>, Error> {
-    let mut envs = env::load_environments(&opts.root)?;
+    run_loaded(opts, env::load_environments(&opts.root)?, progress)
+}
+
+/// [`run`] with the environments already loaded from `opts.root` (the CLI
+/// loads them first to print their warnings; loading twice cost about a
+/// tenth of an unchanged run).
+pub fn run_loaded(
+    opts: &Options,
+    mut envs: Vec<Environment>,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<EnvReport>, Error> {
     check_selection(&envs, &opts.selection)?;
     for e in &mut envs {
         apply_override(e, opts.to);

@@ -126,8 +126,9 @@ fn parse_author(a: &str) -> Option<(String, String)> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Environment-file warnings (no apps, a glob that finds nothing); an
     // error here is reported by the render itself.
-    if let Ok(envs) = crate::env::load_environments(&args.root) {
-        super::list::print_config_warnings(&envs);
+    let loaded = crate::env::load_environments(&args.root);
+    if let Ok(envs) = &loaded {
+        super::list::print_config_warnings(envs);
     }
     let opts = render::Options {
         root: args.root.clone(),
@@ -169,7 +170,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let result = render::run(&opts, &progress);
+    let result = loaded
+        .map_err(render::Error::from)
+        .and_then(|envs| render::run_loaded(&opts, envs, &progress));
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
