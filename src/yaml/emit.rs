@@ -76,6 +76,9 @@ struct Emitter {
     column: usize,
     indent: i32,
     indents: Vec<i32>,
+    /// Output order of the open mappings' entries (indexes), innermost
+    /// last: one buffer for the document instead of a vector per mapping.
+    order: Vec<u32>,
     whitespace: bool,
     indention: bool,
     flow_level: u32,
@@ -89,6 +92,7 @@ impl Emitter {
             column: 0,
             indent: -1,
             indents: Vec::new(),
+            order: Vec::new(),
             whitespace: true,
             indention: true,
             flow_level: 0,
@@ -148,7 +152,9 @@ impl Emitter {
 
     fn block_mapping(&mut self, entries: &[(Node, Node)]) -> Result<(), Error> {
         self.increase_indent(false, false);
-        for (key, value) in sorted_entries(entries)? {
+        let (base, end) = self.push_order(entries)?;
+        for j in base..end {
+            let (key, value) = &entries[self.order[j] as usize];
             self.write_indent();
             if is_simple_key(key) {
                 self.key(key, Context::SIMPLE_KEY);
@@ -161,6 +167,7 @@ impl Emitter {
             }
             self.node(value, Context::MAP_VALUE)?;
         }
+        self.order.truncate(base);
         self.pop_indent();
         Ok(())
     }
@@ -188,8 +195,10 @@ impl Emitter {
         self.write_indicator("{", true, true, false);
         self.increase_indent(true, false);
         self.flow_level += 1;
-        for (i, (key, value)) in sorted_entries(entries)?.into_iter().enumerate() {
-            if i > 0 {
+        let (base, end) = self.push_order(entries)?;
+        for j in base..end {
+            let (key, value) = &entries[self.order[j] as usize];
+            if j > base {
                 self.write_indicator(",", false, false, false);
             }
             if self.column > BEST_WIDTH {
@@ -208,6 +217,7 @@ impl Emitter {
             }
             self.node(value, Context::MAP_VALUE)?;
         }
+        self.order.truncate(base);
         self.flow_level -= 1;
         self.pop_indent();
         self.write_indicator("}", false, false, false);
@@ -331,26 +341,37 @@ fn is_simple_key(key: &Node) -> bool {
     }
 }
 
-fn sorted_entries(entries: &[(Node, Node)]) -> Result<Vec<(&Node, &Node)>, Error> {
-    let mut v: Vec<(&Node, &Node)> = entries.iter().map(|(k, v)| (k, v)).collect();
-    for (k, _) in &v {
-        if k.as_scalar().is_none() {
+impl Emitter {
+    /// Pushes the indexes of `entries` onto `order` in output order: keys
+    /// sorted (go-yaml v2's natural order) and, as JSON objects keep one
+    /// value per key, only the last of equal keys. Returns the pushed range;
+    /// the caller truncates back to its start when done.
+    fn push_order(&mut self, entries: &[(Node, Node)]) -> Result<(usize, usize), Error> {
+        let key = |i: u32| entries[i as usize].0.key_text().unwrap_or_default();
+        if entries.iter().any(|(k, _)| k.as_scalar().is_none()) {
             return Err(Error::Unsupported {
                 what: "a mapping key that is not a scalar".into(),
             });
         }
+        let base = self.order.len();
+        self.order.extend(0..entries.len() as u32);
+        let pushed = &mut self.order[base..];
+        // Stable: equal keys stay in source order, the last one last.
+        pushed.sort_by(|&a, &b| natural_cmp(key(a), key(b)));
+        let mut kept = base;
+        for r in base..self.order.len() {
+            let next_same = self
+                .order
+                .get(r + 1)
+                .is_some_and(|&n| key(n) == key(self.order[r]));
+            if !next_same {
+                self.order[kept] = self.order[r];
+                kept += 1;
+            }
+        }
+        self.order.truncate(kept);
+        Ok((base, kept))
     }
-    v.sort_by(|a, b| {
-        natural_cmp(
-            a.0.key_text().unwrap_or_default(),
-            b.0.key_text().unwrap_or_default(),
-        )
-    });
-    // JSON objects keep one value per key: the last one wins.
-    v.reverse();
-    v.dedup_by(|a, b| a.0.key_text() == b.0.key_text());
-    v.reverse();
-    Ok(v)
 }
 
 /// yaml_emitter_analyze_scalar.
