@@ -26,6 +26,9 @@ pub fn to_string(node: &Node) -> Result<String, Error> {
     e.node(node, Context::ROOT)?;
     // yaml_emitter_emit_document_end: an implicit end writes only the indent.
     e.write_indent();
+    // Printed documents are kept (a build holds one per resource): give
+    // back the growth slack, which also spreads them over fewer pages.
+    e.out.shrink_to_fit();
     Ok(e.out)
 }
 
@@ -63,6 +66,7 @@ impl Context {
 }
 
 /// What analyze_scalar found out about a string.
+#[derive(Debug, PartialEq, Eq)]
 struct Analysis {
     multiline: bool,
     flow_plain: bool,
@@ -355,6 +359,9 @@ impl Emitter {
         }
         let base = self.order.len();
         self.order.extend(0..entries.len() as u32);
+        if entries.len() < 2 {
+            return Ok((base, self.order.len()));
+        }
         let pushed = &mut self.order[base..];
         // Stable: equal keys stay in source order, the last one last.
         pushed.sort_by(|&a, &b| natural_cmp(key(a), key(b)));
@@ -376,6 +383,27 @@ impl Emitter {
 
 /// yaml_emitter_analyze_scalar.
 fn analyze(text: &str) -> Analysis {
+    // The common case, a name or a number: it starts with a letter or digit
+    // and has no indicator, blank, break or unprintable anywhere, so every
+    // style is open (what `analyze_all` finds for it, byte by byte).
+    let v = text.as_bytes();
+    if v.first().is_some_and(u8::is_ascii_alphanumeric)
+        && v.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/'))
+    {
+        return Analysis {
+            multiline: false,
+            flow_plain: true,
+            block_plain: true,
+            single_quoted: true,
+            block: true,
+        };
+    }
+    analyze_all(text)
+}
+
+/// yaml_emitter_analyze_scalar, for any text.
+fn analyze_all(text: &str) -> Analysis {
     let v = text.as_bytes();
     if v.is_empty() {
         return Analysis {
@@ -819,3 +847,6 @@ impl Emitter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
