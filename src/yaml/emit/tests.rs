@@ -1,3 +1,4 @@
+use super::analyze::analyze_all;
 use super::*;
 
 /// The shortcut for names and numbers agrees with the full analysis on
