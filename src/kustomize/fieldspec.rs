@@ -307,14 +307,36 @@ pub fn apply(
     create: Create,
     set: &mut dyn FnMut(&mut Node) -> Result<(), String>,
 ) -> Result<(), String> {
-    let parts = spec.path_parts();
+    // This runs for every resource and spec: a path without escapes is
+    // split into borrowed parts (path_splitter's result, one allocation).
+    let escaped;
+    let parts: Vec<&str> = match plain_parts(&spec.path) {
+        Some(parts) => parts,
+        None => {
+            escaped = spec.path_parts();
+            escaped.iter().map(String::as_str).collect()
+        }
+    };
     walk(node, &parts, spec.create, create, set)
         .map_err(|e| format!("considering field '{}': {e}", spec.path))
 }
 
+/// [`path_splitter`] on `/` for a path without a backslash, borrowed;
+/// `None` when a backslash may escape a slash.
+fn plain_parts(path: &str) -> Option<Vec<&str>> {
+    if path.contains('\\') {
+        return None;
+    }
+    let mut parts: Vec<&str> = path.split('/').collect();
+    if parts.len() > 1 && parts[0].is_empty() {
+        parts.remove(0);
+    }
+    Some(parts)
+}
+
 fn walk(
     node: &mut Node,
-    path: &[String],
+    path: &[&str],
     allow_create: bool,
     create: Create,
     set: &mut dyn FnMut(&mut Node) -> Result<(), String>,
@@ -335,7 +357,7 @@ fn walk(
         Value::Map(_) => {
             let (name, is_seq) = match first.strip_suffix("[]") {
                 Some(n) => (n, true),
-                None => (first.as_str(), false),
+                None => (*first, false),
             };
             if name.is_empty() {
                 return Err("cannot set or create an empty field name".into());
@@ -400,6 +422,15 @@ pub fn set_entry<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_parts_split_as_path_splitter_does() {
+        for p in ["", "/", "a", "/a/b", "a//b", "a/b/", "spec/x[]/name", "//a"] {
+            let parts = plain_parts(p).unwrap();
+            assert_eq!(parts, path_splitter(p, '/'), "{p:?}");
+        }
+        assert_eq!(plain_parts("a\\/b/c"), None);
+    }
 
     #[test]
     fn defaults_parse() {

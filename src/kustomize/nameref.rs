@@ -9,55 +9,70 @@ use super::resource::{Gvk, ObjectId, Resource};
 use super::Error;
 use crate::yaml::{Node, Value};
 
-/// What the matching needs to know of each possible referral target.
-struct Candidate {
+/// What the matching needs to know of each possible referral target: its
+/// current id (the node is fixed while candidates are matched) and its
+/// history, borrowed from the resource.
+struct Candidate<'r> {
     cur: ObjectId,
-    org_namespace: String,
-    prev: Vec<ObjectId>,
-    prefixes: Vec<String>,
-    suffixes: Vec<String>,
+    /// The original namespace when it differs from where the first previous
+    /// id says (`None`: the current one).
+    org_namespace: Option<&'r str>,
+    prev: &'r [ObjectId],
+    prefixes: &'r [String],
+    suffixes: &'r [String],
     cluster_scoped: bool,
+}
+
+impl Candidate<'_> {
+    /// The namespace of the original id (kustomize's OrgId).
+    fn org_namespace(&self) -> &str {
+        self.org_namespace.unwrap_or(&self.cur.namespace)
+    }
 }
 
 /// Every candidate, with the indexes that keep the fix-up linear: a
 /// reference is looked up by name instead of compared with every resource.
-struct Candidates {
-    all: Vec<Candidate>,
+struct Candidates<'r> {
+    all: Vec<Candidate<'r>>,
     /// Candidates (ascending, each once) with a previous id of this name.
-    by_prev_name: HashMap<String, Vec<usize>>,
+    by_prev_name: HashMap<&'r str, Vec<usize>>,
     /// Candidates (ascending) whose original namespace is this one.
     by_org_namespace: HashMap<String, Vec<usize>>,
 }
 
-impl Candidates {
-    fn new(resources: &[Resource]) -> Candidates {
-        let all: Vec<Candidate> = resources
+impl<'r> Candidates<'r> {
+    /// `nodes[i]` is the object of `resources[i]`.
+    fn new(resources: &'r [Resource], nodes: &[Node]) -> Candidates<'r> {
+        let all: Vec<Candidate<'r>> = resources
             .iter()
-            .map(|r| {
-                let cur = r.cur_id();
+            .zip(nodes)
+            .map(|(r, node)| {
+                let cur = ObjectId::of(node);
                 Candidate {
                     cluster_scoped: cur.gvk.is_cluster_scoped(),
                     cur,
-                    org_namespace: r.org_id().namespace,
-                    prev: r.prev_ids.clone(),
-                    prefixes: r.prefixes.clone(),
-                    suffixes: r.suffixes.clone(),
+                    org_namespace: r.prev_ids.first().map(|id| id.namespace.as_str()),
+                    prev: &r.prev_ids,
+                    prefixes: &r.prefixes,
+                    suffixes: &r.suffixes,
                 }
             })
             .collect();
-        let mut by_prev_name: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_prev_name: HashMap<&'r str, Vec<usize>> = HashMap::with_capacity(all.len());
         let mut by_org_namespace: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, c) in all.iter().enumerate() {
-            for id in &c.prev {
-                let list = by_prev_name.entry(id.name.clone()).or_default();
+        for (i, (c, r)) in all.iter().zip(resources).enumerate() {
+            for id in &r.prev_ids {
+                let list = by_prev_name.entry(id.name.as_str()).or_default();
                 if list.last() != Some(&i) {
                     list.push(i);
                 }
             }
-            by_org_namespace
-                .entry(c.org_namespace.clone())
-                .or_default()
-                .push(i);
+            match by_org_namespace.get_mut(c.org_namespace()) {
+                Some(list) => list.push(i),
+                None => {
+                    by_org_namespace.insert(c.org_namespace().to_string(), vec![i]);
+                }
+            }
         }
         Candidates {
             all,
@@ -66,7 +81,7 @@ impl Candidates {
         }
     }
 
-    fn named<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a Candidate> + 'a {
+    fn named<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a Candidate<'r>> + 'a {
         let list = self.by_prev_name.get(name).map_or(&[][..], Vec::as_slice);
         list.iter().map(move |&i| &self.all[i])
     }
@@ -79,28 +94,52 @@ pub fn fix(
     backrefs: &[NameBackRef],
     path: &std::path::Path,
 ) -> Result<(), Error> {
-    let candidates = Candidates::new(resources);
-    for (i, r) in resources.iter_mut().enumerate() {
-        let org = r.org_id();
+    // The objects are moved out while they are fixed, so the candidates can
+    // borrow each resource's history instead of copying it.
+    let mut nodes: Vec<Node> = resources
+        .iter_mut()
+        .map(|r| std::mem::replace(&mut r.node, Node::seq()))
+        .collect();
+    let fixed = fix_nodes(resources, &mut nodes, backrefs, path);
+    for (r, node) in resources.iter_mut().zip(nodes) {
+        r.node = node;
+    }
+    fixed
+}
+
+/// [`fix`] on `nodes`, the objects of `resources`.
+fn fix_nodes(
+    resources: &[Resource],
+    nodes: &mut [Node],
+    backrefs: &[NameBackRef],
+    path: &std::path::Path,
+) -> Result<(), Error> {
+    let candidates = Candidates::new(resources, nodes);
+    for (i, node) in nodes.iter_mut().enumerate() {
         let referrer = &candidates.all[i];
-        let scope = Scope::of(r, referrer).map_err(|m| Error::invalid(path, m))?;
+        // The original id's type (kustomize's OrgId).
+        let org_gvk = referrer
+            .prev
+            .first()
+            .map_or(&referrer.cur.gvk, |id| &id.gvk);
+        let scope = Scope::of(node, referrer).map_err(|m| Error::invalid(path, m))?;
         for backref in backrefs {
             for spec in &backref.referrers {
-                if !org.gvk.is_selected_by(&spec.gvk) {
+                if !org_gvk.is_selected_by(&spec.gvk) {
                     continue;
                 }
                 let rule = Rule {
                     target: &backref.target,
                     spec,
                     referrer,
-                    role_ref: role_ref_gvk(&r.node),
+                    role_ref: role_ref_gvk(node),
                     candidates: &candidates,
                     scope: &scope,
                 };
                 // The filter's field spec takes the referrer's own GVK.
                 let mut spec = spec.clone();
                 spec.gvk = Gvk::default();
-                apply(&mut r.node, &spec, Create::Nothing, &mut |n| rule.set(n)).map_err(|e| {
+                apply(node, &spec, Create::Nothing, &mut |n| rule.set(n)).map_err(|e| {
                     Error::invalid(
                         path,
                         format!(
@@ -120,15 +159,15 @@ pub fn fix(
 /// candidate: same namespace, cluster-scoped, or the namespace of a
 /// ServiceAccount a RoleBinding names.
 struct Scope<'a> {
-    referrer: &'a Candidate,
+    referrer: &'a Candidate<'a>,
     binding_namespaces: HashSet<String>,
 }
 
 impl<'a> Scope<'a> {
-    fn of(r: &Resource, referrer: &'a Candidate) -> Result<Scope<'a>, String> {
+    fn of(node: &Node, referrer: &'a Candidate<'a>) -> Result<Scope<'a>, String> {
         let mut binding_namespaces = HashSet::new();
         if !referrer.cluster_scoped && referrer.cur.gvk.kind == "RoleBinding" {
-            let subjects = r.node.get("subjects").and_then(Node::as_seq);
+            let subjects = node.get("subjects").and_then(Node::as_seq);
             for s in subjects.into_iter().flatten() {
                 let (Some(ns), Some("ServiceAccount")) = (s.get("namespace"), s.get_str("kind"))
                 else {
@@ -169,9 +208,9 @@ fn role_ref_gvk(node: &Node) -> Option<Gvk> {
 struct Rule<'a> {
     target: &'a Gvk,
     spec: &'a FieldSpec,
-    referrer: &'a Candidate,
+    referrer: &'a Candidate<'a>,
     role_ref: Option<Gvk>,
-    candidates: &'a Candidates,
+    candidates: &'a Candidates<'a>,
     scope: &'a Scope<'a>,
 }
 
@@ -227,7 +266,7 @@ impl Rule<'_> {
                 });
                 self.in_scope(&old)
                     .filter(|c| match any_by_org {
-                        true => c.org_namespace == ns,
+                        true => c.org_namespace() == ns,
                         false => c.cur.namespace == ns,
                     })
                     .collect()
@@ -248,7 +287,7 @@ impl Rule<'_> {
 
     /// The candidates in the referrer's scope that once had the name `old`
     /// (selectReferral's first filter), in resource order.
-    fn in_scope<'c>(&'c self, old: &str) -> impl Iterator<Item = &'c Candidate> + 'c {
+    fn in_scope<'c>(&'c self, old: &str) -> impl Iterator<Item = &'c Candidate<'c>> + 'c {
         self.candidates
             .named(old)
             .filter(|c| self.scope.contains(c))
@@ -258,9 +297,9 @@ impl Rule<'_> {
     /// (`c` already holds only those that once had the name `old`).
     fn select<'c>(
         &self,
-        mut c: Vec<&'c Candidate>,
+        mut c: Vec<&'c Candidate<'c>>,
         with_namespace: bool,
-    ) -> Result<Option<&'c Candidate>, String> {
+    ) -> Result<Option<&'c Candidate<'c>>, String> {
         c.retain(|x| x.prev.iter().any(|id| id.gvk.is_selected_by(self.target)));
         if self.spec.path.ends_with("roleRef/name") {
             if let Some(rr) = &self.role_ref {
@@ -306,12 +345,12 @@ impl Rule<'_> {
 
 fn affixes_equal(a: &Candidate, b: &Candidate, allow_empty: bool) -> bool {
     if allow_empty {
-        (a.prefixes.is_empty() || b.prefixes.is_empty() || same_ending(&a.prefixes, &b.prefixes))
+        (a.prefixes.is_empty() || b.prefixes.is_empty() || same_ending(a.prefixes, b.prefixes))
             && (a.suffixes.is_empty()
                 || b.suffixes.is_empty()
-                || same_ending(&a.suffixes, &b.suffixes))
+                || same_ending(a.suffixes, b.suffixes))
     } else {
-        same_ending(&a.prefixes, &b.prefixes) && same_ending(&a.suffixes, &b.suffixes)
+        same_ending(a.prefixes, b.prefixes) && same_ending(a.suffixes, b.suffixes)
     }
 }
 

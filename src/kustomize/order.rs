@@ -62,42 +62,72 @@ pub fn legacy(resources: &mut Vec<Resource>) {
 
 /// Sorts resources in the legacy order with `sortOptions.legacySortOptions`.
 pub fn legacy_with<S: AsRef<str>>(resources: &mut Vec<Resource>, first: &[S], last: &[S]) {
-    let mut keyed: Vec<(Gvk, String, usize)> = resources
+    // Everything the comparison reads is computed once per resource (ids
+    // borrowed, the kind's rank looked up once), not once per comparison.
+    let mut keyed: Vec<SortKey<'_>> = resources
         .iter()
         .enumerate()
-        .map(|(i, r)| {
-            let id = r.cur_id();
-            let key = id.sort_key();
-            (id.gvk, key, i)
-        })
+        .map(|(i, r)| SortKey::new(r, i, first, last))
         .collect();
     keyed.sort_by(|a, b| {
-        if a.0 != b.0 {
-            let (ia, ib) = (
-                type_order_in(&a.0.kind, first, last),
-                type_order_in(&b.0.kind, first, last),
-            );
-            if ia != ib {
-                return ia.cmp(&ib);
+        if a.gvk != b.gvk {
+            if a.rank != b.rank {
+                return a.rank.cmp(&b.rank);
             }
-            let (sa, sb) = (gvk_sort_string(&a.0), gvk_sort_string(&b.0));
             // kustomize quirk: two Namespace GVKs, one in the core group, compare reversed.
-            if a.0.kind == "Namespace"
-                && b.0.kind == "Namespace"
-                && (a.0.group.is_empty() || b.0.group.is_empty())
+            if a.gvk[2] == "Namespace"
+                && b.gvk[2] == "Namespace"
+                && (a.gvk[0].is_empty() || b.gvk[0].is_empty())
             {
-                return sb.cmp(&sa);
+                return b.gvk_sort.cmp(&a.gvk_sort);
             }
-            return sa.cmp(&sb);
+            return a.gvk_sort.cmp(&b.gvk_sort);
         }
-        a.1.cmp(&b.1)
+        a.id_sort.cmp(&b.id_sort)
     });
+    let order: Vec<usize> = keyed.into_iter().map(|k| k.index).collect();
     let mut slots: Vec<Option<Resource>> =
         std::mem::take(resources).into_iter().map(Some).collect();
-    *resources = keyed
-        .into_iter()
-        .filter_map(|(_, _, i)| slots[i].take())
-        .collect();
+    *resources = order.into_iter().filter_map(|i| slots[i].take()).collect();
+}
+
+/// One resource's place in the legacy order.
+struct SortKey<'a> {
+    /// Group, version, kind.
+    gvk: [&'a str; 3],
+    /// The kind's rank in the first/last lists.
+    rank: i32,
+    /// legacyGVKSortString.
+    gvk_sort: String,
+    /// legacyResIDSortString (`ObjectId::sort_key`).
+    id_sort: String,
+    index: usize,
+}
+
+impl<'a> SortKey<'a> {
+    fn new<S: AsRef<str>>(r: &'a Resource, index: usize, first: &[S], last: &[S]) -> Self {
+        let [group, version, kind, namespace, name] = r.id_key();
+        let or = |s: &'a str, blank: &'static str| if s.is_empty() { blank } else { s };
+        let (g, v, k) = (or(group, "~G"), or(version, "~V"), or(kind, "~K"));
+        SortKey {
+            gvk: [group, version, kind],
+            rank: type_order_in(kind, first, last),
+            gvk_sort: [g, v, k].join("_"),
+            id_sort: [
+                k,
+                ".",
+                v,
+                ".",
+                g,
+                "|",
+                or(namespace, "~X"),
+                "|",
+                or(name, "~N"),
+            ]
+            .concat(),
+            index,
+        }
+    }
 }
 
 #[cfg(test)]

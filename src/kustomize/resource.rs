@@ -102,8 +102,23 @@ impl Resource {
     /// Records the current id as a previous one (kustomize's StorePreviousId),
     /// with the namespace as kustomize stores it (`default` when unset).
     pub fn store_previous_id(&mut self) {
-        let mut id = self.cur_id();
-        id.namespace = id.effective_namespace().to_string();
+        let [group, version, kind, namespace, name] = self.id_key();
+        let namespace = if crate::k8s::is_cluster_scoped_gv(group, version, kind) {
+            "_non_namespaceable_"
+        } else if namespace.is_empty() {
+            "default"
+        } else {
+            namespace
+        };
+        let id = ObjectId {
+            gvk: Gvk {
+                group: group.to_string(),
+                version: version.to_string(),
+                kind: kind.to_string(),
+            },
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
         self.prev_ids.push(id);
     }
 

@@ -349,6 +349,14 @@ fn walk_associative<'c>(
     let keys: Vec<String> = schema
         .map(|s| s.patch_strategy_and_keys().1.to_vec())
         .unwrap_or_default();
+    if !aliased && origin.is_none() {
+        if let [key] = keys.as_slice() {
+            if has_distinct_keys(&dest, key) {
+                let elem_schema = schema.and_then(|s| s.elements());
+                return walk_untouched(dest, elem_schema, cx);
+            }
+        }
+    }
     let mut list = Assoc {
         dest,
         origin,
@@ -368,6 +376,70 @@ fn walk_associative<'c>(
             from_dest: false,
         },
         None => Merged::Clear,
+    })
+}
+
+/// Whether every element of `list` is a mapping with exactly one `key`
+/// field, holding a non-empty, non-null scalar that no other element has.
+fn has_distinct_keys(list: &Node, key: &str) -> bool {
+    let Some(items) = list.as_seq() else {
+        return false;
+    };
+    if items.is_empty() {
+        return false;
+    }
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    items.iter().all(|e| {
+        let Some(entries) = e.as_map() else {
+            return false;
+        };
+        let mut found = entries.iter().filter(|(k, _)| k.key_text() == Some(key));
+        let (Some((_, v)), None) = (found.next(), found.next()) else {
+            return false;
+        };
+        match v.as_scalar() {
+            Some(s) if s.tag != Tag::Null && !s.text.is_empty() => seen.insert(s.text.as_str()),
+            _ => false,
+        }
+    })
+}
+
+/// setAssociativeSequenceElements for a resource's list the patch has no
+/// field for, when [`has_distinct_keys`] holds. kyaml still walks every
+/// element: its rows are the elements' keys in order, each element is
+/// walked alone (`from_dest`, so the resource's slot is updated and
+/// appendListNode puts it back in place), and an element the walk leaves
+/// null or `{}` is removed. That is, each element walked, in order, minus
+/// the empty ones: computed in one pass instead of kyaml's per-row
+/// ElementMatcher/ElementSetter scans, which are quadratic in the length.
+fn walk_untouched<'c>(
+    mut dest: Node,
+    elem_schema: Option<Schema<'c>>,
+    cx: &mut Cx<'c>,
+) -> Result<Merged, String> {
+    let items = match &mut dest.value {
+        Value::Seq(items) => std::mem::take(items),
+        _ => Vec::new(),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        // The key field is a scalar and the patch has none: the walk keeps
+        // it, so kyaml's re-adding of a missing key never applies here.
+        let node = match walk(Some(item), None, elem_schema, false, cx)? {
+            Merged::Clear => continue,
+            Merged::Node { node, .. } | Merged::KeepNull(node) => node,
+        };
+        if node.is_null() || is_empty_map(&node) {
+            continue;
+        }
+        out.push(node);
+    }
+    Ok(Merged::Node {
+        node: Node {
+            value: Value::Seq(out),
+            pos: dest.pos,
+        },
+        from_dest: false,
     })
 }
 

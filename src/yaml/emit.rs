@@ -15,6 +15,9 @@ use super::resolve::{
     Int, Resolver,
 };
 use super::Error;
+use analyze::{analyze, Analysis};
+
+mod analyze;
 
 /// go-yaml v2's default line width and indentation.
 const BEST_WIDTH: usize = 80;
@@ -26,6 +29,9 @@ pub fn to_string(node: &Node) -> Result<String, Error> {
     e.node(node, Context::ROOT)?;
     // yaml_emitter_emit_document_end: an implicit end writes only the indent.
     e.write_indent();
+    // Printed documents are kept (a build holds one per resource): give
+    // back the growth slack, which also spreads them over fewer pages.
+    e.out.shrink_to_fit();
     Ok(e.out)
 }
 
@@ -62,20 +68,14 @@ impl Context {
     };
 }
 
-/// What analyze_scalar found out about a string.
-struct Analysis {
-    multiline: bool,
-    flow_plain: bool,
-    block_plain: bool,
-    single_quoted: bool,
-    block: bool,
-}
-
 struct Emitter {
     out: String,
     column: usize,
     indent: i32,
     indents: Vec<i32>,
+    /// Output order of the open mappings' entries (indexes), innermost
+    /// last: one buffer for the document instead of a vector per mapping.
+    order: Vec<u32>,
     whitespace: bool,
     indention: bool,
     flow_level: u32,
@@ -89,6 +89,7 @@ impl Emitter {
             column: 0,
             indent: -1,
             indents: Vec::new(),
+            order: Vec::new(),
             whitespace: true,
             indention: true,
             flow_level: 0,
@@ -148,7 +149,9 @@ impl Emitter {
 
     fn block_mapping(&mut self, entries: &[(Node, Node)]) -> Result<(), Error> {
         self.increase_indent(false, false);
-        for (key, value) in sorted_entries(entries)? {
+        let (base, end) = self.push_order(entries)?;
+        for j in base..end {
+            let (key, value) = &entries[self.order[j] as usize];
             self.write_indent();
             if is_simple_key(key) {
                 self.key(key, Context::SIMPLE_KEY);
@@ -161,6 +164,7 @@ impl Emitter {
             }
             self.node(value, Context::MAP_VALUE)?;
         }
+        self.order.truncate(base);
         self.pop_indent();
         Ok(())
     }
@@ -188,8 +192,10 @@ impl Emitter {
         self.write_indicator("{", true, true, false);
         self.increase_indent(true, false);
         self.flow_level += 1;
-        for (i, (key, value)) in sorted_entries(entries)?.into_iter().enumerate() {
-            if i > 0 {
+        let (base, end) = self.push_order(entries)?;
+        for j in base..end {
+            let (key, value) = &entries[self.order[j] as usize];
+            if j > base {
                 self.write_indicator(",", false, false, false);
             }
             if self.column > BEST_WIDTH {
@@ -208,6 +214,7 @@ impl Emitter {
             }
             self.node(value, Context::MAP_VALUE)?;
         }
+        self.order.truncate(base);
         self.flow_level -= 1;
         self.pop_indent();
         self.write_indicator("}", false, false, false);
@@ -331,147 +338,40 @@ fn is_simple_key(key: &Node) -> bool {
     }
 }
 
-fn sorted_entries(entries: &[(Node, Node)]) -> Result<Vec<(&Node, &Node)>, Error> {
-    let mut v: Vec<(&Node, &Node)> = entries.iter().map(|(k, v)| (k, v)).collect();
-    for (k, _) in &v {
-        if k.as_scalar().is_none() {
+impl Emitter {
+    /// Pushes the indexes of `entries` onto `order` in output order: keys
+    /// sorted (go-yaml v2's natural order) and, as JSON objects keep one
+    /// value per key, only the last of equal keys. Returns the pushed range;
+    /// the caller truncates back to its start when done.
+    fn push_order(&mut self, entries: &[(Node, Node)]) -> Result<(usize, usize), Error> {
+        let key = |i: u32| entries[i as usize].0.key_text().unwrap_or_default();
+        if entries.iter().any(|(k, _)| k.as_scalar().is_none()) {
             return Err(Error::Unsupported {
                 what: "a mapping key that is not a scalar".into(),
             });
         }
-    }
-    v.sort_by(|a, b| {
-        natural_cmp(
-            a.0.key_text().unwrap_or_default(),
-            b.0.key_text().unwrap_or_default(),
-        )
-    });
-    // JSON objects keep one value per key: the last one wins.
-    v.reverse();
-    v.dedup_by(|a, b| a.0.key_text() == b.0.key_text());
-    v.reverse();
-    Ok(v)
-}
-
-/// yaml_emitter_analyze_scalar.
-fn analyze(text: &str) -> Analysis {
-    let v = text.as_bytes();
-    if v.is_empty() {
-        return Analysis {
-            multiline: false,
-            flow_plain: false,
-            block_plain: true,
-            single_quoted: true,
-            block: false,
-        };
-    }
-    let mut block_ind = false;
-    let mut flow_ind = false;
-    let (mut line_breaks, mut special) = (false, false);
-    let (mut leading_space, mut leading_break) = (false, false);
-    let (mut trailing_space, mut trailing_break) = (false, false);
-    let (mut break_space, mut space_break) = (false, false);
-    let (mut prev_space, mut prev_break) = (false, false);
-    if text.starts_with("---") || text.starts_with("...") {
-        block_ind = true;
-        flow_ind = true;
-    }
-    let mut preceded_by_ws = true;
-    let mut i = 0;
-    while i < v.len() {
-        let w = width(v[i]);
-        let followed_by_ws = i + w >= v.len() || is_blank(v, i + w);
-        if i == 0 {
-            match v[i] {
-                b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>'
-                | b'\'' | b'"' | b'%' | b'@' | b'`' => {
-                    flow_ind = true;
-                    block_ind = true;
-                }
-                b'?' | b':' => {
-                    flow_ind = true;
-                    block_ind |= followed_by_ws;
-                }
-                b'-' if followed_by_ws => {
-                    flow_ind = true;
-                    block_ind = true;
-                }
-                _ => {}
-            }
-        } else {
-            match v[i] {
-                b',' | b'?' | b'[' | b']' | b'{' | b'}' => flow_ind = true,
-                b':' => {
-                    flow_ind = true;
-                    block_ind |= followed_by_ws;
-                }
-                b'#' if preceded_by_ws => {
-                    flow_ind = true;
-                    block_ind = true;
-                }
-                _ => {}
+        let base = self.order.len();
+        self.order.extend(0..entries.len() as u32);
+        if entries.len() < 2 {
+            return Ok((base, self.order.len()));
+        }
+        let pushed = &mut self.order[base..];
+        // Stable: equal keys stay in source order, the last one last.
+        pushed.sort_by(|&a, &b| natural_cmp(key(a), key(b)));
+        let mut kept = base;
+        for r in base..self.order.len() {
+            let next_same = self
+                .order
+                .get(r + 1)
+                .is_some_and(|&n| key(n) == key(self.order[r]));
+            if !next_same {
+                self.order[kept] = self.order[r];
+                kept += 1;
             }
         }
-        // The emitter runs with unicode output on, so only unprintables count.
-        if !is_printable(v, i) {
-            special = true;
-        }
-        if v[i] == b' ' {
-            leading_space |= i == 0;
-            trailing_space |= i + w == v.len();
-            break_space |= prev_break;
-            prev_space = true;
-            prev_break = false;
-        } else if is_break(v, i) {
-            line_breaks = true;
-            leading_break |= i == 0;
-            trailing_break |= i + w == v.len();
-            space_break |= prev_space;
-            prev_space = false;
-            prev_break = true;
-        } else {
-            prev_space = false;
-            prev_break = false;
-        }
-        preceded_by_ws = is_blankz(v, i);
-        i += w;
+        self.order.truncate(kept);
+        Ok((base, kept))
     }
-    let mut a = Analysis {
-        multiline: line_breaks,
-        flow_plain: true,
-        block_plain: true,
-        single_quoted: true,
-        block: true,
-    };
-    if leading_space || leading_break || trailing_space || trailing_break {
-        a.flow_plain = false;
-        a.block_plain = false;
-    }
-    if trailing_space {
-        a.block = false;
-    }
-    if break_space {
-        a.flow_plain = false;
-        a.block_plain = false;
-        a.single_quoted = false;
-    }
-    if space_break || special {
-        a.flow_plain = false;
-        a.block_plain = false;
-        a.single_quoted = false;
-        a.block = false;
-    }
-    if line_breaks {
-        a.flow_plain = false;
-        a.block_plain = false;
-    }
-    if flow_ind {
-        a.flow_plain = false;
-    }
-    if block_ind {
-        a.block_plain = false;
-    }
-    a
 }
 
 fn at(v: &[u8], i: usize) -> u8 {
@@ -798,3 +698,6 @@ impl Emitter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

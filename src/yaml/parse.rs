@@ -50,6 +50,9 @@ pub fn parse_all(src: &str, resolver: Resolver) -> Result<Vec<Node>, Error> {
 }
 
 thread_local! {
+    /// This thread's libyaml parser, between inputs (see `Builder::run`).
+    static PARSER: std::cell::RefCell<Option<Parser<std::io::Cursor<Vec<u8>>>>> =
+        const { std::cell::RefCell::new(None) };
     /// Set while this thread runs the parser under `catch_unwind`.
     static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -123,9 +126,13 @@ impl Budget {
     }
 }
 
-/// A collection being built: its entries so far, where it is, its anchor.
+/// A collection being built: where its entries start on the builder's
+/// shared stack, where it is, its anchor.
 struct Frame {
-    items: Items,
+    kind: Kind,
+    /// Index of its first entry in `Builder::pending` (a mapping's keys and
+    /// values alternate there).
+    base: usize,
     pos: Pos,
     anchor: Option<String>,
     /// Decode operations for the collection so far (itself and its content,
@@ -133,10 +140,10 @@ struct Frame {
     size: u64,
 }
 
-enum Items {
-    Seq(Vec<Node>),
-    /// Entries so far and the key waiting for its value.
-    Map(Vec<(Node, Node)>, Option<Node>),
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Seq,
+    Map,
 }
 
 struct Builder<'a> {
@@ -150,6 +157,10 @@ struct Builder<'a> {
     /// Anchored nodes and their sizes in decode operations.
     anchors: HashMap<String, (Node, u64)>,
     stack: Vec<Frame>,
+    /// The finished children of every open collection, innermost last: each
+    /// collection is moved out into a vector of its exact size when it
+    /// closes (one allocation, no doubling slack or trimming copy).
+    pending: Vec<Node>,
     docs: Vec<Node>,
     budget: Budget,
 }
@@ -164,15 +175,27 @@ impl<'a> Builder<'a> {
             bom: if src.starts_with('\u{feff}') { 3 } else { 0 },
             anchors: HashMap::new(),
             stack: Vec::new(),
+            pending: Vec::new(),
             docs: Vec::new(),
             budget: Budget::default(),
         }
     }
 
-    fn run(mut self) -> Result<Vec<Node>, Error> {
-        let mut input = self.src.as_bytes();
-        let mut parser = Parser::new();
-        parser.set_input_string(&mut input);
+    fn run(self) -> Result<Vec<Node>, Error> {
+        // A parser is reused (reset) rather than made per input: a new one
+        // allocates a 64 KiB character buffer, and a kustomize build parses
+        // each document of a file alone (20,000 in a large one). A parser
+        // whose input panicked is dropped by the unwind, never reused.
+        let mut parser = PARSER.with(|p| p.borrow_mut().take()).unwrap_or_default();
+        parser.reset();
+        parser.set_input(std::io::Cursor::new(self.src.as_bytes().to_vec()));
+        let result = self.events(&mut parser);
+        parser.reset();
+        PARSER.with(|p| *p.borrow_mut() = Some(parser));
+        result
+    }
+
+    fn events(mut self, parser: &mut Parser<std::io::Cursor<Vec<u8>>>) -> Result<Vec<Node>, Error> {
         loop {
             let event = parser.parse().map_err(syntax)?;
             let start = self.offset(event.start_mark.index);
@@ -240,12 +263,11 @@ impl<'a> Builder<'a> {
                 }
                 EventData::SequenceStart { anchor, style, .. } => {
                     let flow = style == SequenceStyle::Flow;
-                    self.open(Items::Seq(Vec::new()), pos(start, end), flow, anchor)?;
+                    self.open(Kind::Seq, pos(start, end), flow, anchor)?;
                 }
                 EventData::MappingStart { anchor, style, .. } => {
                     let flow = style == MappingStyle::Flow;
-                    let items = Items::Map(Vec::new(), None);
-                    self.open(items, pos(start, end), flow, anchor)?;
+                    self.open(Kind::Map, pos(start, end), flow, anchor)?;
                 }
                 EventData::SequenceEnd | EventData::MappingEnd => {
                     let Some(mut frame) = self.stack.pop() else {
@@ -256,15 +278,22 @@ impl<'a> Builder<'a> {
                     if frame.pos.flow {
                         frame.pos.end = end;
                     }
-                    // Trimmed to size: a parsed tree can be held for a whole
-                    // run, and doubling growth leaves a quarter unused.
-                    let node = match frame.items {
-                        Items::Seq(mut items) => {
-                            items.shrink_to_fit();
+                    // Exactly sized: a parsed tree can be held for a whole run.
+                    let base = frame.base.min(self.pending.len());
+                    let node = match frame.kind {
+                        Kind::Seq => {
+                            let items = self.pending.drain(base..).collect();
                             Node::at(Value::Seq(items), frame.pos)
                         }
-                        Items::Map(mut entries, _) => {
-                            entries.shrink_to_fit();
+                        Kind::Map => {
+                            let mut entries = Vec::with_capacity((self.pending.len() - base) / 2);
+                            let mut rest = self.pending.drain(base..);
+                            // A key without its value cannot happen (libyaml
+                            // gives an empty one); it would be dropped.
+                            while let (Some(k), Some(v)) = (rest.next(), rest.next()) {
+                                entries.push((k, v));
+                            }
+                            drop(rest);
                             merge_keys(entries, frame.pos)?
                         }
                     };
@@ -284,7 +313,7 @@ impl<'a> Builder<'a> {
     /// start mark is on its `&anchor` or `!tag`); a flow one at its bracket.
     fn open(
         &mut self,
-        items: Items,
+        kind: Kind,
         pos: Pos,
         flow: bool,
         anchor: Option<String>,
@@ -309,7 +338,8 @@ impl<'a> Builder<'a> {
             ..pos
         };
         self.stack.push(Frame {
-            items,
+            kind,
+            base: self.pending.len(),
             pos,
             anchor,
             size: 1,
@@ -390,13 +420,7 @@ impl<'a> Builder<'a> {
         if !frame.pos.flow {
             frame.pos.end = frame.pos.end.max(node.pos.end);
         }
-        match &mut frame.items {
-            Items::Seq(items) => items.push(node),
-            Items::Map(entries, key) => match key.take() {
-                Some(k) => entries.push((k, node)),
-                None => *key = Some(node),
-            },
-        }
+        self.pending.push(node);
     }
 }
 
