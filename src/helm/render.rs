@@ -7,8 +7,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::chart::Chart;
 use super::chart_json;
 use super::funcs::{WARN_END, WARN_START};
@@ -347,16 +345,6 @@ pub fn render(
         max_paren_depth: v4.then_some(GO_MAX_PAREN_DEPTH),
         ..ExecOptions::default()
     };
-    // Templates parse on every core first (memoised in `loaded`, errors
-    // too); the loop below adds them in helm's order and reports the first
-    // error as helm does.
-    let texts: Vec<(&String, &str)> = names
-        .iter()
-        .filter_map(|n| tpls.get(n).map(|r| (n, r.text.as_str())))
-        .collect();
-    texts.par_iter().for_each(|(n, text)| {
-        let _ = loaded.parse(&set, opts.helm_version, n, text, &exec);
-    });
     for n in &names {
         if let Some(r) = tpls.get(n) {
             let trees = loaded
