@@ -382,7 +382,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let rendered = helm::validate_release_name(&opts.release_name)
         .and_then(|()| helm::load(&chart))
         .and_then(|loaded| {
-            let r = helm::render(&loaded, &opts);
+            let r = helm::render_printed(&loaded, &opts);
             std::mem::forget(loaded);
             r
         });

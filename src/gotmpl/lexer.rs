@@ -1,6 +1,8 @@
 //! Tokenizer equivalent to Go's `text/template/parse/lex.go` with the default
 //! `{{`/`}}` delimiters, including trim markers and comments.
 
+use std::sync::Arc;
+
 /// Token kinds, named after Go's `itemType`s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -69,7 +71,8 @@ impl Kind {
 pub struct Token {
     pub kind: Kind,
     pub pos: usize,
-    pub val: String,
+    /// Shared: the parser's look-ahead copies tokens.
+    pub val: Arc<str>,
     pub line: usize,
 }
 
@@ -78,7 +81,7 @@ impl Token {
     pub fn describe(&self) -> String {
         match self.kind {
             Kind::Eof => "EOF".into(),
-            Kind::Error => self.val.clone(),
+            Kind::Error => self.val.to_string(),
             k if k.is_keyword() => format!("<{}>", self.val),
             _ if self.val.chars().count() > 10 => {
                 let short: String = self.val.chars().take(10).collect();
@@ -176,7 +179,7 @@ impl Lexer<'_> {
     }
 
     fn emit(&mut self, kind: Kind) {
-        let val = self.input[self.start..self.pos].to_string();
+        let val = Arc::from(&self.input[self.start..self.pos]);
         self.out.push(Token {
             kind,
             pos: self.start,
@@ -202,7 +205,7 @@ impl Lexer<'_> {
         self.out.push(Token {
             kind: Kind::Error,
             pos: self.start,
-            val: msg,
+            val: msg.into(),
             line: self.start_line,
         });
         State::Done
@@ -258,7 +261,7 @@ impl Lexer<'_> {
         self.out.push(Token {
             kind: Kind::Eof,
             pos: self.pos,
-            val: String::new(),
+            val: "".into(),
             line: self.line,
         });
         State::Done
@@ -588,7 +591,7 @@ mod tests {
     fn kinds(s: &str) -> Vec<(Kind, String)> {
         lex(s, true, true)
             .into_iter()
-            .map(|t| (t.kind, t.val))
+            .map(|t| (t.kind, t.val.to_string()))
             .collect()
     }
 
@@ -634,13 +637,18 @@ mod tests {
     #[test]
     fn line_numbers_advance() {
         let toks = lex("a\nb{{ .x\n}}\n{{ y }}", true, true);
-        let y = toks.iter().find(|t| t.val == "y").map(|t| t.line);
+        let y = toks.iter().find(|t| &*t.val == "y").map(|t| t.line);
         assert_eq!(y, Some(4));
     }
 
     #[test]
     fn errors() {
-        let last = |s: &str| lex(s, true, true).pop().map(|t| t.val).unwrap_or_default();
+        let last = |s: &str| {
+            lex(s, true, true)
+                .pop()
+                .map(|t| t.val.to_string())
+                .unwrap_or_default()
+        };
         assert_eq!(last("{{ \"abc }}"), "unterminated quoted string");
         assert_eq!(last("{{ 3x }}"), "bad number syntax: \"3x\"");
         assert_eq!(last("{{ (a }}"), "unclosed left paren");

@@ -97,7 +97,7 @@ impl Parser<'_> {
         self.tokens.get(i.min(last)).cloned().unwrap_or(Token {
             kind: Kind::Eof,
             pos: 0,
-            val: String::new(),
+            val: Arc::from(""),
             line: 1,
         })
     }
@@ -253,7 +253,7 @@ impl Parser<'_> {
         match t.kind {
             Kind::Text => Ok(Item::Node(Node::Text {
                 pos: t.pos,
-                text: t.val,
+                text: t.val.to_string(),
             })),
             Kind::LeftDelim => {
                 self.action_line = t.line;
@@ -428,14 +428,14 @@ impl Parser<'_> {
                 Kind::Assign | Kind::Declare => {
                     pipe.is_assign = next.kind == Kind::Assign;
                     self.next_non_space();
-                    pipe.decl.push(v.val.clone());
-                    self.vars.push(v.val);
+                    pipe.decl.push(v.val.to_string());
+                    self.vars.push(v.val.to_string());
                     return Ok(());
                 }
-                Kind::Char if next.val == "," => {
+                Kind::Char if &*next.val == "," => {
                     self.next_non_space();
-                    pipe.decl.push(v.val.clone());
-                    self.vars.push(v.val);
+                    pipe.decl.push(v.val.to_string());
+                    self.vars.push(v.val.to_string());
                     if context == "range" && pipe.decl.len() < 2 {
                         let k = self.peek_non_space().kind;
                         if matches!(k, Kind::Variable | Kind::RightDelim | Kind::RightParen) {
@@ -591,7 +591,10 @@ impl Parser<'_> {
                         super::fmt::quote(&t.val)
                     ));
                 }
-                Arg::Identifier { pos, name: t.val }
+                Arg::Identifier {
+                    pos,
+                    name: t.val.to_string(),
+                }
             }
             Kind::Dot => Arg::Dot { pos },
             Kind::Nil => Arg::Nil { pos },
@@ -602,7 +605,7 @@ impl Parser<'_> {
             },
             Kind::Bool => Arg::Bool {
                 pos,
-                val: t.val == "true",
+                val: &*t.val == "true",
             },
             Kind::CharConstant | Kind::Complex | Kind::Number => Arg::Number {
                 pos,
@@ -621,7 +624,7 @@ impl Parser<'_> {
             Kind::String | Kind::RawString => match unquote(&t.val) {
                 Ok(text) => Arg::Str {
                     pos,
-                    quoted: t.val,
+                    quoted: t.val.to_string(),
                     text,
                 },
                 Err(_) => return self.errorf("invalid syntax"),

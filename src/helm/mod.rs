@@ -12,6 +12,7 @@ mod chart;
 mod chart_json;
 mod full_path;
 mod funcs;
+mod head_scan;
 mod loaded;
 mod objects;
 mod output;
@@ -318,6 +319,17 @@ pub fn load(chart_dir: &Path) -> Result<LoadedChart, Error> {
 /// processed and templates executed on a copy, so one [`LoadedChart`]
 /// serves any number of renders (in parallel too).
 pub fn render(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
+    render_as(loaded, opts, true)
+}
+
+/// [`render`] for a caller that only prints: the same output, files and
+/// warnings, but no [`Rendered::objects`], so rendered documents are only
+/// read as far as helm's sorting needs (most are never fully parsed).
+pub fn render_printed(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
+    render_as(loaded, opts, false)
+}
+
+fn render_as(loaded: &LoadedChart, opts: &Options, want_objects: bool) -> Result<Rendered, Error> {
     validate_release_name(&opts.release_name)?;
     let mut chart = loaded.chart().detached();
     if opts.helm_version == HelmVersion::V4 {
@@ -341,8 +353,18 @@ pub fn render(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
         schema::validate(&chart, &vals)?;
     }
     let (files, mut warnings) = render::render(&chart, &vals, opts, loaded)?;
-    let sorted = output::sort(&chart, &files, opts)?;
-    let (objects, not_objects) = output::objects(&sorted, opts);
+    let sorted = output::sort(&chart, &files, opts, want_objects)?;
+    let (objects, not_objects) = if want_objects {
+        output::objects(&sorted, opts)
+    } else {
+        // Only `crds/` files can warn: every other printed document is a
+        // mapping or empty (sort fails on the rest).
+        let crds = output::Sorted {
+            crds: sorted.crds.clone(),
+            ..Default::default()
+        };
+        (Vec::new(), output::objects(&crds, opts).1)
+    };
     warnings.extend(not_objects);
     let Some(dir) = &opts.output_dir else {
         let output = output::assemble(&sorted, opts)?;

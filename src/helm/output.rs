@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::chart::Chart;
+use super::head_scan;
 use super::{Error, Options};
 use crate::gotmpl::convert::{from_node, parse_yaml_node};
 use crate::gotmpl::Value;
@@ -182,11 +183,37 @@ pub struct Sorted {
     pub hooks: Vec<Document>,
 }
 
-/// `SortManifests` plus `renderResources`' CRD and hook selection.
+/// The [`Head`] of a document; without `nodes`, read by the head scanner
+/// when the document is simple enough (no node is kept then), else by the
+/// full parser, which also reports helm's errors.
+fn head_of(path: &str, doc: &str, nodes: bool) -> Result<Head, Error> {
+    if nodes {
+        return head(path, doc);
+    }
+    let Some(h) = head_scan::scan(doc) else {
+        return head(path, doc);
+    };
+    // Debug builds (the test suites) check every scanned document against
+    // the full parser.
+    debug_assert!(
+        head(path, doc).is_ok_and(|f| f.kind == h.kind && f.hook == h.hook),
+        "head scanner disagrees with the parser on {path}: {doc:?}"
+    );
+    Ok(Head {
+        kind: h.kind,
+        hook: h.hook,
+        node: None,
+    })
+}
+
+/// `SortManifests` plus `renderResources`' CRD and hook selection. With
+/// `nodes`, every document that is a mapping keeps its parsed node (for
+/// [`objects`]); without, documents are only read as far as sorting needs.
 pub fn sort(
     chart: &Chart,
     files: &BTreeMap<String, String>,
     opts: &Options,
+    nodes: bool,
 ) -> Result<Sorted, Error> {
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
@@ -195,7 +222,7 @@ pub fn sort(
             continue;
         }
         for doc in split_manifests(content) {
-            let Head { kind, hook, node } = head(path, &doc)?;
+            let Head { kind, hook, node } = head_of(path, &doc, nodes)?;
             let m = |test_hook| Manifest {
                 path: path.clone(),
                 content: doc.clone(),

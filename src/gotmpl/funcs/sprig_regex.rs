@@ -4,6 +4,9 @@
 //! The non-`must` variants panic in Go on a bad pattern, which the
 //! template engine reports as an error too.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use regex::{Captures, Regex};
 
 use super::{ArgType, FuncMap, Signature};
@@ -102,8 +105,37 @@ fn translate(pat: &str) -> String {
     out
 }
 
-/// Compiles with Go's error prefix.
+/// Patterns compiled on this thread, reused: charts call `regexMatch` and
+/// friends with the same few literal patterns for every object. Cleared
+/// when full, so it stays small.
+const COMPILED_MAX: usize = 256;
+/// Longer patterns are compiled each time (and not kept).
+const COMPILED_PATTERN_MAX: usize = 4096;
+
+thread_local! {
+    static COMPILED: RefCell<HashMap<String, Result<Regex, String>>> = RefCell::new(HashMap::new());
+}
+
+/// Compiles with Go's error prefix (memoised per thread).
 pub fn compile(pat: &str) -> Result<Regex, String> {
+    if let Some(r) = COMPILED.with(|c| c.borrow().get(pat).cloned()) {
+        return r;
+    }
+    let r = compile_new(pat);
+    if pat.len() > COMPILED_PATTERN_MAX {
+        return r;
+    }
+    COMPILED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= COMPILED_MAX {
+            c.clear();
+        }
+        c.insert(pat.to_string(), r.clone());
+    });
+    r
+}
+
+fn compile_new(pat: &str) -> Result<Regex, String> {
     Regex::new(&translate(pat)).map_err(|e| {
         let detail = e.to_string();
         let last = detail.lines().last().unwrap_or("invalid pattern").trim();
