@@ -536,6 +536,9 @@ pub fn render_each<T: Send>(
         progress();
         r.map(finish)
     });
+    // The parsed files and loaded charts are not needed for the cache's
+    // index, which `finish` builds: freed first, they do not add to it.
+    drop((opts, charts));
     if let Some(c) = cache {
         c.finish();
     }

@@ -27,6 +27,13 @@ impl Realpath {
         self.resolve_abs(&abs, 0)
     }
 
+    /// Frees the memo (at the end of a run it holds every directory seen).
+    pub fn forget(&self) {
+        if let Ok(mut m) = self.memo.lock() {
+            *m = HashMap::new();
+        }
+    }
+
     fn resolve_abs(&self, path: &Path, depth: u32) -> Option<PathBuf> {
         if depth > MAX_LINKS {
             return None;

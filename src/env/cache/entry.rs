@@ -35,7 +35,9 @@ pub fn hex(key: &Key) -> String {
     key.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The bytes of an entry of `kind` under `key` holding `payload`.
+/// The bytes of an entry of `kind` under `key` holding `payload` (what
+/// [`Writer::seal`] makes in place).
+#[cfg(test)]
 pub fn seal(kind: Kind, key: &Key, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
@@ -77,6 +79,33 @@ pub struct Writer {
 }
 
 impl Writer {
+    /// A writer whose buffer starts with room for an entry's header, so
+    /// that [`Writer::seal`] makes the entry in place instead of copying
+    /// the payload after a header ([`seal`]).
+    pub fn for_entry(capacity: usize) -> Writer {
+        let mut buf = Vec::with_capacity(HEADER + capacity);
+        buf.resize(HEADER, 0);
+        Writer { buf }
+    }
+
+    /// The bytes of an entry of `kind` under `key` holding what was written
+    /// (the same bytes as [`seal`] of it). Only for a writer made by
+    /// [`Writer::for_entry`].
+    pub fn seal(mut self, kind: Kind, key: &Key) -> Vec<u8> {
+        let payload = self.buf.get(HEADER..).unwrap_or_default();
+        let mut header = Vec::with_capacity(HEADER);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&FORMAT.to_le_bytes());
+        header.push(kind as u8);
+        header.extend_from_slice(key);
+        header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        header.extend_from_slice(&Sha256::digest(payload));
+        if let Some(room) = self.buf.get_mut(..HEADER) {
+            room.copy_from_slice(&header);
+        }
+        self.buf
+    }
+
     /// One byte.
     pub fn byte(&mut self, b: u8) {
         self.buf.push(b);
@@ -204,6 +233,22 @@ mod tests {
         let mut format = e;
         format[MAGIC.len()] = 2;
         assert_eq!(open(&format, Kind::Output, &key), None, "other format");
+    }
+
+    #[test]
+    fn sealed_in_place_is_the_same_entry() {
+        let key = [3u8; 32];
+        let mut w = Writer::for_entry(4);
+        w.str("payload");
+        w.u64(7);
+        let mut plain = Writer::default();
+        plain.str("payload");
+        plain.u64(7);
+        let e = w.seal(Kind::Output, &key);
+        assert_eq!(e, seal(Kind::Output, &key, &plain.buf));
+        assert_eq!(open(&e, Kind::Output, &key), Some(&plain.buf[..]));
+        let empty = Writer::for_entry(0).seal(Kind::Index, &key);
+        assert_eq!(open(&empty, Kind::Index, &key), Some(&b""[..]));
     }
 
     #[test]

@@ -223,7 +223,7 @@ impl Cache {
         }
         let ok = self.write(
             &self.path(&ik, Kind::Output),
-            &entry::seal(Kind::Output, &ik, &payload),
+            &payload.seal(Kind::Output, &ik),
         );
         if !ok {
             return;
@@ -267,7 +267,8 @@ impl Cache {
     /// At the end of a run: evicts (see [`Cache::evict`]) and writes the
     /// index when it learnt anything, merged with the index on disk (which
     /// a concurrent run may have written) so neither loses the other's
-    /// jobs.
+    /// jobs. The last use of the cache in a run: its job records are
+    /// moved into the index, not copied.
     pub fn finish(&self) {
         self.evict();
         let jobs_changed = self.jobs_changed.load(Ordering::Relaxed);
@@ -275,7 +276,9 @@ impl Cache {
             return;
         }
         let mut stats = self.hasher.index();
-        let Ok(mut jobs) = self.jobs.lock().map(|j| j.clone()) else {
+        // Taken, not copied: the run is over, and at 2,000 apps the
+        // records are tens of megabytes.
+        let Ok(mut jobs) = self.jobs.lock().map(|mut j| std::mem::take(&mut *j)) else {
             return;
         };
         let on_disk = index::load(&self.dir.join(INDEX));
@@ -399,21 +402,14 @@ pub fn clean(root: &Path) -> std::io::Result<u64> {
     Ok(freed)
 }
 
-fn encode_paths(paths: &[PathBuf]) -> Option<Vec<u8>> {
-    let mut w = Writer::default();
-    w.u64(paths.len() as u64);
-    for p in paths {
-        w.str(p.to_str()?);
-    }
-    Some(w.buf)
-}
-
 /// A result as stored: the manifest, each object's identity, source and
 /// printed text (as a range of the manifest when it is one), the warnings
-/// and the files read. `None` when it cannot be stored faithfully (a path
-/// that is not UTF-8).
-fn encode_rendered(r: &Rendered) -> Option<Vec<u8>> {
-    let mut w = Writer::default();
+/// and the files read, in a writer ready to be sealed in place (the
+/// payload is not copied again). `None` when it cannot be stored
+/// faithfully (a path that is not UTF-8).
+fn encode_rendered(r: &Rendered) -> Option<Writer> {
+    let paths: usize = r.files_read.iter().map(|p| p.as_os_str().len() + 8).sum();
+    let mut w = Writer::for_entry(r.manifest.len() + 128 * r.objects.len() + paths + 64);
     w.str(&r.manifest);
     w.u64(r.objects.len() as u64);
     let mut from = 0;
@@ -448,10 +444,11 @@ fn encode_rendered(r: &Rendered) -> Option<Vec<u8>> {
         }
         w.u64(wn.line.map_or(0, |l| u64::from(l) + 1));
     }
-    encode_paths(&r.files_read).map(|files| {
-        w.buf.extend_from_slice(&files);
-        w.buf
-    })
+    w.u64(r.files_read.len() as u64);
+    for p in &r.files_read {
+        w.str(p.to_str()?);
+    }
+    Some(w)
 }
 
 fn decode_rendered(payload: &[u8], job: &Job) -> Option<Rendered> {
