@@ -501,3 +501,41 @@ fn a_symlinked_cache_directory_is_never_written_through() {
     let written: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
     assert!(written.is_empty(), "wrote through the symlink: {written:?}");
 }
+
+/// Renders the jobs of environment `env` through `cache` (and finishes it).
+fn fill_env(root: &Path, cache: &Cache, env: &str) {
+    let some: Vec<env::Job> = jobs(root).into_iter().filter(|j| j.env == env).collect();
+    env::render_all_cached(&some, Some(cache), &|| {}).unwrap();
+}
+
+#[test]
+fn overlapping_runs_keep_each_others_jobs_and_stats() {
+    let repo = demo();
+    let root = repo.path();
+    let dir = root.join(".hydrate/cache");
+    age();
+    // Two runs open the cache before either writes its index: the second
+    // to finish merges with what the first wrote.
+    let a = Cache::at(dir.clone(), "t".into(), u64::MAX);
+    let b = Cache::at(dir.clone(), "t".into(), u64::MAX);
+    fill_env(root, &a, "dev");
+    fill_env(root, &b, "staging");
+    let production: BTreeSet<String> = jobs(root)
+        .iter()
+        .filter(|j| j.env == "production")
+        .map(|j| format!("{}/{}", j.env, j.app))
+        .collect();
+    assert!(!production.is_empty());
+    assert_eq!(misses(root, &dir, "t"), production);
+    // A run that opens the index after both wrote it adds its own jobs
+    // and keeps theirs.
+    let c = Cache::at(dir.clone(), "t".into(), u64::MAX);
+    fill_env(root, &c, "production");
+    assert_eq!(misses(root, &dir, "t"), set(&[]));
+    let warm = fill(root, &dir, "t");
+    assert_eq!(warm.hits, jobs(root).len());
+    assert_eq!(
+        warm.inputs_hashed, 0,
+        "every input in the stat index: {warm:?}"
+    );
+}

@@ -14,6 +14,7 @@
 //! reads and writes nothing but the file it is given.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -61,14 +62,20 @@ pub fn load(path: &Path) -> Index {
 /// written once, straight into the entry (at 2,000 apps the index is
 /// about 20 MB; staging its parts and the payload cost as much again).
 pub fn encode(index: &Index) -> Vec<u8> {
+    encode_parts(index.stats.iter(), &index.jobs)
+}
+
+/// [`encode`] of a stat index given as its entries (each path once), so
+/// that a caller can chain two maps instead of merging them into a copy.
+pub fn encode_parts<'a>(
+    stats: impl Iterator<Item = (&'a OsString, &'a (Stat, Key))>,
+    jobs: &'a HashMap<Key, JobRecord>,
+) -> Vec<u8> {
     let mut table = Table::default();
-    let stats: Vec<(u64, &Stat, &Key)> = index
-        .stats
-        .iter()
+    let stats: Vec<(u64, &Stat, &Key)> = stats
         .filter_map(|(p, (st, k))| Some((table.id(Path::new(p))?, st, k)))
         .collect();
-    let jobs: Vec<(&Key, &JobRecord)> = index
-        .jobs
+    let jobs: Vec<(&Key, &JobRecord)> = jobs
         .iter()
         .filter(|(_, rec)| rec.inputs.iter().all(|p| table.id(p).is_some()))
         .collect();

@@ -189,22 +189,27 @@ impl Hasher {
         self.seen.lock().map_or(true, |s| !s.is_empty())
     }
 
-    /// The stat index for the next run: what this run learnt, over the
-    /// earlier entries (paths this run did not look at are other shards').
+    /// What this run learnt for the stat index, over [`Hasher::prior`]
+    /// (which it replaces where both name a path).
     ///
     /// Called once, at the end of a run: what was learnt is moved out, not
     /// copied, and the run's memos are freed (at 2,000 apps they hold
     /// about 100,000 paths).
-    pub fn index(&self) -> Known {
+    pub fn take_learnt(&self) -> Known {
         if let Ok(mut m) = self.memo.lock() {
             *m = PathMap::default();
         }
         self.canon.forget();
-        let mut out = self.prior.clone();
-        if let Ok(mut seen) = self.seen.lock() {
-            out.extend(std::mem::take(&mut *seen));
-        }
-        out
+        self.seen
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default()
+    }
+
+    /// The stat index as the last run left it (paths this run did not look
+    /// at are other shards').
+    pub fn prior(&self) -> &Known {
+        &self.prior
     }
 
     /// Remembers `path`'s stat and hash for the next run when the stat is

@@ -69,6 +69,8 @@ pub struct Cache {
     hasher: inputs::Hasher,
     /// Job key -> its last render, as loaded and updated by this run.
     jobs: Mutex<HashMap<Key, JobRecord>>,
+    /// The index file's stat when this run loaded it (`None`: no index).
+    loaded: Option<inputs::Stat>,
     /// Whether `jobs` changed (the index is then written).
     jobs_changed: std::sync::atomic::AtomicBool,
     hits: AtomicUsize,
@@ -119,8 +121,12 @@ impl Cache {
     /// A cache in `dir` for `build` (hydrate's version and build), holding
     /// at most about `limit` bytes.
     pub fn at(dir: PathBuf, build: String, limit: u64) -> Cache {
+        // Stat before reading: a write after this moves the stat, and
+        // `finish` then merges with what was written.
+        let loaded = inputs::Stat::of(&dir.join(INDEX));
         let Index { stats, jobs } = index::load(&dir.join(INDEX));
         Cache {
+            loaded,
             dir,
             build,
             limit,
@@ -275,21 +281,35 @@ impl Cache {
         if !(self.hasher.changed() || jobs_changed) || self.ensure_dir().is_err() {
             return;
         }
-        let mut stats = self.hasher.index();
         // Taken, not copied: the run is over, and at 2,000 apps the
-        // records are tens of megabytes.
+        // records and the stat index are tens of megabytes each.
+        let learnt = self.hasher.take_learnt();
         let Ok(mut jobs) = self.jobs.lock().map(|mut j| std::mem::take(&mut *j)) else {
             return;
         };
-        let on_disk = index::load(&self.dir.join(INDEX));
-        for (k, rec) in on_disk.jobs {
-            jobs.entry(k).or_insert(rec);
-        }
-        for (p, e) in on_disk.stats {
-            stats.entry(p).or_insert(e);
-        }
-        let bytes = index::encode(&Index { stats, jobs });
-        self.write(&self.dir.join(INDEX), &bytes);
+        let prior = self.hasher.prior();
+        let path = self.dir.join(INDEX);
+        let bytes = if self.loaded.is_some() && inputs::Stat::of(&path) == self.loaded {
+            // Nobody wrote the index since this run loaded it: `prior` and
+            // the job records already hold it, so it is not loaded again,
+            // and `prior` is chained behind what was learnt, not copied.
+            let rest = prior.iter().filter(|(p, _)| !learnt.contains_key(*p));
+            index::encode_parts(learnt.iter().chain(rest), &jobs)
+        } else {
+            let mut stats = learnt;
+            for (p, e) in prior {
+                stats.entry(p.clone()).or_insert(*e);
+            }
+            let on_disk = index::load(&path);
+            for (k, rec) in on_disk.jobs {
+                jobs.entry(k).or_insert(rec);
+            }
+            for (p, e) in on_disk.stats {
+                stats.entry(p).or_insert(e);
+            }
+            index::encode(&Index { stats, jobs })
+        };
+        self.write(&path, &bytes);
     }
 
     /// Creates the directory with its `.gitignore` and `CACHEDIR.TAG`.
