@@ -181,24 +181,7 @@ impl<'a> State<'a> {
     fn walk(&mut self, dot: &Dot, node: &'a Node) -> R<Flow> {
         self.at = At::Node(node);
         match node {
-            Node::Action { pipe, .. } => {
-                let val = self.eval_pipeline(dot, pipe)?;
-                if pipe.decl.is_empty() {
-                    self.at = At::Node(node);
-                    match val {
-                        Value::Invalid | Value::Nil => self.out.push_str("<no value>"),
-                        // text/template's printValue takes the address of a
-                        // field whose pointer type is a Stringer.
-                        Value::Object(o) if o.pointer_string().is_some() => {
-                            self.out.push_str(&o.pointer_string().unwrap_or_default())
-                        }
-                        v => {
-                            let text = try_to_string(&v).map_err(|e| self.errorf(e))?;
-                            self.out.push_str(&text);
-                        }
-                    }
-                }
-            }
+            Node::Action { pipe, .. } => self.walk_action(dot, node, pipe)?,
             Node::Break { .. } => return Ok(Flow::Break),
             Node::Continue { .. } => return Ok(Flow::Continue),
             Node::Comment { .. } => {}
@@ -211,6 +194,31 @@ impl<'a> State<'a> {
             Node::Text { text, .. } => self.out.push_str(text),
         }
         Ok(Flow::Normal)
+    }
+
+    /// An action: its pipeline's value printed, unless it declares
+    /// variables. Not inlined: `walk` is on the path of every nested
+    /// `template` call and `if`, and this arm's locals would make each of
+    /// those frames larger (Go allows 100,000 nested `template` calls).
+    #[inline(never)]
+    fn walk_action(&mut self, dot: &Dot, node: &'a Node, pipe: &'a Pipe) -> R<()> {
+        let val = self.eval_pipeline(dot, pipe)?;
+        if pipe.decl.is_empty() {
+            self.at = At::Node(node);
+            match val {
+                Value::Invalid | Value::Nil => self.out.push_str("<no value>"),
+                // text/template's printValue takes the address of a
+                // field whose pointer type is a Stringer.
+                Value::Object(o) if o.pointer_string().is_some() => {
+                    self.out.push_str(&o.pointer_string().unwrap_or_default())
+                }
+                v => {
+                    let text = try_to_string(&v).map_err(|e| self.errorf(e))?;
+                    self.out.push_str(&text);
+                }
+            }
+        }
+        Ok(())
     }
 
     fn walk_if_with(&mut self, with: bool, dot: &Dot, b: &'a Branch) -> R<Flow> {
@@ -374,6 +382,9 @@ impl<'a> State<'a> {
         r
     }
 
+    /// Not inlined, like [`State::walk_action`]: it keeps the frames of
+    /// `walk_if_with` and `walk_template` small.
+    #[inline(never)]
     pub(crate) fn eval_pipeline(&mut self, dot: &Dot, pipe: &'a Pipe) -> R<Value> {
         self.deeper(|e| e.eval_pipeline_here(dot, pipe))
     }
