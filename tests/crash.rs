@@ -281,6 +281,7 @@ fn a_tag_before_a_comma_in_a_flow_mapping_is_a_quiet_syntax_error() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("cm.yaml"), "{stderr}");
+    // The line of the last event the parser produced (the `a` key), never 0.
+    assert!(stderr.contains("cm.yaml:5:"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -40,6 +40,7 @@ shapes! {
     flux_apps_base_and_env_dirs => "flux",
     chart_with_values_per_env => "chart-values",
     argocd_application_sets => "argocd",
+    argocd_matrix_and_multi_source => "argocd-matrix",
 }
 
 /// A copy of `testdata/init/<shape>/repo`.

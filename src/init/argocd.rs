@@ -1,6 +1,8 @@
-//! Argo CD `Application`s and `ApplicationSet`s (list and git-directory
-//! generators), and Flux `Kustomization`s, as apps: the source path (a
-//! kustomization or a chart of this repository), `helm.valueFiles`,
+//! Argo CD `Application`s (one source, or several of which one renders and
+//! the others are `ref`s for value files) and `ApplicationSet`s (list,
+//! git-directory and matrix generators), and Flux `Kustomization`s, as apps:
+//! the source path (a kustomization or a chart of this repository),
+//! `helm.valueFiles`,
 //! `helm.releaseName`, `helm.parameters`, `destination.namespace`; the
 //! environment is the destination cluster's name, else the namespace's
 //! `-<env>` suffix (Flux: the `clusters/<env>` directory of the manifest).
@@ -11,7 +13,7 @@ use std::path::{Path, PathBuf};
 use super::tree::{Manifest, Tree};
 use super::{join_clean, Found, Origin, Unclassified};
 use crate::env::{is_valid_name, ChartApp, Source};
-use crate::yaml::Node;
+use crate::yaml::{Node, Value};
 
 /// ApplicationSet parameters: `{{name}}` (or `{{.name}}` with goTemplate)
 /// → value.
@@ -43,6 +45,7 @@ pub fn apps(root: &Path, t: &Tree, unclassified: &mut Vec<Unclassified>) -> Vec<
 
 /// A read-only view of an Application (template), with ApplicationSet
 /// parameters substituted into the strings read.
+#[derive(Clone, Copy)]
 struct View<'a> {
     node: &'a Node,
     params: Option<&'a Params>,
@@ -76,6 +79,28 @@ impl<'a> View<'a> {
             .filter_map(Node::as_str)
             .map(|s| self.subst(s))
             .collect()
+    }
+
+    /// A copy of `n` with this view's parameters substituted into every
+    /// string that names only known ones; others stay as written (Argo CD
+    /// interpolates a matrix's second generator this way, leaving what the
+    /// first generator's parameters do not resolve).
+    fn interpolated(&self, n: &Node) -> Node {
+        let mut n = n.clone();
+        self.interpolate(&mut n);
+        n
+    }
+
+    fn interpolate(&self, n: &mut Node) {
+        match &mut n.value {
+            Value::Scalar(s) => {
+                if let Ok(text) = self.subst(&s.text) {
+                    s.text = text;
+                }
+            }
+            Value::Seq(items) => items.iter_mut().for_each(|i| self.interpolate(i)),
+            Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| self.interpolate(v)),
+        }
     }
 
     /// Argo CD's ApplicationSet rendering of one string: fasttemplate's
@@ -115,20 +140,13 @@ fn application(root: &Path, m: &Manifest, v: &View, set: Option<&str>) -> Result
     let name = v
         .str(&["metadata", "name"])?
         .ok_or("it has no metadata.name")?;
-    let source = match (v.get(&["spec", "source"]), v.get(&["spec", "sources"])) {
-        (Some(_), _) => vec!["spec", "source"],
-        (None, Some(_)) => {
-            return Err("multi-source (spec.sources) is not read by hydrate init".into())
-        }
-        _ => return Err("it has no spec.source".into()),
-    };
-    let at = |k: &[&'static str]| [source.as_slice(), k].concat();
-    if let Some(chart) = v.str(&at(&["chart"]))? {
+    let (src, refs) = rendered_source(v)?;
+    if let Some(chart) = src.str(&["chart"])? {
         return Err(format!(
             "renders chart `{chart}` from a chart repository; hydrate renders charts of this repository"
         ));
     }
-    let path = v.str(&at(&["path"]))?.ok_or("its source has no path")?;
+    let path = src.str(&["path"])?.ok_or("its source has no path")?;
     let dir = join_clean(Path::new(""), &path)
         .filter(|d| root.join(d).is_dir())
         .ok_or_else(|| format!("path `{path}` is not a directory of this repository"))?;
@@ -164,7 +182,7 @@ fn application(root: &Path, m: &Manifest, v: &View, set: Option<&str>) -> Result
         .any(|f| root.join(&dir).join(f).is_file())
     {
         for opts in ["helm", "kustomize", "plugin"] {
-            if v.get(&at(&[opts])).is_some() {
+            if src.get(&[opts]).is_some() {
                 return Err(format!(
                     "source.{opts} options change what Argo CD renders and are not carried over \
                      by hydrate init"
@@ -174,12 +192,7 @@ fn application(root: &Path, m: &Manifest, v: &View, set: Option<&str>) -> Result
         Source::Kustomize(dir)
     } else if root.join(&dir).join("Chart.yaml").is_file() {
         Source::Helm(Box::new(chart_app(
-            v,
-            &at(&["helm"]),
-            dir,
-            &name,
-            &app,
-            namespace,
+            &src, &refs, dir, &name, &app, namespace,
         )?))
     } else {
         return Err(format!(
@@ -199,19 +212,78 @@ fn application(root: &Path, m: &Manifest, v: &View, set: Option<&str>) -> Result
     })
 }
 
+/// The source an Application renders, as a view, and the names of its
+/// `ref` sources. A multi-source Application (`spec.sources`) is read when
+/// exactly one source renders (has a `path` or `chart`) and the others
+/// only lend their checkout as `$<ref>` to value files, from the same
+/// repository (`repoURL`) as the rendered source: this repository.
+fn rendered_source<'a>(v: &View<'a>) -> Result<(View<'a>, Vec<String>), String> {
+    if let Some(node) = v.get(&["spec", "source"]) {
+        return Ok((View { node, ..*v }, Vec::new()));
+    }
+    let sources = v
+        .get(&["spec", "sources"])
+        .and_then(Node::as_seq)
+        .ok_or("it has no spec.source")?;
+    let views: Vec<View<'a>> = sources.iter().map(|node| View { node, ..*v }).collect();
+    let mut rendered = Vec::new();
+    for s in &views {
+        if s.get(&["path"]).is_some() || s.get(&["chart"]).is_some() {
+            rendered.push(s);
+        }
+    }
+    let [main] = rendered.as_slice() else {
+        return Err(format!(
+            "{} of its spec.sources render manifests; hydrate init reads an Application \
+             that renders one (plus `ref` sources for value files)",
+            rendered.len()
+        ));
+    };
+    let repo = main.str(&["repoURL"])?;
+    let mut refs = Vec::new();
+    for s in &views {
+        let Some(name) = s.str(&["ref"])? else {
+            continue;
+        };
+        if s.str(&["repoURL"])? != repo {
+            return Err(format!(
+                "its `${name}` source is another repository; hydrate renders from this one"
+            ));
+        }
+        refs.push(name);
+    }
+    Ok((**main, refs))
+}
+
+/// A `helm.valueFiles` entry as a repository path: relative to the chart,
+/// or `$<ref>/...` relative to the root of a `ref` source (this repository).
+fn value_file(dir: &Path, refs: &[String], f: &str) -> Result<PathBuf, String> {
+    let (base, rel) = match f.strip_prefix('$') {
+        Some(rest) => {
+            let (name, rel) = rest.split_once('/').unwrap_or((rest, ""));
+            if !refs.iter().any(|r| r == name) {
+                return Err(format!("value file `{f}` names no `ref` source `{name}`"));
+            }
+            (Path::new(""), rel)
+        }
+        None => (dir, f),
+    };
+    join_clean(base, rel).ok_or_else(|| format!("value file `{f}` is outside the repository"))
+}
+
 /// `source.helm` of an Application as a chart app: value files are
 /// relative to the chart (Argo CD resolves them against the source path),
 /// the release is the Application's name unless `releaseName` says, and
 /// `.Release.Namespace` is the destination namespace.
 fn chart_app(
     v: &View,
-    helm: &[&str],
+    refs: &[String],
     dir: PathBuf,
     name: &str,
     app: &str,
     namespace: String,
 ) -> Result<ChartApp, String> {
-    let at = |k: &'static str| [helm, &[k]].concat();
+    let at = |k: &'static str| ["helm", k];
     for unsupported in ["values", "valuesObject", "fileParameters"] {
         if v.get(&at(unsupported)).is_some() {
             return Err(format!(
@@ -221,9 +293,7 @@ fn chart_app(
     }
     let mut value_files = Vec::new();
     for f in v.strs(&at("valueFiles"))? {
-        let p = join_clean(&dir, &f)
-            .ok_or_else(|| format!("value file `{f}` is outside the repository"))?;
-        value_files.push(p);
+        value_files.push(value_file(&dir, refs, &f)?);
     }
     let mut set = Vec::new();
     for p in v
@@ -296,6 +366,11 @@ fn application_set(root: &Path, m: &Manifest) -> Result<Vec<Found>, String> {
 
 /// The parameter sets of one generator.
 fn generator_params(root: &Path, g: &Node, go: bool) -> Result<Vec<Params>, String> {
+    params_at(root, g, go, 0)
+}
+
+/// [`generator_params`] for a generator `depth` matrices down.
+fn params_at(root: &Path, g: &Node, go: bool, depth: usize) -> Result<Vec<Params>, String> {
     if let Some(list) = g.get("list") {
         let elements = list.get("elements").and_then(Node::as_seq);
         return Ok(elements
@@ -321,14 +396,64 @@ fn generator_params(root: &Path, g: &Node, go: bool) -> Result<Vec<Params>, Stri
         }
         return Ok(matched.iter().map(|p| git_dir_params(p, go)).collect());
     }
+    if let Some(children) = g.get_path(&["matrix", "generators"]) {
+        // Argo CD nests a matrix in a matrix one level deep, no more.
+        if depth > 1 {
+            return Err("its matrix generators nest more than one level deep".into());
+        }
+        return matrix_params(root, children, go, depth + 1);
+    }
     let kind = g
         .as_map()
         .and_then(|m| m.first())
         .and_then(|(k, _)| k.as_str())
         .unwrap_or("?");
     Err(format!(
-        "its `{kind}` generator is not expanded by hydrate init (list and git directories are)"
+        "its `{kind}` generator is not expanded by hydrate init (list, git directories and \
+         matrix are)"
     ))
+}
+
+/// Argo CD's matrix generator (`matrix.go` GenerateParams): exactly two
+/// child generators; the second is evaluated once per parameter set of the
+/// first, with that set substituted into its fields (so a git generator can
+/// read a path from a list element), and each pair combines into one set. A
+/// key both children set to different values is an error, as Argo CD's
+/// `CombineStringMaps` makes it.
+fn matrix_params(
+    root: &Path,
+    children: &Node,
+    go: bool,
+    depth: usize,
+) -> Result<Vec<Params>, String> {
+    let Some([first, second]) = children.as_seq().map(Vec::as_slice) else {
+        return Err("its matrix generator needs exactly two child generators".into());
+    };
+    let mut out = Vec::new();
+    for a in params_at(root, first, go, depth)? {
+        let view = View {
+            node: second,
+            params: Some(&a),
+            go,
+        };
+        for b in params_at(root, &view.interpolated(second), go, depth)? {
+            let mut combined = a.clone();
+            for (k, v) in b {
+                match combined.get(&k) {
+                    Some(had) if *had != v => {
+                        return Err(format!(
+                            "its matrix generator sets `{k}` to both `{had}` and `{v}`"
+                        ))
+                    }
+                    _ => {
+                        combined.insert(k, v);
+                    }
+                }
+            }
+            out.push(combined);
+        }
+    }
+    Ok(out)
 }
 
 /// Argo CD's git-directory parameters: `path`, `path.basename`,
@@ -512,6 +637,85 @@ mod tests {
         let go = git_dir_params(Path::new("platform/x"), true);
         assert_eq!(go["path.path"], "platform/x");
         assert_eq!(go["path.segments[1]"], "x");
+    }
+
+    fn node(yaml: &str) -> Node {
+        crate::yaml::parse_one(yaml, crate::yaml::Resolver::V3).unwrap()
+    }
+
+    #[test]
+    fn a_matrix_combines_and_its_second_generator_reads_the_first() {
+        let d = tempfile::tempdir().unwrap();
+        for p in ["envs/a/x", "envs/a/y", "envs/b/x"] {
+            std::fs::create_dir_all(d.path().join(p)).unwrap();
+        }
+        let g = node(
+            "matrix:\n  generators:\n  - list: {elements: [{c: a}, {c: b}]}\n\
+             \x20 - git: {directories: [{path: 'envs/{{c}}/*'}]}\n",
+        );
+        let sets = generator_params(d.path(), &g, false).unwrap();
+        let got: Vec<(&str, &str)> = sets
+            .iter()
+            .map(|p| (p["c"].as_str(), p["path"].as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [("a", "envs/a/x"), ("a", "envs/a/y"), ("b", "envs/b/x")]
+        );
+    }
+
+    #[test]
+    fn a_matrix_refuses_what_argo_cd_refuses() {
+        let root = Path::new("no-such-root");
+        let one = node("matrix: {generators: [{list: {elements: [{a: 1}]}}]}\n");
+        let err = generator_params(root, &one, false).unwrap_err();
+        assert!(err.contains("exactly two"), "{err}");
+        let clash = node(
+            "matrix: {generators: [{list: {elements: [{a: '1'}]}}, {list: {elements: [{a: '2'}]}}]}\n",
+        );
+        let err = generator_params(root, &clash, false).unwrap_err();
+        assert!(err.contains("`a` to both `1` and `2`"), "{err}");
+        let same = node(
+            "matrix: {generators: [{list: {elements: [{a: '1'}]}}, {list: {elements: [{a: '1', b: '2'}]}}]}\n",
+        );
+        assert_eq!(generator_params(root, &same, false).unwrap().len(), 1);
+        let leaf = "{list: {elements: [{a: '1'}]}}";
+        let m1 = format!("{{matrix: {{generators: [{leaf}, {leaf}]}}}}");
+        let m2 = format!("{{matrix: {{generators: [{m1}, {leaf}]}}}}");
+        let m3 = format!("matrix: {{generators: [{m2}, {leaf}]}}\n");
+        assert!(generator_params(root, &node(&format!("{m2}\n")), false).is_ok());
+        let err = generator_params(root, &node(&m3), false).unwrap_err();
+        assert!(err.contains("more than one level"), "{err}");
+    }
+
+    #[test]
+    fn multi_source_reads_the_one_rendered_source_and_its_refs() {
+        let app = node(
+            "spec:\n  sources:\n  - {repoURL: r, path: charts/x, helm: {valueFiles: [$v/e/p.yaml]}}\n\
+             \x20 - {repoURL: r, ref: v}\n",
+        );
+        let (src, refs) = rendered_source(&View::plain(&app)).unwrap();
+        assert_eq!(src.str(&["path"]).unwrap().as_deref(), Some("charts/x"));
+        assert_eq!(refs, ["v"]);
+        let dir = Path::new("charts/x");
+        assert_eq!(
+            value_file(dir, &refs, "$v/e/p.yaml").unwrap(),
+            Path::new("e/p.yaml")
+        );
+        assert_eq!(
+            value_file(dir, &refs, "values.yaml").unwrap(),
+            Path::new("charts/x/values.yaml")
+        );
+        let err = value_file(dir, &refs, "$w/p.yaml").unwrap_err();
+        assert!(err.contains("no `ref` source `w`"), "{err}");
+        assert!(value_file(dir, &refs, "$v/../../p.yaml").is_err());
+
+        let two = node("spec:\n  sources: [{repoURL: r, path: a}, {repoURL: r, path: b}]\n");
+        let err = rendered_source(&View::plain(&two)).err().unwrap();
+        assert!(err.contains("2 of its spec.sources render"), "{err}");
+        let foreign = node("spec:\n  sources: [{repoURL: r, path: a}, {repoURL: other, ref: v}]\n");
+        let err = rendered_source(&View::plain(&foreign)).err().unwrap();
+        assert!(err.contains("`$v` source is another repository"), "{err}");
     }
 
     #[test]

@@ -41,10 +41,13 @@ pub fn parse_all(src: &str, resolver: Resolver) -> Result<Vec<Node>, Error> {
     }));
     GUARDED.with(|g| g.set(was));
     parsed.unwrap_or_else(|_| {
+        // The panic comes from the scanner reading past the last event it
+        // produced: name that event's end, the closest place we know.
+        let (line, column) = REACHED.with(std::cell::Cell::get);
         Err(Error::Syntax {
-            line: 0,
-            column: 0,
-            problem: "the YAML parser could not read this input".into(),
+            line,
+            column,
+            problem: "the YAML parser could not read what follows here".into(),
         })
     })
 }
@@ -55,6 +58,9 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
     /// Set while this thread runs the parser under `catch_unwind`.
     static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Where the current parse's last event ended (1-based line, column), so
+    /// a caught panic can still name a place in the file.
+    static REACHED: std::cell::Cell<(u32, u32)> = const { std::cell::Cell::new((1, 1)) };
 }
 
 /// Whether the current thread is inside the YAML parser's guarded call,
@@ -189,6 +195,7 @@ impl<'a> Builder<'a> {
         let mut parser = PARSER.with(|p| p.borrow_mut().take()).unwrap_or_default();
         parser.reset();
         parser.set_input(std::io::Cursor::new(self.src.as_bytes().to_vec()));
+        REACHED.with(|r| r.set((1, 1)));
         let result = self.events(&mut parser);
         parser.reset();
         PARSER.with(|p| *p.borrow_mut() = Some(parser));
@@ -198,6 +205,11 @@ impl<'a> Builder<'a> {
     fn events(mut self, parser: &mut Parser<std::io::Cursor<Vec<u8>>>) -> Result<Vec<Node>, Error> {
         loop {
             let event = parser.parse().map_err(syntax)?;
+            let reached = (
+                event.end_mark.line as u32 + 1,
+                event.end_mark.column as u32 + 1,
+            );
+            REACHED.with(|r| r.set(reached));
             let start = self.offset(event.start_mark.index);
             let end = self.offset(event.end_mark.index);
             let line = event.start_mark.line as u32 + 1;
