@@ -116,6 +116,26 @@ impl<'a> Tokens<'a> {
     }
 }
 
+thread_local! {
+    /// The token buffer of this thread's previous parse, reused: a chart's
+    /// templates are parsed one after another, and a fresh buffer each
+    /// time costs page faults and `malloc_consolidate` on every file.
+    static SPARE: std::cell::Cell<Vec<Token>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Token buffers larger than this (1 MiB) are freed, not kept.
+const MAX_SPARE_TOKENS: usize = (1 << 20) / std::mem::size_of::<Token>();
+
+impl Drop for Tokens<'_> {
+    fn drop(&mut self) {
+        if self.toks.capacity() <= MAX_SPARE_TOKENS {
+            let mut spare = std::mem::take(&mut self.toks);
+            spare.clear();
+            SPARE.set(spare);
+        }
+    }
+}
+
 const LEFT: &str = "{{";
 const RIGHT: &str = "}}";
 
@@ -176,12 +196,14 @@ pub fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Tokens<'_> {
         line: 1,
         start_line: 1,
         paren_depth: 0,
-        // About one token per 6 bytes of chart templates.
-        out: Vec::with_capacity(input.len() / 6 + 4),
+        out: SPARE.take(),
         error: String::new(),
         break_ok,
         continue_ok,
     };
+    l.out.clear();
+    // About one token per 6 bytes of chart templates.
+    l.out.reserve(input.len() / 6 + 4);
     l.run();
     Tokens {
         src: input,
@@ -631,30 +653,38 @@ impl Lexer<'_> {
         true
     }
 
+    /// Go's `lexQuote`, a byte at a time: every byte it stops at is ASCII,
+    /// and bytes of multi-byte characters never equal one. The string has
+    /// no newline, so the line stays.
     fn lex_quote(&mut self) -> State {
+        let bytes = self.input.as_bytes();
         loop {
-            match self.next() {
-                Some('\\') => match self.next() {
-                    Some(c) if c != '\n' => {}
-                    _ => return self.error("unterminated quoted string".into()),
-                },
-                None | Some('\n') => return self.error("unterminated quoted string".into()),
-                Some('"') => break,
-                _ => {}
+            match bytes.get(self.pos) {
+                Some(b'\\') => {
+                    self.pos += 1;
+                    match self.peek() {
+                        Some(c) if c != '\n' => self.pos += c.len_utf8(),
+                        _ => return self.error("unterminated quoted string".into()),
+                    }
+                }
+                None | Some(b'\n') => return self.error("unterminated quoted string".into()),
+                Some(b'"') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(_) => self.pos += 1,
             }
         }
         self.emit(Kind::String);
         State::InsideAction
     }
 
+    /// Go's `lexRawQuote`: everything up to the next backquote.
     fn lex_raw_quote(&mut self) -> State {
-        loop {
-            match self.next() {
-                None => return self.error("unterminated raw quoted string".into()),
-                Some('`') => break,
-                _ => {}
-            }
-        }
+        let Some(n) = self.rest().find('`') else {
+            return self.error("unterminated raw quoted string".into());
+        };
+        self.skip(n + 1);
         self.emit(Kind::RawString);
         State::InsideAction
     }
