@@ -1,8 +1,6 @@
 //! Tokenizer equivalent to Go's `text/template/parse/lex.go` with the default
 //! `{{`/`}}` delimiters, including trim markers and comments.
 
-use std::sync::Arc;
-
 /// Token kinds, named after Go's `itemType`s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -66,28 +64,74 @@ impl Kind {
     }
 }
 
-/// One token: kind, byte offset, text and 1-based line where it starts.
-#[derive(Clone, Debug)]
+/// One token: kind, the byte span `pos..end` of its text in the source,
+/// and the 1-based line where it starts. Tokens own nothing, so the
+/// parser's look-ahead copies them freely; [`Tokens::val`] gives the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Token {
     pub kind: Kind,
     pub pos: usize,
-    /// Shared: the parser's look-ahead copies tokens.
-    pub val: Arc<str>,
+    pub end: usize,
     pub line: usize,
 }
 
-impl Token {
+/// A lexed template: the tokens, and the message of the error token that
+/// ends them when lexing failed (Go's `errorf` item, whose text is not in
+/// the source).
+#[derive(Debug)]
+pub struct Tokens<'a> {
+    pub src: &'a str,
+    pub toks: Vec<Token>,
+    pub error: String,
+}
+
+impl<'a> Tokens<'a> {
+    /// The token's span of the source: its text, except for the error
+    /// token (empty; its message is [`Tokens::val`]).
+    pub fn text(&self, t: &Token) -> &'a str {
+        self.src.get(t.pos..t.end).unwrap_or_default()
+    }
+
+    /// The token's text (Go's `item.val`).
+    pub fn val(&self, t: &Token) -> &str {
+        if t.kind == Kind::Error {
+            return &self.error;
+        }
+        self.text(t)
+    }
+
     /// Go's `item.String()`, used in "unexpected X in Y" messages.
-    pub fn describe(&self) -> String {
-        match self.kind {
+    pub fn describe(&self, t: &Token) -> String {
+        let val = self.val(t);
+        match t.kind {
             Kind::Eof => "EOF".into(),
-            Kind::Error => self.val.to_string(),
-            k if k.is_keyword() => format!("<{}>", self.val),
-            _ if self.val.chars().count() > 10 => {
-                let short: String = self.val.chars().take(10).collect();
+            Kind::Error => val.to_string(),
+            k if k.is_keyword() => format!("<{val}>"),
+            _ if val.chars().count() > 10 => {
+                let short: String = val.chars().take(10).collect();
                 format!("{}...", crate::gotmpl::fmt::quote(&short))
             }
-            _ => crate::gotmpl::fmt::quote(&self.val),
+            _ => crate::gotmpl::fmt::quote(val),
+        }
+    }
+}
+
+thread_local! {
+    /// The token buffer of this thread's previous parse, reused: a chart's
+    /// templates are parsed one after another, and a fresh buffer each
+    /// time costs page faults and `malloc_consolidate` on every file.
+    static SPARE: std::cell::Cell<Vec<Token>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Token buffers larger than this (1 MiB) are freed, not kept.
+const MAX_SPARE_TOKENS: usize = (1 << 20) / std::mem::size_of::<Token>();
+
+impl Drop for Tokens<'_> {
+    fn drop(&mut self) {
+        if self.toks.capacity() <= MAX_SPARE_TOKENS {
+            let mut spare = std::mem::take(&mut self.toks);
+            spare.clear();
+            SPARE.set(spare);
         }
     }
 }
@@ -103,21 +147,48 @@ fn is_alnum(c: char) -> bool {
     c == '_' || c.is_alphabetic() || c.is_numeric()
 }
 
-/// `- ` after `{{`.
+/// Newlines in `b`, counted a word at a time.
+fn count_newlines(b: &[u8]) -> usize {
+    b.iter().map(|&c| usize::from(c == b'\n')).sum()
+}
+
+fn is_space_byte(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// `- ` after `{{` (both ASCII, so bytes decide).
 fn has_left_trim(s: &str) -> bool {
-    let mut it = s.chars();
-    it.next() == Some('-') && it.next().is_some_and(is_space)
+    match s.as_bytes() {
+        [b'-', c, ..] => is_space_byte(*c),
+        _ => false,
+    }
 }
 
 /// ` -` before `}}`.
 fn has_right_trim(s: &str) -> bool {
-    let mut it = s.chars();
-    it.next().is_some_and(is_space) && it.next() == Some('-')
+    match s.as_bytes() {
+        [c, b'-', ..] => is_space_byte(*c),
+        _ => false,
+    }
+}
+
+/// Offset of the first `{{` in `b`: a byte search for `{`, then a check
+/// of the byte after it (Go's `strings.Index(l.input[l.pos:], l.leftDelim)`).
+fn find_left_delim(b: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = b.get(from..)?.iter().position(|&c| c == b'{') {
+        let at = from + i;
+        if b.get(at + 1) == Some(&b'{') {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// Tokenizes a whole template. Lexing stops at the first error token,
 /// exactly where Go's lexer would stop emitting.
-pub fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Token> {
+pub fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Tokens<'_> {
     let mut l = Lexer {
         input,
         pos: 0,
@@ -125,12 +196,20 @@ pub fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Token> {
         line: 1,
         start_line: 1,
         paren_depth: 0,
-        out: Vec::new(),
+        out: SPARE.take(),
+        error: String::new(),
         break_ok,
         continue_ok,
     };
+    l.out.clear();
+    // About one token per 6 bytes of chart templates.
+    l.out.reserve(input.len() / 6 + 4);
     l.run();
-    l.out
+    Tokens {
+        src: input,
+        toks: l.out,
+        error: l.error,
+    }
 }
 
 struct Lexer<'a> {
@@ -141,6 +220,8 @@ struct Lexer<'a> {
     start_line: usize,
     paren_depth: i32,
     out: Vec<Token>,
+    /// The message of the error token, which ends `out`.
+    error: String,
     break_ok: bool,
     continue_ok: bool,
 }
@@ -156,8 +237,13 @@ impl Lexer<'_> {
         &self.input[self.pos..]
     }
 
+    #[inline]
     fn peek(&self) -> Option<char> {
-        self.rest().chars().next()
+        match self.input.as_bytes().get(self.pos) {
+            Some(&b) if b.is_ascii() => Some(b as char),
+            Some(_) => self.rest().chars().next(),
+            None => None,
+        }
     }
 
     fn next(&mut self) -> Option<char> {
@@ -179,11 +265,10 @@ impl Lexer<'_> {
     }
 
     fn emit(&mut self, kind: Kind) {
-        let val = Arc::from(&self.input[self.start..self.pos]);
         self.out.push(Token {
             kind,
             pos: self.start,
-            val,
+            end: self.pos,
             line: self.start_line,
         });
         self.ignore();
@@ -197,7 +282,7 @@ impl Lexer<'_> {
     /// Moves over `n` bytes, counting newlines.
     fn skip(&mut self, n: usize) {
         let end = (self.pos + n).min(self.input.len());
-        self.line += self.input[self.pos..end].matches('\n').count();
+        self.line += count_newlines(&self.input.as_bytes()[self.pos..end]);
         self.pos = end;
     }
 
@@ -205,9 +290,10 @@ impl Lexer<'_> {
         self.out.push(Token {
             kind: Kind::Error,
             pos: self.start,
-            val: msg.into(),
+            end: self.start,
             line: self.start_line,
         });
+        self.error = msg;
         State::Done
     }
 
@@ -237,7 +323,7 @@ impl Lexer<'_> {
     }
 
     fn lex_text(&mut self) -> State {
-        if let Some(x) = self.rest().find(LEFT) {
+        if let Some(x) = find_left_delim(self.rest().as_bytes()) {
             if x > 0 {
                 let delim_at = self.pos + x;
                 let mut end = delim_at;
@@ -261,7 +347,7 @@ impl Lexer<'_> {
         self.out.push(Token {
             kind: Kind::Eof,
             pos: self.pos,
-            val: "".into(),
+            end: self.pos,
             line: self.line,
         });
         State::Done
@@ -394,8 +480,12 @@ impl Lexer<'_> {
 
     fn lex_space(&mut self) -> State {
         let mut n = 0;
-        while self.peek().is_some_and(is_space) {
-            self.next();
+        while let Some(&b) = self.input.as_bytes().get(self.pos) {
+            if !is_space_byte(b) {
+                break;
+            }
+            self.pos += 1;
+            self.line += usize::from(b == b'\n');
             n += 1;
         }
         // Go: a trim-marked closing delimiter starts with a space; leave it.
@@ -420,35 +510,49 @@ impl Lexer<'_> {
         }
     }
 
-    fn lex_identifier(&mut self) -> State {
-        loop {
-            let c = self.next();
-            if c.is_some_and(is_alnum) {
+    /// Moves over letters, digits and `_` (never a newline), a byte at a
+    /// time while they are ASCII.
+    fn skip_alnum(&mut self) {
+        let bytes = self.input.as_bytes();
+        while let Some(&b) = bytes.get(self.pos) {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                self.pos += 1;
                 continue;
             }
-            self.backup(c);
-            if !self.at_terminator() {
-                return self.bad_char(c);
+            if b.is_ascii() {
+                return;
             }
-            let word = &self.input[self.start..self.pos];
-            let kind = match word {
-                "block" => Kind::Block,
-                "break" if self.break_ok => Kind::Break,
-                "continue" if self.continue_ok => Kind::Continue,
-                "define" => Kind::Define,
-                "else" => Kind::Else,
-                "end" => Kind::End,
-                "if" => Kind::If,
-                "range" => Kind::Range,
-                "nil" => Kind::Nil,
-                "template" => Kind::Template,
-                "with" => Kind::With,
-                "true" | "false" => Kind::Bool,
-                _ => Kind::Identifier,
-            };
-            self.emit(kind);
-            return State::InsideAction;
+            match self.peek() {
+                Some(c) if is_alnum(c) => self.pos += c.len_utf8(),
+                _ => return,
+            }
         }
+    }
+
+    fn lex_identifier(&mut self) -> State {
+        self.skip_alnum();
+        let c = self.peek();
+        if !self.at_terminator() {
+            return self.bad_char(c);
+        }
+        let word = &self.input[self.start..self.pos];
+        let kind = match word {
+            "block" => Kind::Block,
+            "break" if self.break_ok => Kind::Break,
+            "continue" if self.continue_ok => Kind::Continue,
+            "define" => Kind::Define,
+            "else" => Kind::Else,
+            "end" => Kind::End,
+            "if" => Kind::If,
+            "range" => Kind::Range,
+            "nil" => Kind::Nil,
+            "template" => Kind::Template,
+            "with" => Kind::With,
+            "true" | "false" => Kind::Bool,
+            _ => Kind::Identifier,
+        };
+        self.emit(kind);
+        State::InsideAction
     }
 
     fn bad_char(&mut self, c: Option<char>) -> State {
@@ -468,14 +572,8 @@ impl Lexer<'_> {
             });
             return State::InsideAction;
         }
-        let mut c;
-        loop {
-            c = self.next();
-            if !c.is_some_and(is_alnum) {
-                self.backup(c);
-                break;
-            }
-        }
+        self.skip_alnum();
+        let c = self.peek();
         if !self.at_terminator() {
             return self.bad_char(c);
         }
@@ -555,30 +653,38 @@ impl Lexer<'_> {
         true
     }
 
+    /// Go's `lexQuote`, a byte at a time: every byte it stops at is ASCII,
+    /// and bytes of multi-byte characters never equal one. The string has
+    /// no newline, so the line stays.
     fn lex_quote(&mut self) -> State {
+        let bytes = self.input.as_bytes();
         loop {
-            match self.next() {
-                Some('\\') => match self.next() {
-                    Some(c) if c != '\n' => {}
-                    _ => return self.error("unterminated quoted string".into()),
-                },
-                None | Some('\n') => return self.error("unterminated quoted string".into()),
-                Some('"') => break,
-                _ => {}
+            match bytes.get(self.pos) {
+                Some(b'\\') => {
+                    self.pos += 1;
+                    match self.peek() {
+                        Some(c) if c != '\n' => self.pos += c.len_utf8(),
+                        _ => return self.error("unterminated quoted string".into()),
+                    }
+                }
+                None | Some(b'\n') => return self.error("unterminated quoted string".into()),
+                Some(b'"') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(_) => self.pos += 1,
             }
         }
         self.emit(Kind::String);
         State::InsideAction
     }
 
+    /// Go's `lexRawQuote`: everything up to the next backquote.
     fn lex_raw_quote(&mut self) -> State {
-        loop {
-            match self.next() {
-                None => return self.error("unterminated raw quoted string".into()),
-                Some('`') => break,
-                _ => {}
-            }
-        }
+        let Some(n) = self.rest().find('`') else {
+            return self.error("unterminated raw quoted string".into());
+        };
+        self.skip(n + 1);
         self.emit(Kind::RawString);
         State::InsideAction
     }
@@ -589,9 +695,10 @@ mod tests {
     use super::*;
 
     fn kinds(s: &str) -> Vec<(Kind, String)> {
-        lex(s, true, true)
-            .into_iter()
-            .map(|t| (t.kind, t.val.to_string()))
+        let toks = lex(s, true, true);
+        toks.toks
+            .iter()
+            .map(|t| (t.kind, toks.val(t).to_string()))
             .collect()
     }
 
@@ -637,16 +744,21 @@ mod tests {
     #[test]
     fn line_numbers_advance() {
         let toks = lex("a\nb{{ .x\n}}\n{{ y }}", true, true);
-        let y = toks.iter().find(|t| &*t.val == "y").map(|t| t.line);
+        let y = toks
+            .toks
+            .iter()
+            .find(|t| toks.val(t) == "y")
+            .map(|t| t.line);
         assert_eq!(y, Some(4));
     }
 
     #[test]
     fn errors() {
         let last = |s: &str| {
-            lex(s, true, true)
-                .pop()
-                .map(|t| t.val.to_string())
+            let toks = lex(s, true, true);
+            toks.toks
+                .last()
+                .map(|t| toks.val(t).to_string())
                 .unwrap_or_default()
         };
         assert_eq!(last("{{ \"abc }}"), "unterminated quoted string");
@@ -656,17 +768,98 @@ mod tests {
         assert_eq!(last("{{/* a"), "unclosed comment");
     }
 
+    /// Templates made of fragments that exercise every lexer state.
+    fn template() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let frags = prop::sample::select(vec![
+            "{{",
+            "}}",
+            "{{- ",
+            " -}}",
+            "{{-",
+            "-}}",
+            " ",
+            "\n",
+            "\t",
+            ".a",
+            ".",
+            "$x",
+            "$",
+            ":=",
+            "=",
+            ",",
+            "|",
+            "(",
+            ")",
+            "\"s\\\"\"",
+            "\"",
+            "`r\n`",
+            "`",
+            "'c'",
+            "'",
+            "if",
+            "end",
+            "range",
+            "true",
+            "nil",
+            "1",
+            "-2",
+            "0x1f",
+            "1.5e3",
+            "/*",
+            "*/",
+            "é",
+            "x",
+            "{",
+            "}",
+            "#",
+            "\u{2028}",
+        ]);
+        prop::collection::vec(frags, 0..40).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        /// Tokens are spans of the source in order, on character
+        /// boundaries, each on the line its first byte is on; the last one
+        /// is EOF or an error with a message.
+        #[test]
+        fn tokens_are_ordered_spans_with_their_lines(src in template()) {
+            let toks = lex(&src, true, true);
+            let mut prev_end = 0;
+            for t in &toks.toks {
+                proptest::prop_assert!(prev_end <= t.pos && t.pos <= t.end && t.end <= src.len());
+                proptest::prop_assert!(src.is_char_boundary(t.pos) && src.is_char_boundary(t.end));
+                let line = 1 + src[..t.pos].matches('\n').count();
+                proptest::prop_assert_eq!(t.line, line, "{:?}", t);
+                let text = toks.text(t);
+                let ok = match t.kind {
+                    Kind::LeftDelim => text == "{{",
+                    Kind::RightDelim => text == "}}",
+                    Kind::Space => !text.is_empty() && text.chars().all(is_space),
+                    Kind::Field => text.starts_with('.'),
+                    Kind::Variable => text.starts_with('$'),
+                    Kind::Text => !text.is_empty(),
+                    Kind::Eof | Kind::Error => text.is_empty(),
+                    _ => !text.is_empty(),
+                };
+                proptest::prop_assert!(ok, "{:?} {:?}", t, text);
+                prev_end = t.end;
+            }
+            let last = toks.toks.last().map(|t| t.kind);
+            proptest::prop_assert!(matches!(last, Some(Kind::Eof | Kind::Error)));
+            proptest::prop_assert_eq!(last == Some(Kind::Error), !toks.error.is_empty());
+            let ends = toks.toks.iter().filter(|t| matches!(t.kind, Kind::Eof | Kind::Error));
+            proptest::prop_assert_eq!(ends.count(), 1);
+        }
+    }
+
     #[test]
     fn keywords_and_describe() {
         let toks = lex("{{ if }}", true, true);
-        assert_eq!(toks[2].kind, Kind::If);
-        assert_eq!(toks[2].describe(), "<if>");
-        let t = Token {
-            kind: Kind::String,
-            pos: 0,
-            val: "\"abcdefghijkl\"".into(),
-            line: 1,
-        };
-        assert_eq!(t.describe(), "\"\\\"abcdefghi\"...");
+        assert_eq!(toks.toks[2].kind, Kind::If);
+        assert_eq!(toks.describe(&toks.toks[2]), "<if>");
+        let long = lex("{{\"abcdefghijkl\"}}", true, true);
+        assert_eq!(long.toks[1].kind, Kind::String);
+        assert_eq!(long.describe(&long.toks[1]), "\"\\\"abcdefghi\"...");
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::ast::{Arg, Branch, Command, Node, Pipe, Tree};
-use super::lexer::{lex, Kind, Token};
+use super::lexer::{lex, Kind, Token, Tokens};
 use super::strconv::{number, unquote};
 use super::Error;
 
@@ -25,12 +25,12 @@ pub fn parse(
 ) -> Result<Vec<Tree>, Error> {
     let tokens = lex(text, !has_func("break"), !has_func("continue"));
     let mut p = Parser {
-        tokens,
+        toks: tokens,
         idx: 0,
         hi: 0,
         parse_name: name.to_string(),
         text: Arc::from(text),
-        vars: vec!["$".into()],
+        vars: vec!["$"],
         range_depth: 0,
         nest: 0,
         max_paren: max_paren.unwrap_or(MAX_PAREN_DEPTH).min(MAX_PAREN_DEPTH),
@@ -60,15 +60,16 @@ enum Item {
     Else,
 }
 
-struct Parser<'f> {
-    tokens: Vec<Token>,
+struct Parser<'a, 'f> {
+    toks: Tokens<'a>,
     idx: usize,
     /// Furthest token index read: Go reports errors at `token[0].line`,
     /// the newest lexed token, even after backing up.
     hi: usize,
     parse_name: String,
     text: Arc<str>,
-    vars: Vec<String>,
+    /// Variables in scope, borrowed from the source.
+    vars: Vec<&'a str>,
     range_depth: usize,
     /// Nesting of control bodies and parenthesised pipelines, for stack
     /// hops. helm 3.17 parses 100,000 nested parentheses and any depth of
@@ -81,9 +82,9 @@ struct Parser<'f> {
     trees: Vec<Tree>,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a, '_> {
     fn errorf<T>(&self, msg: impl Into<String>) -> PResult<T> {
-        let line = self.tokens.get(self.hi).map_or(1, |t| t.line);
+        let line = self.toks.toks.get(self.hi).map_or(1, |t| t.line);
         Err(Error::Parse(format!(
             "template: {}:{}: {}",
             self.parse_name,
@@ -92,22 +93,24 @@ impl Parser<'_> {
         )))
     }
 
+    #[inline]
     fn at(&self, i: usize) -> Token {
-        let last = self.tokens.len().saturating_sub(1);
-        self.tokens.get(i.min(last)).cloned().unwrap_or(Token {
+        let toks = &self.toks.toks;
+        let last = toks.len().saturating_sub(1);
+        toks.get(i.min(last)).copied().unwrap_or(Token {
             kind: Kind::Eof,
             pos: 0,
-            val: Arc::from(""),
+            end: 0,
             line: 1,
         })
     }
 
+    #[inline]
     fn next(&mut self) -> Token {
         let t = self.at(self.idx);
-        self.hi = self
-            .hi
-            .max(self.idx.min(self.tokens.len().saturating_sub(1)));
-        if self.idx < self.tokens.len() {
+        let len = self.toks.toks.len();
+        self.hi = self.hi.max(self.idx.min(len.saturating_sub(1)));
+        if self.idx < len {
             self.idx += 1;
         }
         t
@@ -154,13 +157,17 @@ impl Parser<'_> {
                     " in action started at {}:{}",
                     self.parse_name, self.action_line
                 );
-                if t.val.ends_with(" action") {
+                if self.toks.val(t).ends_with(" action") {
                     extra = extra[" in action".len()..].to_string();
                 }
             }
-            return self.errorf(format!("{}{}", t.val, extra));
+            return self.errorf(format!("{}{}", self.toks.val(t), extra));
         }
-        self.errorf(format!("unexpected {} in {}", t.describe(), context))
+        self.errorf(format!(
+            "unexpected {} in {}",
+            self.toks.describe(t),
+            context
+        ))
     }
 
     fn parse_top(&mut self) -> PResult<Vec<Node>> {
@@ -186,7 +193,7 @@ impl Parser<'_> {
 
     /// Parses a nested template body with fresh variables, then registers it.
     fn sub_tree(&mut self, name: String, context: &str) -> PResult<()> {
-        let saved_vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
+        let saved_vars = std::mem::replace(&mut self.vars, vec!["$"]);
         let saved_range = std::mem::replace(&mut self.range_depth, 0);
         let (list, end) = self.item_list()?;
         self.vars = saved_vars;
@@ -228,7 +235,7 @@ impl Parser<'_> {
         if !matches!(t.kind, Kind::String | Kind::RawString) {
             return self.unexpected(&t, context);
         }
-        let name = match unquote(&t.val) {
+        let name = match unquote(self.toks.text(&t)) {
             Ok(n) => n,
             Err(_) => return self.errorf("invalid syntax"),
         };
@@ -253,7 +260,7 @@ impl Parser<'_> {
         match t.kind {
             Kind::Text => Ok(Item::Node(Node::Text {
                 pos: t.pos,
-                text: t.val.to_string(),
+                text: self.toks.text(&t).to_string(),
             })),
             Kind::LeftDelim => {
                 self.action_line = t.line;
@@ -379,7 +386,7 @@ impl Parser<'_> {
         if !matches!(t.kind, Kind::String | Kind::RawString) {
             return self.unexpected(t, context);
         }
-        match unquote(&t.val) {
+        match unquote(self.toks.text(t)) {
             Ok(n) => Ok(n),
             Err(_) => self.errorf("invalid syntax"),
         }
@@ -428,14 +435,16 @@ impl Parser<'_> {
                 Kind::Assign | Kind::Declare => {
                     pipe.is_assign = next.kind == Kind::Assign;
                     self.next_non_space();
-                    pipe.decl.push(v.val.to_string());
-                    self.vars.push(v.val.to_string());
+                    let name = self.toks.text(&v);
+                    pipe.decl.push(name.to_string());
+                    self.vars.push(name);
                     return Ok(());
                 }
-                Kind::Char if &*next.val == "," => {
+                Kind::Char if self.toks.text(&next) == "," => {
                     self.next_non_space();
-                    pipe.decl.push(v.val.to_string());
-                    self.vars.push(v.val.to_string());
+                    let name = self.toks.text(&v);
+                    pipe.decl.push(name.to_string());
+                    self.vars.push(name);
                     if context == "range" && pipe.decl.len() < 2 {
                         let k = self.peek_non_space().kind;
                         if matches!(k, Kind::Variable | Kind::RightDelim | Kind::RightParen) {
@@ -551,7 +560,7 @@ impl Parser<'_> {
         let mut fields = Vec::new();
         while self.peek().kind == Kind::Field {
             let t = self.next();
-            fields.push(t.val[1..].to_string());
+            fields.push(self.toks.text(&t)[1..].to_string());
         }
         Ok(Some(match node {
             Arg::Field { mut ident, .. } => {
@@ -583,33 +592,31 @@ impl Parser<'_> {
     fn term(&mut self) -> PResult<Option<Arg>> {
         let t = self.next_non_space();
         let pos = t.pos;
+        let val = self.toks.text(&t);
         Ok(Some(match t.kind {
             Kind::Identifier => {
-                if !(self.has_func)(&t.val) {
-                    return self.errorf(format!(
-                        "function {} not defined",
-                        super::fmt::quote(&t.val)
-                    ));
+                if !(self.has_func)(val) {
+                    return self.errorf(format!("function {} not defined", super::fmt::quote(val)));
                 }
                 Arg::Identifier {
                     pos,
-                    name: t.val.to_string(),
+                    name: val.to_string(),
                 }
             }
             Kind::Dot => Arg::Dot { pos },
             Kind::Nil => Arg::Nil { pos },
-            Kind::Variable => self.use_var(pos, &t.val)?,
+            Kind::Variable => self.use_var(pos, val)?,
             Kind::Field => Arg::Field {
                 pos,
-                ident: t.val[1..].split('.').map(String::from).collect(),
+                ident: val[1..].split('.').map(String::from).collect(),
             },
             Kind::Bool => Arg::Bool {
                 pos,
-                val: &*t.val == "true",
+                val: val == "true",
             },
             Kind::CharConstant | Kind::Complex | Kind::Number => Arg::Number {
                 pos,
-                num: match number(&t.val, t.kind == Kind::CharConstant) {
+                num: match number(val, t.kind == Kind::CharConstant) {
                     Ok(n) => n,
                     Err(msg) => return self.errorf(msg),
                 },
@@ -621,10 +628,10 @@ impl Parser<'_> {
                 let r = self.deeper(|p| p.pipeline("parenthesized pipeline", Kind::RightParen));
                 Arg::Pipe(Box::new(r?))
             }
-            Kind::String | Kind::RawString => match unquote(&t.val) {
+            Kind::String | Kind::RawString => match unquote(val) {
                 Ok(text) => Arg::Str {
                     pos,
-                    quoted: t.val.to_string(),
+                    quoted: val.to_string(),
                     text,
                 },
                 Err(_) => return self.errorf("invalid syntax"),
@@ -638,7 +645,7 @@ impl Parser<'_> {
 
     fn use_var(&self, pos: usize, name: &str) -> PResult<Arg> {
         let ident: Vec<String> = name.split('.').map(String::from).collect();
-        if self.vars.iter().any(|v| *v == ident[0]) {
+        if self.vars.iter().any(|v| **v == ident[0]) {
             return Ok(Arg::Variable { pos, ident });
         }
         self.errorf(format!(
@@ -760,6 +767,32 @@ mod tests {
         assert_eq!(
             round_trip("{{ range $a, $b, $c := . }}{{end}}"),
             "template: t:1: too many declarations in range"
+        );
+    }
+
+    /// Line numbers as helm 3.17 reports them, past trim markers, comments
+    /// and multi-line actions (the lexer counts newlines over skipped text).
+    #[test]
+    fn error_lines_match_helm() {
+        assert_eq!(
+            round_trip("a: 1\n\n{{- \n  .x | 3 }}\n"),
+            "template: t:4: non executable command in pipeline stage 2"
+        );
+        assert_eq!(
+            round_trip("a\n{{- /* c */ -}}\n\n{{ \"x\n }}"),
+            "template: t:4: unterminated quoted string"
+        );
+        assert_eq!(
+            round_trip("x: {{ .a }}\n{{- if\n .x }}\n{{ end }} {{ end }}"),
+            "template: t:4: unexpected {{end}}"
+        );
+        assert_eq!(
+            round_trip("é{{ .x é }}"),
+            "template: t:1: function \"é\" not defined"
+        );
+        assert_eq!(
+            round_trip("{{ $x := 1 }}\n{{ range $x,\n $y := . }}{{ $z }}{{ end }}"),
+            "template: t:3: undefined variable \"$z\""
         );
     }
 
