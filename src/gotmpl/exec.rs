@@ -770,9 +770,9 @@ impl TemplateRunner for State<'_> {
 
     fn execute_text(&mut self, name: &str, text: &str, data: Value) -> Result<String, Error> {
         let funcs = self.funcs;
-        let depth = self.opts.max_paren_depth;
+        let opts = self.opts;
         let overlay = self.shared.overlay(name, text, || {
-            let trees = super::parse::parse(name, text, &|n: &str| funcs.contains(n), depth)?;
+            let trees = super::parse::parse(name, text, &|n: &str| funcs.contains(n), opts)?;
             let mut overlay: HashMap<String, Arc<Tree>> = HashMap::new();
             for t in trees {
                 super::associate(&mut overlay, t);

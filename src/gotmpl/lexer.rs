@@ -186,9 +186,40 @@ fn find_left_delim(b: &[u8]) -> Option<usize> {
     None
 }
 
+/// What the lexer does that depends on the template's function names and
+/// on the Go release.
+#[derive(Clone, Copy, Debug)]
+pub struct LexOptions {
+    /// `break` is a keyword (no function of that name).
+    pub break_ok: bool,
+    /// `continue` is a keyword (no function of that name).
+    pub continue_ok: bool,
+    /// The newlines inside a `{{/* */}}` comment count toward the line
+    /// numbers of later tokens. Go 1.23's `lexComment` (helm 3.17) moves
+    /// over the comment without counting them, so its parse errors after a
+    /// multi-line comment name an earlier line; Go 1.24+ (helm 4) counts
+    /// them.
+    pub comment_newlines: bool,
+}
+
+#[cfg(test)]
+impl LexOptions {
+    /// Go 1.24+ with neither `break` nor `continue` defined as functions.
+    pub const CURRENT: LexOptions = LexOptions {
+        break_ok: true,
+        continue_ok: true,
+        comment_newlines: true,
+    };
+}
+
 /// Tokenizes a whole template. Lexing stops at the first error token,
 /// exactly where Go's lexer would stop emitting.
-pub fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Tokens<'_> {
+pub fn lex(input: &str, opts: LexOptions) -> Tokens<'_> {
+    let LexOptions {
+        break_ok,
+        continue_ok,
+        comment_newlines,
+    } = opts;
     let mut l = Lexer {
         input,
         pos: 0,
@@ -200,6 +231,7 @@ pub fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Tokens<'_> {
         error: String::new(),
         break_ok,
         continue_ok,
+        comment_newlines,
     };
     l.out.clear();
     // About one token per 6 bytes of chart templates.
@@ -224,6 +256,7 @@ struct Lexer<'a> {
     error: String,
     break_ok: bool,
     continue_ok: bool,
+    comment_newlines: bool,
 }
 
 enum State {
@@ -374,7 +407,11 @@ impl Lexer<'_> {
         let Some(x) = self.rest().find("*/") else {
             return self.error("unclosed comment".into());
         };
-        self.skip(x + 2);
+        if self.comment_newlines {
+            self.skip(x + 2);
+        } else {
+            self.pos += x + 2;
+        }
         let (delim, trim) = self.at_right_delim();
         if !delim {
             return self.error("comment ends before closing delimiter".into());
@@ -695,7 +732,7 @@ mod tests {
     use super::*;
 
     fn kinds(s: &str) -> Vec<(Kind, String)> {
-        let toks = lex(s, true, true);
+        let toks = lex(s, LexOptions::CURRENT);
         toks.toks
             .iter()
             .map(|t| (t.kind, toks.val(t).to_string()))
@@ -743,7 +780,7 @@ mod tests {
 
     #[test]
     fn line_numbers_advance() {
-        let toks = lex("a\nb{{ .x\n}}\n{{ y }}", true, true);
+        let toks = lex("a\nb{{ .x\n}}\n{{ y }}", LexOptions::CURRENT);
         let y = toks
             .toks
             .iter()
@@ -755,7 +792,7 @@ mod tests {
     #[test]
     fn errors() {
         let last = |s: &str| {
-            let toks = lex(s, true, true);
+            let toks = lex(s, LexOptions::CURRENT);
             toks.toks
                 .last()
                 .map(|t| toks.val(t).to_string())
@@ -824,7 +861,7 @@ mod tests {
         /// is EOF or an error with a message.
         #[test]
         fn tokens_are_ordered_spans_with_their_lines(src in template()) {
-            let toks = lex(&src, true, true);
+            let toks = lex(&src, LexOptions::CURRENT);
             let mut prev_end = 0;
             for t in &toks.toks {
                 proptest::prop_assert!(prev_end <= t.pos && t.pos <= t.end && t.end <= src.len());
@@ -855,10 +892,10 @@ mod tests {
 
     #[test]
     fn keywords_and_describe() {
-        let toks = lex("{{ if }}", true, true);
+        let toks = lex("{{ if }}", LexOptions::CURRENT);
         assert_eq!(toks.toks[2].kind, Kind::If);
         assert_eq!(toks.describe(&toks.toks[2]), "<if>");
-        let long = lex("{{\"abcdefghijkl\"}}", true, true);
+        let long = lex("{{\"abcdefghijkl\"}}", LexOptions::CURRENT);
         assert_eq!(long.toks[1].kind, Kind::String);
         assert_eq!(long.describe(&long.toks[1]), "\"\\\"abcdefghi\"...");
     }

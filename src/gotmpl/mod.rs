@@ -96,6 +96,10 @@ pub struct ExecOptions {
     /// 4); `None` for Go 1.23 (helm 3.17), which parses until its stack
     /// runs out, and hydrate up to its own limit.
     pub max_paren_depth: Option<usize>,
+    /// Go 1.24+ counts the newlines inside `{{/* */}}` comments in the line
+    /// numbers of parse errors; Go 1.23 (helm 3.17) does not
+    /// (`lexer::LexOptions::comment_newlines`).
+    pub comment_newlines: bool,
 }
 
 /// Go 1.24+'s `text/template/parse` `maxStackDepth`.
@@ -212,7 +216,7 @@ impl TemplateSet {
     pub fn parse_with(&mut self, name: &str, text: &str, opts: &ExecOptions) -> Result<(), Error> {
         let funcs = self.funcs.clone();
         let has_func = |n: &str| funcs.contains(n);
-        let trees = parse::parse(name, text, &has_func, opts.max_paren_depth)?;
+        let trees = parse::parse(name, text, &has_func, opts)?;
         for t in trees {
             associate(&mut self.trees, t);
         }
@@ -229,12 +233,7 @@ impl TemplateSet {
         opts: &ExecOptions,
     ) -> Result<Vec<Arc<Tree>>, Error> {
         let funcs = &self.funcs;
-        let trees = parse::parse(
-            name,
-            text,
-            &|n: &str| funcs.contains(n),
-            opts.max_paren_depth,
-        )?;
+        let trees = parse::parse(name, text, &|n: &str| funcs.contains(n), opts)?;
         Ok(trees.into_iter().map(Arc::new).collect())
     }
 

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use super::ast::{Arg, Branch, Command, Node, Pipe, Tree};
-use super::lexer::{lex, Kind, Token, Tokens};
+use super::lexer::{lex, Kind, LexOptions, Token, Tokens};
 use super::strconv::{number, unquote};
-use super::Error;
+use super::{Error, ExecOptions};
 
 /// Parenthesised pipelines nested deeper than this are refused with Go's
 /// `maxStackDepth` message. helm 3.17 parses 100,000 (its Go check does not
@@ -21,9 +21,15 @@ pub fn parse(
     name: &str,
     text: &str,
     has_func: &(dyn Fn(&str) -> bool + Sync),
-    max_paren: Option<usize>,
+    opts: &ExecOptions,
 ) -> Result<Vec<Tree>, Error> {
-    let tokens = lex(text, !has_func("break"), !has_func("continue"));
+    let lex_opts = LexOptions {
+        break_ok: !has_func("break"),
+        continue_ok: !has_func("continue"),
+        comment_newlines: opts.comment_newlines,
+    };
+    let max_paren = opts.max_paren_depth;
+    let tokens = lex(text, lex_opts);
     let mut p = Parser {
         toks: tokens,
         idx: 0,
@@ -662,7 +668,7 @@ mod tests {
 
     fn p(text: &str) -> Result<Vec<Tree>, String> {
         let funcs = |n: &str| matches!(n, "printf" | "eq" | "list" | "include");
-        parse("t", text, &funcs, None).map_err(|e| e.to_string())
+        parse("t", text, &funcs, &ExecOptions::default()).map_err(|e| e.to_string())
     }
 
     fn round_trip(text: &str) -> String {
@@ -699,7 +705,13 @@ mod tests {
     fn paren_depth_limit_is_per_go_release() {
         let nested = |n: usize| format!("{{{{ {}1{} }}}}", "(".repeat(n), ")".repeat(n));
         let funcs = |_: &str| false;
-        let go = |n, max| parse("t", &nested(n), &funcs, max).map(|_| ());
+        let go = |n, max| {
+            let opts = ExecOptions {
+                max_paren_depth: max,
+                ..ExecOptions::default()
+            };
+            parse("t", &nested(n), &funcs, &opts).map(|_| ())
+        };
         assert!(go(10_000, Some(10_000)).is_ok());
         assert_eq!(
             go(10_001, Some(10_000)).map_err(|e| e.to_string()),
@@ -794,6 +806,22 @@ mod tests {
             round_trip("{{ $x := 1 }}\n{{ range $x,\n $y := . }}{{ $z }}{{ end }}"),
             "template: t:3: undefined variable \"$z\""
         );
+    }
+
+    #[test]
+    fn comment_lines_count_from_go_1_24() {
+        // Recorded: helm 3.17 (Go 1.23) says line 4, helm 4 (Go 1.25) line 6.
+        let text = "a\n{{/* c\n\n */ -}}\n\n{{ \"x\n }}";
+        let funcs = |_: &str| false;
+        let err = |comment_newlines| {
+            let opts = ExecOptions {
+                comment_newlines,
+                ..ExecOptions::default()
+            };
+            parse("t", text, &funcs, &opts).err().unwrap().to_string()
+        };
+        assert_eq!(err(false), "template: t:4: unterminated quoted string");
+        assert_eq!(err(true), "template: t:6: unterminated quoted string");
     }
 
     #[test]

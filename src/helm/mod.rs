@@ -244,12 +244,15 @@ pub fn chart_files(dir: &Path) -> Vec<PathBuf> {
 pub fn name_from_template(text: &str, version: HelmVersion) -> Result<String, Error> {
     use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Value};
     let mut set = TemplateSet::new("name-template", std::sync::Arc::new(FuncMap::with_sprig()));
-    set.parse("name-template", text)
-        .map_err(|e| Error::Render(e.to_string()))?;
+    let v4 = version == HelmVersion::V4;
     let exec = ExecOptions {
-        range_over_int: version == HelmVersion::V4,
+        range_over_int: v4,
+        max_paren_depth: v4.then_some(crate::gotmpl::GO_MAX_PAREN_DEPTH),
+        comment_newlines: v4,
         ..ExecOptions::default()
     };
+    set.parse_with("name-template", text, &exec)
+        .map_err(|e| Error::Render(e.to_string()))?;
     set.execute("name-template", Value::Nil, &exec)
         .map_err(|e| Error::Render(e.to_string()))
 }

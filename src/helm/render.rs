@@ -337,12 +337,13 @@ pub fn render(
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
     let mut set = TemplateSet::new("gotpl", loaded.funcs(opts.helm_version));
-    // helm4 is built with Go 1.25: its text/template ranges over ints and
-    // refuses parentheses nested past 10,000.
+    // helm4 is built with Go 1.25: its text/template ranges over ints,
+    // refuses parentheses nested past 10,000 and counts comments' lines.
     let v4 = opts.helm_version == HelmVersion::V4;
     let exec = ExecOptions {
         range_over_int: v4,
         max_paren_depth: v4.then_some(GO_MAX_PAREN_DEPTH),
+        comment_newlines: v4,
         ..ExecOptions::default()
     };
     for n in &names {
