@@ -14,22 +14,23 @@
 //! reads and writes nothing but the file it is given.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use super::entry::{self, Key, Kind, Reader, Writer};
-use super::inputs::{Known, Stat};
+use super::inputs::{Known, Name, Stat};
 
 /// What the index remembers about one job (by job key).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobRecord {
     /// The inputs its last render read ([`super::inputs::of`]); shared,
     /// as jobs share most of their inputs and a lookup needs the list
-    /// without the lock.
-    pub inputs: Arc<[Arc<Path>]>,
+    /// without the lock; each path is the stat index's and the hash
+    /// memo's allocation of it.
+    pub inputs: Arc<[Name]>,
     /// How long that render took, in microseconds.
     pub micros: u64,
 }
@@ -62,18 +63,21 @@ pub fn load(path: &Path) -> Index {
 /// written once, straight into the entry (at 2,000 apps the index is
 /// about 20 MB; staging its parts and the payload cost as much again).
 pub fn encode(index: &Index) -> Vec<u8> {
-    encode_parts(index.stats.iter(), &index.jobs)
+    encode_parts(
+        index.stats.iter().map(|(p, (st, k))| (&**p, st, k)),
+        &index.jobs,
+    )
 }
 
 /// [`encode`] of a stat index given as its entries (each path once), so
 /// that a caller can chain two maps instead of merging them into a copy.
 pub fn encode_parts<'a>(
-    stats: impl Iterator<Item = (&'a OsString, &'a (Stat, Key))>,
+    stats: impl Iterator<Item = (&'a OsStr, &'a Stat, &'a Key)>,
     jobs: &'a HashMap<Key, JobRecord>,
 ) -> Vec<u8> {
     let mut table = Table::default();
     let stats: Vec<(u64, &Stat, &Key)> = stats
-        .filter_map(|(p, (st, k))| Some((table.id(Path::new(p))?, st, k)))
+        .filter_map(|(p, st, k)| Some((table.id(p)?, st, k)))
         .collect();
     let jobs: Vec<(&Key, &JobRecord)> = jobs
         .iter()
@@ -119,7 +123,7 @@ struct Table<'a> {
 
 impl<'a> Table<'a> {
     /// The number of `p`; `None` when it is not UTF-8.
-    fn id(&mut self, p: &'a Path) -> Option<u64> {
+    fn id(&mut self, p: &'a OsStr) -> Option<u64> {
         let s = p.to_str()?;
         let next = self.list.len() as u64;
         let id = *self.ids.entry(s).or_insert(next);
@@ -134,14 +138,13 @@ fn decode(payload: &[u8]) -> Option<Index> {
     let mut r = Reader::new(payload);
     let n = r.count()?;
     let table = (0..n)
-        .map(|_| r.str().map(|s| Arc::<Path>::from(Path::new(s))))
+        .map(|_| r.str().map(|s| Name::from(OsStr::new(s))))
         .collect::<Option<Vec<_>>>()?;
-    let path = |r: &mut Reader| -> Option<Arc<Path>> {
-        table.get(usize::try_from(r.u64()?).ok()?).cloned()
-    };
+    let path =
+        |r: &mut Reader| -> Option<Name> { table.get(usize::try_from(r.u64()?).ok()?).cloned() };
     let mut index = Index::default();
     for _ in 0..r.count()? {
-        let p = path(&mut r)?.as_os_str().to_os_string();
+        let p = path(&mut r)?;
         let id = [r.u64()?, r.u64()?, r.u64()?, r.u64()?];
         let mut times = [(0i64, 0i64); 2];
         for t in &mut times {
@@ -172,14 +175,18 @@ mod tests {
             id: [1, 2, 3, 0o100644],
             times: [(1_700_000_000, 5), (-1, 999_999_999)],
         };
-        index.stats.insert("r/a/k.yaml".into(), (st, [9; 32]));
-        index.stats.insert("r/a".into(), (st, [8; 32]));
+        index
+            .stats
+            .insert(Name::from(OsStr::new("r/a/k.yaml")), (st, [9; 32]));
+        index
+            .stats
+            .insert(Name::from(OsStr::new("r/a")), (st, [8; 32]));
         index.jobs.insert(
             [1; 32],
             JobRecord {
                 inputs: ["r/a", "r/a/k.yaml", "r/b"]
                     .iter()
-                    .map(|p| Arc::from(Path::new(p)))
+                    .map(|p| Name::from(OsStr::new(p)))
                     .collect(),
                 micros: 1234,
             },

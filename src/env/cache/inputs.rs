@@ -7,12 +7,12 @@
 //! renders nothing and writes nothing; `index` stores what it learnt.
 
 use std::collections::{BTreeSet, HashMap};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::hash::BuildHasherDefault;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
@@ -24,17 +24,24 @@ use crate::env::realpath::Realpath;
 /// directory each of them is in. A directory counts with its listing, so a
 /// file that was probed and absent (`kustomization.yml` beside
 /// `kustomization.yaml`, a new template in a chart's `templates/`) changes
-/// the key when it appears.
-pub fn of(files_read: &[PathBuf]) -> Vec<PathBuf> {
-    let mut all: BTreeSet<PathBuf> = BTreeSet::new();
+/// the key when it appears. Borrowed: the cache keeps each path once, as a
+/// [`Name`] ([`Hasher::entry`]).
+pub fn of(files_read: &[PathBuf]) -> Vec<&Path> {
+    let mut all: BTreeSet<&Path> = BTreeSet::new();
     for f in files_read {
         if let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty()) {
-            all.insert(parent.to_path_buf());
+            all.insert(parent);
         }
-        all.insert(f.clone());
+        all.insert(f);
     }
     all.into_iter().collect()
 }
+
+/// A path as the cache holds it in memory: its bytes, shared. The hash
+/// memo, the stat index and every job record that names a path share one
+/// allocation of it (at 2,000 apps, ~90,000 distinct paths named ~200,000
+/// times by the job records).
+pub type Name = Arc<OsStr>;
 
 /// A file's or directory's `stat` (following symlinks): what changes when
 /// its content or listing may have. Device, inode, size, mode and both
@@ -93,11 +100,16 @@ fn epoch(t: SystemTime) -> (i64, i64) {
 /// when it was hashed and the hash.
 pub type Known = PathMap<(Stat, Key)>;
 
+/// What a run learnt for the stat index: (path, stat, hash), sorted by
+/// path, each path once. A list, not a map: it is only looked at once the
+/// run is over, and a map's table costs more than its entries.
+pub type Learnt = Vec<(Name, Stat, Key)>;
+
 /// A map keyed by a path's bytes, hashed with [`Fx`]: hashing a `Path`
 /// walks its components, and SipHash's flood resistance buys nothing for
 /// keys that come from the repository and only index memory. Content
 /// identity (the keys stored on disk) stays SHA-256.
-pub type PathMap<V> = HashMap<OsString, V, BuildHasherDefault<Fx>>;
+pub type PathMap<V> = HashMap<Name, V, BuildHasherDefault<Fx>>;
 
 /// rustc's FxHash: a multiply and a rotate per eight bytes.
 #[derive(Clone, Copy, Default)]
@@ -147,8 +159,9 @@ pub struct Hasher {
     /// Only stats older than this are remembered (see [`RACY`]).
     trust_before: (i64, i64),
     /// What this run learnt that `prior` does not say, for the next run
-    /// (an unchanged run learns nothing and copies nothing).
-    seen: Mutex<Known>,
+    /// (an unchanged run learns nothing and copies nothing); in the order
+    /// learnt, a path twice when two threads hashed it at once.
+    seen: Mutex<Learnt>,
     hashed: AtomicUsize,
     vouched: AtomicUsize,
 }
@@ -195,15 +208,21 @@ impl Hasher {
     /// Called once, at the end of a run: what was learnt is moved out, not
     /// copied, and the run's memos are freed (at 2,000 apps they hold
     /// about 100,000 paths).
-    pub fn take_learnt(&self) -> Known {
+    pub fn take_learnt(&self) -> Learnt {
         if let Ok(mut m) = self.memo.lock() {
             *m = PathMap::default();
         }
         self.canon.forget();
-        self.seen
+        let mut learnt = self
+            .seen
             .lock()
             .map(|mut s| std::mem::take(&mut *s))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        // Each entry is a stat and the hash taken after it, so either of
+        // two for one path is a true one.
+        learnt.sort_by(|a, b| a.0.cmp(&b.0));
+        learnt.dedup_by(|a, b| a.0 == b.0);
+        learnt
     }
 
     /// The stat index as the last run left it (paths this run did not look
@@ -215,12 +234,12 @@ impl Hasher {
     /// Remembers `path`'s stat and hash for the next run when the stat is
     /// old enough to be trusted ([`RACY`]) and the index does not already
     /// say so.
-    fn learn(&self, path: &OsStr, stat: Stat, k: Key) {
-        if !stat.before(self.trust_before) || self.prior.get(path) == Some(&(stat, k)) {
+    fn learn(&self, path: &Name, stat: Stat, k: Key) {
+        if !stat.before(self.trust_before) || self.prior.get(&**path) == Some(&(stat, k)) {
             return;
         }
         if let Ok(mut seen) = self.seen.lock() {
-            seen.insert(path.to_os_string(), (stat, k));
+            seen.push((path.clone(), stat, k));
         }
     }
 
@@ -233,20 +252,35 @@ impl Hasher {
             Some((was, k)) if *was == stat => *k,
             _ => file_key(&std::fs::read(path).ok()?),
         };
-        self.learn(path.as_os_str(), stat, k);
+        self.learn(&Name::from(path.as_os_str()), stat, k);
         Some(k)
     }
 
     /// The hash of what `path` holds now (see [`Hasher::hash_path`]).
     pub fn hash(&self, path: &Path) -> Key {
-        let name = path.as_os_str();
-        if let Some(k) = self.memo.lock().ok().and_then(|m| m.get(name).copied()) {
-            return k;
+        self.entry(path.as_os_str(), None).1
+    }
+
+    /// The hash of what `name` holds now, as [`Hasher::hash`].
+    pub fn hash_name(&self, name: &Name) -> Key {
+        self.entry(name, Some(name)).1
+    }
+
+    /// [`Hasher::hash`] of `path`, and the path as the memo holds it, to be
+    /// shared by whoever keeps it (`shared`, when given, is the allocation
+    /// to keep if the memo has none yet).
+    pub fn entry(&self, name: &OsStr, shared: Option<&Name>) -> (Name, Key) {
+        let memo = self.memo.lock().ok();
+        if let Some((n, k)) = memo.as_ref().and_then(|m| m.get_key_value(name)) {
+            return (n.clone(), *k);
         }
+        drop(memo);
+        let path = Path::new(name);
         // Stat before reading: a change after this moves the stat.
         let stat = Stat::of(path);
-        let k = match (stat, self.prior.get(name)) {
-            (Some(s), Some((was, k))) if s == *was => {
+        let prior = self.prior.get_key_value(name);
+        let k = match (stat, prior) {
+            (Some(s), Some((_, (was, k)))) if s == *was => {
                 self.vouched.fetch_add(1, Ordering::Relaxed);
                 *k
             }
@@ -255,13 +289,17 @@ impl Hasher {
                 self.hash_path(path)
             }
         };
+        let name = match (shared, prior) {
+            (Some(n), _) | (None, Some((n, _))) => n.clone(),
+            (None, None) => Name::from(name),
+        };
         if let Some(s) = stat {
-            self.learn(name, s, k);
+            self.learn(&name, s, k);
         }
         if let Ok(mut m) = self.memo.lock() {
-            m.insert(name.to_os_string(), k);
+            m.insert(name.clone(), k);
         }
-        k
+        (name, k)
     }
 
     /// A hash of what a render could observe at `path`:
@@ -403,10 +441,11 @@ mod tests {
 
     #[test]
     fn inputs_add_each_files_directory() {
-        let got = of(&["r/a/k.yaml".into(), "r/a/p.yaml".into(), "r/b/x".into()]);
-        let want: Vec<PathBuf> = ["r/a", "r/a/k.yaml", "r/a/p.yaml", "r/b", "r/b/x"]
+        let read: [PathBuf; 3] = ["r/a/k.yaml".into(), "r/a/p.yaml".into(), "r/b/x".into()];
+        let got = of(&read);
+        let want: Vec<&Path> = ["r/a", "r/a/k.yaml", "r/a/p.yaml", "r/b", "r/b/x"]
             .iter()
-            .map(PathBuf::from)
+            .map(Path::new)
             .collect();
         assert_eq!(got, want);
     }

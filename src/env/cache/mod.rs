@@ -163,15 +163,14 @@ impl Cache {
     }
 
     /// The key of a result: the job key and what each input holds now.
-    fn input_key<P: AsRef<Path>>(&self, job_key: &Key, paths: &[P]) -> Key {
+    fn input_key(&self, job_key: &Key, paths: &[inputs::Name]) -> Key {
         let mut h = Sha256::new();
         h.update(job_key);
         for p in paths {
-            let p = p.as_ref();
-            let bytes = p.as_os_str().as_encoded_bytes();
+            let bytes = p.as_encoded_bytes();
             h.update((bytes.len() as u64).to_le_bytes());
             h.update(bytes);
-            h.update(self.hasher.hash(p));
+            h.update(self.hasher.hash_name(p));
         }
         h.finalize().into()
     }
@@ -222,6 +221,12 @@ impl Cache {
         if paths.iter().any(|p| p.to_str().is_none()) {
             return;
         }
+        // Each path as the hasher holds it: one allocation per distinct
+        // path, however many job records name it.
+        let paths: Arc<[inputs::Name]> = paths
+            .iter()
+            .map(|p| self.hasher.entry(p.as_os_str(), None).0)
+            .collect();
         let jk = self.job_key(job);
         let ik = self.input_key(&jk, &paths);
         if self.ensure_dir().is_err() {
@@ -235,7 +240,7 @@ impl Cache {
             return;
         }
         let record = JobRecord {
-            inputs: paths.iter().map(|p| Arc::from(p.as_path())).collect(),
+            inputs: paths,
             micros: u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
         };
         if let Ok(mut jobs) = self.jobs.lock() {
@@ -293,10 +298,17 @@ impl Cache {
             // Nobody wrote the index since this run loaded it: `prior` and
             // the job records already hold it, so it is not loaded again,
             // and `prior` is chained behind what was learnt, not copied.
-            let rest = prior.iter().filter(|(p, _)| !learnt.contains_key(*p));
-            index::encode_parts(learnt.iter().chain(rest), &jobs)
+            let learns =
+                |p: &std::ffi::OsStr| learnt.binary_search_by(|(n, _, _)| (**n).cmp(p)).is_ok();
+            let rest = prior
+                .iter()
+                .filter(|(p, _)| !learns(p))
+                .map(|(p, (st, k))| (&**p, st, k));
+            let learnt = learnt.iter().map(|(p, st, k)| (&**p, st, k));
+            index::encode_parts(learnt.chain(rest), &jobs)
         } else {
-            let mut stats = learnt;
+            let mut stats: inputs::Known =
+                learnt.into_iter().map(|(p, st, k)| (p, (st, k))).collect();
             for (p, e) in prior {
                 stats.entry(p.clone()).or_insert(*e);
             }
