@@ -70,7 +70,21 @@ pub struct List {
 pub struct Map {
     /// Static element type.
     pub elem: Elem,
+    /// When the map was made, from [`MAP_SERIAL`]: a host running
+    /// templates at once tells maps that existed before they started
+    /// (possibly shared by all) from maps one of them made.
+    serial: u64,
     entries: RwLock<BTreeMap<String, Value>>,
+}
+
+/// The next [`Map::serial`].
+static MAP_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A mark in the order maps are made: every map made before this call has
+/// a smaller [`Map::serial`], every map made after it (on any thread that
+/// starts later) a greater or equal one.
+pub fn map_watermark() -> u64 {
+    MAP_SERIAL.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 impl Map {
@@ -78,8 +92,14 @@ impl Map {
     pub fn new(elem: Elem, entries: BTreeMap<String, Value>) -> Self {
         Map {
             elem,
+            serial: MAP_SERIAL.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
             entries: RwLock::new(entries),
         }
+    }
+
+    /// When the map was made, comparable with [`map_watermark`].
+    pub fn serial(&self) -> u64 {
+        self.serial
     }
 
     /// Value stored under `key`, if present.
