@@ -157,7 +157,7 @@ impl ExecShared {
     /// guarded execution and the map is older than its watermark.
     pub fn may_mutate(&self, map: &value::Map) -> bool {
         match self.guard {
-            Some(w) if map.serial() < w => {
+            Some(w) if map.epoch() < w => {
                 self.blocked
                     .store(true, std::sync::atomic::Ordering::SeqCst);
                 false
