@@ -62,6 +62,7 @@ goldens! {
     helm_from_toml_invalid_value => "helm" / "from-toml-invalid-value",
     helm_from_toml_unterminated_string => "helm" / "from-toml-unterminated-string",
     helm_nested_subcharts_order => "helm" / "nested-subcharts-order",
+    helm_values_changed_in_place => "helm" / "values-changed-in-place",
 }
 
 fn case_dir(suite: &str, case: &str) -> PathBuf {

@@ -116,7 +116,13 @@ pub struct ExecShared {
     /// Parsed texts of [`TemplateRunner::execute_text`] (helm's `tpl`), by
     /// (name, text): a chart calls `tpl` on the same values string for
     /// every document, and parsing depends only on the text.
-    overlays: std::sync::Mutex<HashMap<(String, String), Overlay>>,
+    overlays: Arc<std::sync::Mutex<HashMap<(String, String), Overlay>>>,
+    /// Set for a speculative execution ([`ExecShared::guarded`]): maps
+    /// made before this mark may be shared with templates running at the
+    /// same time, so functions must not change them.
+    guard: Option<u64>,
+    /// A function was stopped from changing such a map.
+    blocked: std::sync::atomic::AtomicBool,
 }
 
 /// The templates one text defines, as an overlay over the set.
@@ -134,6 +140,40 @@ impl ExecShared {
         let v = c.entry(key.to_string()).or_insert(0);
         *v += delta;
         *v
+    }
+
+    /// State for one of several templates run at once, sharing this
+    /// state's `tpl` parses but with counters and warnings of its own:
+    /// functions may change only maps made after `watermark`
+    /// ([`value::map_watermark`]), i.e. by this execution; an attempt to
+    /// change an older one is refused and remembered ([`ExecShared::blocked`]),
+    /// and the host must then run the template again alone.
+    pub fn guarded(&self, watermark: u64) -> ExecShared {
+        ExecShared {
+            overlays: Arc::clone(&self.overlays),
+            guard: Some(watermark),
+            ..ExecShared::default()
+        }
+    }
+
+    /// Whether a function may change `map` in place (Go's map writes in
+    /// `set`, `unset`, `merge`...); false (and remembered) when this is a
+    /// guarded execution and the map is older than its watermark.
+    pub fn may_mutate(&self, map: &value::Map) -> bool {
+        match self.guard {
+            Some(w) if map.epoch() < w => {
+                self.blocked
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// Whether a guarded execution tried to change a map older than its
+    /// watermark: its output is not what running it alone would give.
+    pub fn blocked(&self) -> bool {
+        self.blocked.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Records a warning once.

@@ -70,7 +70,23 @@ pub struct List {
 pub struct Map {
     /// Static element type.
     pub elem: Elem,
+    /// The [`MAP_EPOCH`] the map was made in: a host running templates
+    /// at once tells maps that existed before they started (possibly
+    /// shared by all) from maps one of them made.
+    epoch: u64,
     entries: RwLock<BTreeMap<String, Value>>,
+}
+
+/// Advanced only by [`map_watermark`]; read (not written: no contended
+/// cache line) by every [`Map::new`].
+static MAP_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Starts a new epoch and returns it: every map made before this call
+/// (on this thread, or on one that handed its work over before) has a
+/// smaller [`Map::epoch`], every map made after it (on any thread that
+/// starts later) this one or a later one.
+pub fn map_watermark() -> u64 {
+    MAP_EPOCH.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
 }
 
 impl Map {
@@ -78,8 +94,14 @@ impl Map {
     pub fn new(elem: Elem, entries: BTreeMap<String, Value>) -> Self {
         Map {
             elem,
+            epoch: MAP_EPOCH.load(std::sync::atomic::Ordering::Acquire),
             entries: RwLock::new(entries),
         }
+    }
+
+    /// When the map was made, comparable with [`map_watermark`].
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// Value stored under `key`, if present.

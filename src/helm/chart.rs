@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::objects::GlobPattern;
 use super::{Error, FileError};
 use crate::gotmpl::convert::{deep_copy, parse_yaml, parse_yaml_at};
 use crate::gotmpl::Value;
@@ -116,12 +117,33 @@ impl Chart {
 
 /// A `.helmignore` rule (glob on the relative path or its base name).
 struct Ignore {
-    rules: Vec<(bool, String, bool)>, // (negate, pattern, dir-only)
+    rules: Vec<IgnoreRule>,
+}
+
+/// One `.helmignore` line, its pattern parsed once.
+struct IgnoreRule {
+    negate: bool,
+    pattern: GlobPattern,
+    /// The pattern has a `/`: matched against the whole relative path,
+    /// else against the base name.
+    whole_path: bool,
+    dir_only: bool,
+}
+
+impl IgnoreRule {
+    fn new(negate: bool, pattern: &str, dir_only: bool) -> IgnoreRule {
+        IgnoreRule {
+            negate,
+            pattern: GlobPattern::new(pattern),
+            whole_path: pattern.contains('/'),
+            dir_only,
+        }
+    }
 }
 
 impl Ignore {
     fn load(dir: &Path) -> Ignore {
-        let mut rules = vec![(false, "templates/.?*".to_string(), false)];
+        let mut rules = vec![IgnoreRule::new(false, "templates/.?*", false)];
         if let Ok(text) = std::fs::read_to_string(dir.join(".helmignore")) {
             for line in text.lines() {
                 let l = line.trim();
@@ -134,7 +156,7 @@ impl Ignore {
                 };
                 let dir_only = l.ends_with('/');
                 let l = l.trim_end_matches('/').trim_start_matches('/');
-                rules.push((neg, l.to_string(), dir_only));
+                rules.push(IgnoreRule::new(neg, l, dir_only));
             }
         }
         Ignore { rules }
@@ -143,17 +165,13 @@ impl Ignore {
     fn ignored(&self, rel: &str, is_dir: bool) -> bool {
         let base = rel.rsplit('/').next().unwrap_or(rel);
         let mut out = false;
-        for (neg, pat, dir_only) in &self.rules {
-            if *dir_only && !is_dir {
+        for rule in &self.rules {
+            if rule.dir_only && !is_dir {
                 continue;
             }
-            let hit = if pat.contains('/') {
-                super::objects::glob_match(pat, rel)
-            } else {
-                super::objects::glob_match(pat, base)
-            };
-            if hit {
-                out = !neg;
+            let name = if rule.whole_path { rel } else { base };
+            if rule.pattern.matches(name) {
+                out = !rule.negate;
             }
         }
         out

@@ -23,9 +23,9 @@ pub const INCLUDE_MAX: i64 = 1000;
 /// Counters (in [`crate::gotmpl::ExecShared`]) of `tpl` nesting and of the
 /// bytes all `tpl` calls of one render produced.
 const TPL_DEPTH: &str = "tpl:depth";
-const TPL_BYTES: &str = "tpl:bytes";
+pub(super) const TPL_BYTES: &str = "tpl:bytes";
 /// Total `tpl` output per render: far above real charts, far below the RAM.
-const TPL_MAX_BYTES: i64 = 64 << 20;
+pub(super) const TPL_MAX_BYTES: i64 = 64 << 20;
 /// Markers Helm wraps `required`/`fail` messages in (`warnWrap`).
 pub const WARN_START: &str = "HELM_ERR_START";
 /// End marker of [`WARN_START`].

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::chart::Chart;
@@ -29,6 +30,9 @@ pub struct LoadedChart {
     chart: Chart,
     parsed: Mutex<HashMap<String, Parses>>,
     funcs: [OnceLock<Arc<FuncMap>>; 2],
+    /// A render found that the templates change maps they share, so
+    /// later renders run them one by one (`execute.rs`).
+    serial: AtomicBool,
 }
 
 impl std::fmt::Debug for LoadedChart {
@@ -50,12 +54,18 @@ impl LoadedChart {
             chart,
             parsed: Mutex::default(),
             funcs: [OnceLock::new(), OnceLock::new()],
+            serial: AtomicBool::new(false),
         }
     }
 
     /// The chart as loaded: renders work on [`Chart::detached`] copies.
     pub fn chart(&self) -> &Chart {
         &self.chart
+    }
+
+    /// Whether renders run the templates one by one, not at once.
+    pub(super) fn runs_serially(&self) -> &AtomicBool {
+        &self.serial
     }
 
     /// helm's function table for `version`, built once.

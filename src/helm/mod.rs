@@ -10,6 +10,7 @@
 
 mod chart;
 mod chart_json;
+mod execute;
 mod full_path;
 mod funcs;
 mod head_scan;

@@ -13,16 +13,53 @@ use crate::gotmpl::{Elem, Object, Value};
 /// gobwas/glob with `/` as separator: `*` and `?` stay within a path
 /// segment, `**` crosses segments, `[...]` classes, `{a,b}` alternatives.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    // Matched directly rather than through a regex: charts glob every file
-    // against every `.helmignore` line, and compiling a regex each time
-    // was most of a small chart's render time.
-    let chars: Vec<char> = pattern.chars().collect();
-    let mut i = 0;
-    let Some(alternatives) = parse_glob(&chars, &mut i, false) else {
-        return false;
-    };
-    let name: Vec<char> = name.chars().collect();
-    alternatives.iter().any(|toks| glob_tokens(toks, &name))
+    GlobPattern::new(pattern).matches(name)
+}
+
+/// A [`glob_match`] pattern parsed once, for matching many names (a
+/// chart's every file against every `.helmignore` line).
+#[derive(Clone, Debug)]
+pub struct GlobPattern {
+    /// The `{a,b}` alternatives' token lists; `None` when malformed
+    /// (matches nothing).
+    alternatives: Option<Vec<Vec<Glob>>>,
+    /// The pattern has no wildcard: it matches only this text.
+    literal: Option<String>,
+}
+
+impl GlobPattern {
+    /// Parses `pattern`.
+    pub fn new(pattern: &str) -> GlobPattern {
+        // Matched directly rather than through a regex: compiling a regex
+        // each time was most of a small chart's render time.
+        let chars: Vec<char> = pattern.chars().collect();
+        let mut i = 0;
+        let alternatives = parse_glob(&chars, &mut i, false);
+        let lit = |t: &Glob| match t {
+            Glob::Lit(c) => Some(*c),
+            _ => None,
+        };
+        let literal = match alternatives.as_deref() {
+            Some([toks]) => toks.iter().map(lit).collect(),
+            _ => None,
+        };
+        GlobPattern {
+            alternatives,
+            literal,
+        }
+    }
+
+    /// Whether `name` matches.
+    pub fn matches(&self, name: &str) -> bool {
+        let Some(alternatives) = &self.alternatives else {
+            return false;
+        };
+        if let Some(text) = &self.literal {
+            return text == name;
+        }
+        let name: Vec<char> = name.chars().collect();
+        alternatives.iter().any(|toks| glob_tokens(toks, &name))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -388,6 +425,9 @@ mod tests {
         assert!(!glob_match("{x,y", "x"));
         assert!(glob_match("a\\*b", "a*b"));
         assert!(!glob_match("a\\*b", "axb"));
+        assert!(glob_match("Chart.lock", "Chart.lock"));
+        assert!(!glob_match("Chart.lock", "Chart.loc"));
+        assert!(!glob_match("Chart.lock", "Chart.locks"));
     }
 
     #[test]

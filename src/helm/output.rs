@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::chart::Chart;
 use super::head_scan;
 use super::{Error, Options};
@@ -217,12 +219,22 @@ pub fn sort(
 ) -> Result<Sorted, Error> {
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
-    for (path, content) in files {
-        if path.ends_with("NOTES.txt") || content.trim().is_empty() {
-            continue;
-        }
-        for doc in split_manifests(content) {
-            let Head { kind, hook, node } = head_of(path, &doc, nodes)?;
+    // Each file's documents are split and read on any core; they are
+    // taken in path order, so the first error is the one helm reports.
+    let heads: Vec<Result<Vec<(String, Head)>, Error>> = files
+        .par_iter()
+        .map(|(path, content)| {
+            if path.ends_with("NOTES.txt") || content.trim().is_empty() {
+                return Ok(Vec::new());
+            }
+            split_manifests(content)
+                .into_iter()
+                .map(|doc| head_of(path, &doc, nodes).map(|h| (doc, h)))
+                .collect()
+        })
+        .collect();
+    for ((path, _), docs) in files.iter().zip(heads) {
+        for (doc, Head { kind, hook, node }) in docs? {
             let m = |test_hook| Manifest {
                 path: path.clone(),
                 content: doc.clone(),

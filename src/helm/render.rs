@@ -7,6 +7,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::chart::Chart;
 use super::chart_json;
 use super::funcs::{WARN_END, WARN_START};
@@ -346,42 +348,55 @@ pub fn render(
         comment_newlines: v4,
         ..ExecOptions::default()
     };
-    for n in &names {
-        if let Some(r) = tpls.get(n) {
-            let trees = loaded
-                .parse(&set, opts.helm_version, n, &r.text, &exec)
-                .map_err(|e| {
-                    Error::Template(Box::new(TemplateError {
-                        template: n.clone(),
-                        message: parse_error(n, &e.to_string()),
-                    }))
-                })?;
-            set.add_parsed(&trees);
-        }
+    // Parsing depends only on each text (and the function names): parse
+    // them all at once, then add them in helm's order, stopping at the
+    // first parse error in that order as helm does.
+    let parses: Vec<_> = names
+        .par_iter()
+        .map(|n| {
+            let r = tpls.get(n)?;
+            Some(loaded.parse(&set, opts.helm_version, n, &r.text, &exec))
+        })
+        .collect();
+    for (n, parse) in names.iter().zip(parses) {
+        let Some(parse) = parse else { continue };
+        let trees = parse.map_err(|e| {
+            Error::Template(Box::new(TemplateError {
+                template: n.clone(),
+                message: parse_error(n, &e.to_string()),
+            }))
+        })?;
+        set.add_parsed(&trees);
     }
-    let shared = ExecShared::default();
-    let mut out = BTreeMap::new();
-    for n in &names {
-        let base = n.rsplit('/').next().unwrap_or(n);
-        if base.starts_with('_') {
-            continue;
-        }
-        let Some(r) = tpls.get(n) else { continue };
+    let jobs: Vec<(&String, &Renderable)> = names
+        .iter()
+        .filter(|n| !n.rsplit('/').next().unwrap_or(n).starts_with('_'))
+        .filter_map(|n| tpls.get(n).map(|r| (n, r)))
+        .collect();
+    let run = |i: usize, shared: &ExecShared| -> Result<String, Error> {
+        let (n, r) = jobs[i];
         let mut vals = r.vals.clone();
         let mut t = BTreeMap::new();
         t.insert("Name".to_string(), Value::from(n.as_str()));
         t.insert("BasePath".to_string(), Value::from(r.base_path.as_str()));
         vals.insert("Template".into(), Value::map(t));
         let text = set
-            .execute_shared(n, Value::map(vals), &exec, &shared)
+            .execute_shared(n, Value::map(vals), &exec, shared)
             .map_err(|e| {
                 Error::Template(Box::new(TemplateError {
                     template: n.clone(),
                     message: exec_error(n, &e.to_string()),
                 }))
             })?;
-        out.insert(n.clone(), text.replace("<no value>", ""));
-    }
+        Ok(text.replace("<no value>", ""))
+    };
+    let shared = ExecShared::default();
+    let texts = super::execute::run_all(jobs.len(), &run, &shared, loaded.runs_serially())?;
+    let out = jobs
+        .iter()
+        .zip(texts)
+        .map(|((n, _), text)| ((*n).clone(), text))
+        .collect();
     Ok((out, shared.warnings()))
 }
 

@@ -104,6 +104,10 @@ fn list_op(v: &Value, op: &str) -> Result<Vec<Value>, String> {
     })
 }
 
+/// Why a guarded execution stopped ([`crate::gotmpl::ExecShared::guarded`]):
+/// its host discards the output and runs the template again alone.
+pub(super) const SHARED_MAP: &str = "a map shared with other templates would change";
+
 fn map_of(v: &Value) -> Option<std::sync::Arc<crate::gotmpl::value::Map>> {
     match v.resolved() {
         Value::Map(m) => Some(m),
@@ -231,14 +235,20 @@ fn register_dicts(m: &mut FuncMap) {
             map_of(&a[0]).is_some_and(|d| d.contains_key(key)),
         ))
     });
-    m.insert("set", Signature::fixed(&[Map, Str, Any]), |_, a| {
+    m.insert("set", Signature::fixed(&[Map, Str, Any]), |ctx, a| {
         if let Some(d) = map_of(&a[0]) {
+            if !ctx.shared.may_mutate(&d) {
+                return Err(SHARED_MAP.into());
+            }
             d.insert(a[1].as_str().unwrap_or_default().to_string(), a[2].clone());
         }
         Ok(a[0].clone())
     });
-    m.insert("unset", Signature::fixed(&[Map, Str]), |_, a| {
+    m.insert("unset", Signature::fixed(&[Map, Str]), |ctx, a| {
         if let Some(d) = map_of(&a[0]) {
+            if !ctx.shared.may_mutate(&d) {
+                return Err(SHARED_MAP.into());
+            }
             d.remove(a[1].as_str().unwrap_or_default());
         }
         Ok(a[0].clone())

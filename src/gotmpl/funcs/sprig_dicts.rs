@@ -102,11 +102,15 @@ pub fn register(m: &mut FuncMap) {
         ("mergeOverwrite", true),
         ("mustMergeOverwrite", true),
     ] {
-        m.insert(name, Signature::variadic(&[Map], Map), move |_, a| {
+        m.insert(name, Signature::variadic(&[Map], Map), move |ctx, a| {
             if let Some(dst) = as_map(&a[0]) {
                 for src in a[1..].iter().filter_map(as_map) {
-                    merge_into(&dst, &src, overwrite, &mut Path::default())
+                    let may = |m: &GoMap| ctx.shared.may_mutate(m);
+                    merge_into(&dst, &src, overwrite, &may, &mut Path::default())
                         .map_err(|why| why.describe(&a[0].type_name()))?;
+                    if ctx.shared.blocked() {
+                        return Err(super::sprig_collections::SHARED_MAP.into());
+                    }
                 }
             }
             Ok(a[0].clone())
@@ -244,7 +248,18 @@ fn is_empty_value(v: &Value) -> bool {
 /// sides merge recursively (in place); otherwise the source value is taken
 /// when the destination lacks the key or holds an empty value, or always
 /// with `overwrite`.
-fn merge_into(dst: &GoMap, src: &GoMap, overwrite: bool, path: &mut Path) -> Result<(), Nesting> {
+/// `may` says whether `dst` (and each nested map merged into) may be
+/// changed; one it refuses is left as it is (the caller gives up).
+fn merge_into(
+    dst: &GoMap,
+    src: &GoMap,
+    overwrite: bool,
+    may: &(dyn Fn(&GoMap) -> bool + Sync),
+    path: &mut Path,
+) -> Result<(), Nesting> {
+    if !may(dst) {
+        return Ok(());
+    }
     for (k, sv) in src.entries() {
         let dv = dst.get(&k);
         if sv.is_nil() {
@@ -256,7 +271,7 @@ fn merge_into(dst: &GoMap, src: &GoMap, overwrite: bool, path: &mut Path) -> Res
             continue;
         }
         if let (Value::Map(sm), Some(d @ Value::Map(dm))) = (&sv, &dv) {
-            path.descend(d, |p| merge_into(dm, sm, overwrite, p))??;
+            path.descend(d, |p| merge_into(dm, sm, overwrite, may, p))??;
             if !dm.is_empty() {
                 continue;
             }
@@ -344,9 +359,9 @@ mod tests {
         let (Some(d), Some(s)) = (as_map(&dst), as_map(&src)) else {
             panic!("maps");
         };
-        assert!(merge_into(&d, &s, false, &mut Path::default()).is_ok());
+        assert!(merge_into(&d, &s, false, &|_| true, &mut Path::default()).is_ok());
         assert_eq!(to_string(&dst), "map[a:1 b:3 e:4 n:map[x:1 y:3]]");
-        assert!(merge_into(&d, &s, true, &mut Path::default()).is_ok());
+        assert!(merge_into(&d, &s, true, &|_| true, &mut Path::default()).is_ok());
         assert_eq!(to_string(&dst), "map[a:2 b:3 e:4 n:map[x:2 y:3]]");
     }
 
