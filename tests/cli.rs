@@ -412,6 +412,45 @@ fn helm_missing_dependency_and_validate() {
     );
 }
 
+/// Every missing dependency is named at once, in Chart.yaml's order, as
+/// helm's CheckDependencies does (recorded with helm 3.17), so a user
+/// vendors them all in one go instead of one per run.
+#[test]
+fn helm_names_every_missing_dependency() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("c");
+    fs::create_dir_all(chart.join("templates")).unwrap();
+    fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n\
+         - {name: redis, version: 17.0.0, repository: https://charts.bitnami.com/bitnami}\n\
+         - {name: common, version: 2.0.0, repository: 'file://../common'}\n\
+         - {name: pg, version: 1.0.0}\n",
+    )
+    .unwrap();
+    let out = hydrate()
+        .args(["helm", "template", "x"])
+        .arg(&chart)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: \
+             redis, common, pg\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "vendor the dependencies (redis 17.0.0 from https://charts.bitnami.com/bitnami, \
+             common 2.0.0 from file://../common) into"
+        ),
+        "{err}"
+    );
+}
+
 /// A chart app that fails names the environment, the app and the chart,
 /// and no environment is written.
 #[test]

@@ -423,13 +423,24 @@ pub(super) fn process_dependencies(
         Value::Map(m) => m.get(k).and_then(|v| v.as_str().map(str::to_string)),
         _ => None,
     };
+    // helm's CheckDependencies names every entry no subchart matches.
+    let missing: Vec<&Value> = declared
+        .iter()
+        .filter(|dep| {
+            let name = field(dep, "name").unwrap_or_default();
+            !chart.dependencies.iter().any(|c| c.name == name)
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(missing_dependencies(&missing));
+    }
     // Subcharts no entry names come first, then one copy per entry.
     let mut listed = vec![false; chart.dependencies.len()];
     let mut copies: Vec<(usize, Chart)> = Vec::new();
     for (i, dep) in declared.iter().enumerate() {
         let name = field(dep, "name").unwrap_or_default();
         let Some(pos) = chart.dependencies.iter().position(|c| c.name == name) else {
-            return Err(missing_dependency(dep, &name));
+            return Err(missing_dependencies(&[dep]));
         };
         listed[pos] = true;
         let mut sub = chart.dependencies[pos].clone();
@@ -479,17 +490,36 @@ pub(super) fn process_dependencies(
     Ok(())
 }
 
-/// helm's `CheckDependencies` text for an entry no subchart matches, then
-/// how to vendor it: hydrate never downloads.
-fn missing_dependency(dep: &Value, name: &str) -> Error {
-    let field = |k: &str| path_value(dep, k).and_then(|v| v.as_str().map(str::to_string));
-    let from = match (field("version"), field("repository")) {
-        (Some(v), Some(r)) if !r.is_empty() => format!(" ({name} {v} from {r})"),
-        (_, Some(r)) if !r.is_empty() => format!(" ({name} from {r})"),
-        _ => String::new(),
+/// helm's `CheckDependencies` text for the entries no subchart matches
+/// (all of them, in Chart.yaml's order), then how to vendor each: hydrate
+/// never downloads.
+fn missing_dependencies(deps: &[&Value]) -> Error {
+    let field =
+        |dep: &Value, k: &str| path_value(dep, k).and_then(|v| v.as_str().map(str::to_string));
+    let mut names = Vec::new();
+    let mut sources = Vec::new();
+    for dep in deps {
+        let name = field(dep, "name").unwrap_or_default();
+        match (field(dep, "version"), field(dep, "repository")) {
+            (Some(v), Some(r)) if !r.is_empty() => sources.push(format!("{name} {v} from {r}")),
+            (_, Some(r)) if !r.is_empty() => sources.push(format!("{name} from {r}")),
+            _ => {}
+        }
+        names.push(name);
+    }
+    let what = if names.len() == 1 {
+        "the dependency"
+    } else {
+        "the dependencies"
+    };
+    let from = if sources.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", sources.join(", "))
     };
     Error::Chart(format!(
-        "An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {name}\nhydrate works offline: vendor the dependency{from} into the chart's charts/ directory, e.g. with `helm dependency build CHART`, and commit it"
+        "An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}\nhydrate works offline: vendor {what}{from} into the chart's charts/ directory, e.g. with `helm dependency build CHART`, and commit it",
+        names.join(", ")
     ))
 }
 
