@@ -116,6 +116,72 @@ mod tests {
         assert!(serial.load(Ordering::Relaxed), "next render: one by one");
     }
 
+    /// Every function of helm 3 and helm 4, called in a speculative run
+    /// on maps that all templates share, leaves them as they were: it is
+    /// refused before it writes, or it does not write maps. A function
+    /// added later that writes a map in place without asking
+    /// `ExecShared::may_mutate` makes speculation unsound and fails here.
+    #[test]
+    fn no_function_changes_a_shared_map_while_speculating() {
+        use crate::gotmpl::fmt::to_string;
+        use crate::gotmpl::{ExecOptions, TemplateSet};
+        use crate::helm::HelmVersion;
+        let calls = [
+            "FN .m",
+            "FN .m \"a\"",
+            "FN .m \"a\" \"z\"",
+            "FN .m \"nested\" \"z\"",
+            "FN .m .n",
+            "FN .m.nested .n",
+            "FN .m .m.nested",
+            "FN (dict) .m",
+            "FN (dict) .m.nested",
+            "FN \"a\" .m",
+            "FN .l .m",
+            "FN .l",
+        ];
+        for version in [HelmVersion::V3, HelmVersion::V4] {
+            let funcs = std::sync::Arc::new(super::super::funcs::func_map(version));
+            let mut checked = 0;
+            for name in funcs.names() {
+                for call in calls {
+                    let text = format!("{{{{ $_ := {} }}}}", call.replace("FN", name));
+                    let mut set = TemplateSet::new("gotpl", std::sync::Arc::clone(&funcs));
+                    if set.parse("t", &text).is_err() {
+                        continue;
+                    }
+                    let data = shared_data();
+                    let before = to_string(&data);
+                    let shared = ExecShared::default().guarded(map_watermark());
+                    let _ = set.execute_shared("t", data.clone(), &ExecOptions::default(), &shared);
+                    assert_eq!(to_string(&data), before, "{text} changed a shared map");
+                    checked += 1;
+                }
+            }
+            // The writers are among them, and were refused.
+            assert!(checked > 1000, "{checked}");
+        }
+    }
+
+    /// A speculative run's shared data: maps (one nested) and a list
+    /// holding a map, all made before the run's watermark.
+    fn shared_data() -> Value {
+        let nested = BTreeMap::from([("b".to_string(), Value::Int(2))]);
+        let m = BTreeMap::from([
+            ("a".to_string(), Value::Int(1)),
+            ("nested".to_string(), Value::map(nested)),
+        ]);
+        let n = BTreeMap::from([
+            ("a".to_string(), Value::Int(7)),
+            ("c".to_string(), Value::Int(3)),
+        ]);
+        let mut top = BTreeMap::new();
+        top.insert("m".to_string(), Value::map(m));
+        top.insert("n".to_string(), Value::map(n.clone()));
+        top.insert("l".to_string(), Value::list(vec![Value::map(n)]));
+        Value::map(top)
+    }
+
     /// With several failing templates the first in order is reported.
     #[test]
     fn the_first_error_in_order_wins() {

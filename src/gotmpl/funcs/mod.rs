@@ -233,6 +233,13 @@ impl FuncMap {
     pub fn contains(&self, name: &str) -> bool {
         self.funcs.contains_key(name)
     }
+
+    /// Every defined name, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.funcs.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
 }
 
 #[cfg(test)]
