@@ -369,18 +369,22 @@ fn helm_template_output_dir_and_helm4() {
     );
 }
 
+/// A chart directory `c` with this `Chart.yaml` and an empty `templates/`.
+fn chart_with(chart_yaml: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("c");
+    fs::create_dir_all(chart.join("templates")).unwrap();
+    fs::write(chart.join("Chart.yaml"), chart_yaml).unwrap();
+    (dir, chart)
+}
+
 /// A dependency that is not vendored says which one and how to vendor it;
 /// `--validate` is accepted with a note (there is no cluster to ask).
 #[test]
 fn helm_missing_dependency_and_validate() {
-    let dir = tempfile::tempdir().unwrap();
-    let chart = dir.path().join("c");
-    fs::create_dir_all(chart.join("templates")).unwrap();
-    fs::write(
-        chart.join("Chart.yaml"),
+    let (_dir, chart) = chart_with(
         "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n- name: redis\n  version: 17.0.0\n  repository: https://charts.bitnami.com/bitnami\n",
-    )
-    .unwrap();
+    );
     let out = hydrate()
         .args(["helm", "template", "x"])
         .arg(&chart)
@@ -417,17 +421,12 @@ fn helm_missing_dependency_and_validate() {
 /// vendors them all in one go instead of one per run.
 #[test]
 fn helm_names_every_missing_dependency() {
-    let dir = tempfile::tempdir().unwrap();
-    let chart = dir.path().join("c");
-    fs::create_dir_all(chart.join("templates")).unwrap();
-    fs::write(
-        chart.join("Chart.yaml"),
+    let (_dir, chart) = chart_with(
         "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n\
          - {name: redis, version: 17.0.0, repository: https://charts.bitnami.com/bitnami}\n\
          - {name: common, version: 2.0.0, repository: 'file://../common'}\n\
          - {name: pg, version: 1.0.0}\n",
-    )
-    .unwrap();
+    );
     let out = hydrate()
         .args(["helm", "template", "x"])
         .arg(&chart)
