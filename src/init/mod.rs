@@ -231,7 +231,8 @@ pub fn scan(root: &Path) -> Result<Proposal, Error> {
         &known,
         &mut unclassified,
     ));
-    found.extend(charts);
+    let elsewhere: BTreeSet<String> = found.iter().map(|f| f.env.clone()).collect();
+    found.extend(variants_left_out(charts, &elsewhere, &mut unclassified));
     let mut by_env: BTreeMap<String, Vec<Found>> = BTreeMap::new();
     for f in found {
         let apps = by_env.entry(f.env.clone()).or_default();
@@ -273,6 +274,55 @@ pub fn scan(root: &Path) -> Result<Proposal, Error> {
         environments,
         unclassified,
     })
+}
+
+/// Chart values files that name environments, with the others moved to
+/// `unclassified`. `values-<x>.yaml` is as often a variant of a chart
+/// (argocd-example-apps' `helm-dependency/values-nomaria.yaml`, a
+/// `values-ha.yaml`) as an environment, so an unusual name counts as one
+/// only when something else says so: an Argo CD app, a cluster directory
+/// or an overlay of that environment, or a second chart with the same
+/// name; or when none of its chart's names is so confirmed and it has at
+/// least two (`values-eu.yaml` and `values-us.yaml`).
+fn variants_left_out(
+    charts: Vec<Found>,
+    elsewhere: &BTreeSet<String>,
+    unclassified: &mut Vec<Unclassified>,
+) -> Vec<Found> {
+    let mut charts_of: BTreeMap<&str, BTreeSet<&Path>> = BTreeMap::new();
+    let mut envs_of: BTreeMap<&Path, Vec<&str>> = BTreeMap::new();
+    for f in &charts {
+        charts_of.entry(&f.env).or_default().insert(f.path());
+        envs_of.entry(f.path()).or_default().push(&f.env);
+    }
+    let confirmed =
+        |env: &str| is_usual_env(env) || elsewhere.contains(env) || charts_of[env].len() > 1;
+    let is_env = |f: &Found| {
+        let mine = &envs_of[f.path()];
+        confirmed(&f.env) || (mine.len() > 1 && !mine.iter().any(|e| confirmed(e)))
+    };
+    let keep: Vec<bool> = charts.iter().map(is_env).collect();
+    let mut out = Vec::new();
+    for (f, keep) in charts.into_iter().zip(keep) {
+        if keep {
+            out.push(f);
+            continue;
+        }
+        let file = match &f.source {
+            Source::Helm(c) => c.value_files.first().cloned(),
+            Source::Kustomize(_) => None,
+        };
+        unclassified.push(Unclassified {
+            path: file.unwrap_or_else(|| f.path().to_path_buf()),
+            reason: format!(
+                "`{}` looks like a variant of the chart rather than an environment: no other \
+                 chart, overlay or Argo CD app has it and it is not a usual environment name \
+                 (add it to environments/ by hand if it is one)",
+                f.env
+            ),
+        });
+    }
+    out
 }
 
 /// A file `hydrate init` would write.
@@ -431,6 +481,76 @@ mod tests {
             join_clean(Path::new(""), "./apps/dev"),
             Some("apps/dev".into())
         );
+    }
+
+    /// A chart directory `dir` with a `values-<name>.yaml` per name.
+    fn chart(root: &Path, dir: &str, variants: &[&str]) {
+        let d = root.join(dir);
+        std::fs::create_dir_all(d.join("templates")).unwrap();
+        std::fs::write(
+            d.join("Chart.yaml"),
+            "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("values.yaml"), "a: 1\n").unwrap();
+        for v in variants {
+            std::fs::write(d.join(format!("values-{v}.yaml")), "a: 2\n").unwrap();
+        }
+    }
+
+    fn envs_and_left_out(p: &Proposal) -> (Vec<String>, Vec<String>) {
+        let envs = p
+            .environments
+            .iter()
+            .map(|e| {
+                let apps: Vec<&str> = e
+                    .listed
+                    .iter()
+                    .chain(&e.discovered)
+                    .map(|f| f.app.as_str())
+                    .collect();
+                format!("{}: {}", e.name, apps.join(" "))
+            })
+            .collect();
+        let left = p
+            .unclassified
+            .iter()
+            .map(|u| u.path.display().to_string())
+            .collect();
+        (envs, left)
+    }
+
+    #[test]
+    fn chart_variants_are_not_environments() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        chart(root, "shop", &["dev", "prod", "nomaria"]);
+        chart(root, "regional", &["eu", "us"]);
+        chart(root, "web", &["blue"]);
+        chart(root, "api", &["blue", "ha"]);
+        chart(root, "solo", &["small"]);
+        let p = scan(root).unwrap();
+        let (envs, left) = envs_and_left_out(&p);
+        assert_eq!(
+            envs,
+            [
+                "blue: api web",
+                "dev: shop",
+                "eu: regional",
+                "prod: shop",
+                "us: regional"
+            ]
+        );
+        assert_eq!(
+            left,
+            [
+                "api/values-ha.yaml",
+                "shop/values-nomaria.yaml",
+                "solo/values-small.yaml"
+            ]
+        );
+        let why = &p.unclassified[0].reason;
+        assert!(why.contains("`ha` looks like a variant"), "{why}");
     }
 
     #[test]
