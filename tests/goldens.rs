@@ -63,6 +63,7 @@ goldens! {
     helm_from_toml_unterminated_string => "helm" / "from-toml-unterminated-string",
     helm_nested_subcharts_order => "helm" / "nested-subcharts-order",
     helm_values_changed_in_place => "helm" / "values-changed-in-place",
+    helm_scope_shared_by_templates => "helm" / "scope-shared-by-templates",
 }
 
 fn case_dir(suite: &str, case: &str) -> PathBuf {

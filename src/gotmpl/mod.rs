@@ -170,6 +170,11 @@ impl ExecShared {
         }
     }
 
+    /// Whether this is a guarded (speculative) execution.
+    pub fn is_guarded(&self) -> bool {
+        self.guard.is_some()
+    }
+
     /// Whether a guarded execution tried to change a map older than its
     /// watermark: its output is not what running it alone would give.
     pub fn blocked(&self) -> bool {

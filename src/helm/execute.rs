@@ -38,7 +38,7 @@ pub(super) fn run_all(
 ) -> Result<Vec<String>, Error> {
     let mut out = Vec::with_capacity(count);
     let mut start = 0;
-    if count > 1 && rayon::current_num_threads() > 1 && !serial.load(Ordering::Relaxed) {
+    if speculates(count, serial) {
         start = speculate(count, run, shared, &mut out)?;
         if start < count {
             serial.store(true, Ordering::Relaxed);
@@ -48,6 +48,13 @@ pub(super) fn run_all(
         out.push(run(i, shared)?);
     }
     Ok(out)
+}
+
+/// Whether [`run_all`] first runs the templates at once: there are
+/// several, several threads, and no earlier render found they change
+/// shared maps. A caller makes the data for such a run before it starts.
+pub(super) fn speculates(count: usize, serial: &AtomicBool) -> bool {
+    count > 1 && rayon::current_num_threads() > 1 && !serial.load(Ordering::Relaxed)
 }
 
 /// Runs all templates at once, each guarded, and keeps the outputs of

@@ -20,6 +20,7 @@ mod output;
 mod output_dir;
 mod render;
 mod schema;
+mod scope;
 pub mod values;
 mod version;
 

@@ -13,13 +13,15 @@ use super::chart::Chart;
 use super::chart_json;
 use super::funcs::{WARN_END, WARN_START};
 use super::objects::{Files, Record, VersionSet};
+use super::scope::Scopes;
 use super::{Error, HelmVersion, Options, TemplateError};
 use crate::gotmpl::{Elem, ExecOptions, ExecShared, TemplateSet, Value, GO_MAX_PAREN_DEPTH};
 
 /// A template to render and the scope it renders in.
 struct Renderable {
     text: String,
-    vals: BTreeMap<String, Value>,
+    /// Its chart's index in the render's [`Scopes`].
+    chart: usize,
     base_path: String,
 }
 
@@ -217,9 +219,12 @@ fn capabilities(opts: &Options) -> Value {
     ))
 }
 
-/// helm's `recAllTpls`: collects templates with their scope. `tree_path`
-/// names this chart's templates unless `full_path.rs` found that helm 3
-/// names them otherwise (an aliased chart's unlisted subcharts).
+/// helm's `recAllTpls`: collects templates with their chart's scope map
+/// (one per chart, see `scope.rs`) and returns the chart's index in
+/// `scopes`. `tree_path` names this chart's templates unless
+/// `full_path.rs` found that helm 3 names them otherwise (an aliased
+/// chart's unlisted subcharts).
+#[allow(clippy::too_many_arguments)]
 fn collect(
     version: HelmVersion,
     c: &Chart,
@@ -227,10 +232,11 @@ fn collect(
     values: &Value,
     common: &BTreeMap<String, Value>,
     is_root: bool,
+    scopes: &mut Scopes,
     out: &mut BTreeMap<String, Renderable>,
-) -> Value {
+) -> usize {
     let full_path = c.full_path.as_deref().unwrap_or(tree_path);
-    let mut subcharts = BTreeMap::new();
+    let mut subcharts = Vec::new();
     let mut next = common.clone();
     let chart = match version {
         HelmVersion::V3 => chart_object(c, is_root),
@@ -251,10 +257,10 @@ fn collect(
             _ => Value::map(BTreeMap::new()),
         };
         let path = format!("{full_path}/charts/{}", sub.name);
-        let v = collect(version, sub, &path, &sv, common, false, out);
-        subcharts.insert(sub.name.clone(), v);
+        let id = collect(version, sub, &path, &sv, common, false, scopes, out);
+        subcharts.push((sub.name.clone(), id));
     }
-    next.insert("Subcharts".into(), Value::map(subcharts));
+    let id = scopes.add_chart(next, subcharts);
     for (rel, text) in c.templates.iter() {
         let base = rel.rsplit('/').next().unwrap_or(rel);
         if c.is_library() && !base.starts_with('_') {
@@ -264,12 +270,12 @@ fn collect(
             format!("{full_path}/{rel}"),
             Renderable {
                 text: text.clone(),
-                vals: next.clone(),
+                chart: id,
                 base_path: format!("{full_path}/templates"),
             },
         );
     }
-    Value::map(next)
+    id
 }
 
 /// helm's `sortTemplates`: deepest paths first, then reverse lexical.
@@ -326,6 +332,7 @@ pub fn render(
     common.insert("Release".into(), Value::map(release));
     common.insert("Capabilities".into(), capabilities(opts));
     let mut tpls = BTreeMap::new();
+    let mut scopes = Scopes::default();
     collect(
         opts.helm_version,
         chart,
@@ -333,6 +340,7 @@ pub fn render(
         values,
         &common,
         true,
+        &mut scopes,
         &mut tpls,
     );
 
@@ -373,25 +381,28 @@ pub fn render(
         .filter(|n| !n.rsplit('/').next().unwrap_or(n).starts_with('_'))
         .filter_map(|n| tpls.get(n).map(|r| (n, r)))
         .collect();
+    for (n, r) in &jobs {
+        scopes.add_job(r.chart, n, &r.base_path);
+    }
+    let serial = loaded.runs_serially();
+    // Copies made now are older than the speculative run's watermark.
+    let copies = super::execute::speculates(jobs.len(), serial).then(|| scopes.copies());
     let run = |i: usize, shared: &ExecShared| -> Result<String, Error> {
-        let (n, r) = jobs[i];
-        let mut vals = r.vals.clone();
-        let mut t = BTreeMap::new();
-        t.insert("Name".to_string(), Value::from(n.as_str()));
-        t.insert("BasePath".to_string(), Value::from(r.base_path.as_str()));
-        vals.insert("Template".into(), Value::map(t));
-        let text = set
-            .execute_shared(n, Value::map(vals), &exec, shared)
-            .map_err(|e| {
-                Error::Template(Box::new(TemplateError {
-                    template: n.clone(),
-                    message: exec_error(n, &e.to_string()),
-                }))
-            })?;
+        let n = jobs[i].0;
+        let scope = match &copies {
+            Some(c) if shared.is_guarded() => c[i].clone(),
+            _ => scopes.shared(i),
+        };
+        let text = set.execute_shared(n, scope, &exec, shared).map_err(|e| {
+            Error::Template(Box::new(TemplateError {
+                template: n.clone(),
+                message: exec_error(n, &e.to_string()),
+            }))
+        })?;
         Ok(text.replace("<no value>", ""))
     };
     let shared = ExecShared::default();
-    let texts = super::execute::run_all(jobs.len(), &run, &shared, loaded.runs_serially())?;
+    let texts = super::execute::run_all(jobs.len(), &run, &shared, serial)?;
     let out = jobs
         .iter()
         .zip(texts)

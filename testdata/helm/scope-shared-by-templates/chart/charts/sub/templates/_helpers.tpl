@@ -1,0 +1,1 @@
+{{- define "sub.name" -}}sub{{- end -}}
