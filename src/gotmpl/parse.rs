@@ -94,7 +94,7 @@ struct Parser<'a, 'f> {
     nest: usize,
     /// Parenthesised pipelines nested deeper than this are refused.
     max_paren: usize,
-    action_line: usize,
+    action_line: u32,
     has_func: &'f (dyn Fn(&str) -> bool + Sync),
     trees: Vec<Tree>,
     /// Scratch stacks: a list, pipeline or command collects its items on
@@ -109,8 +109,8 @@ struct Parser<'a, 'f> {
 /// in [`parse`]).
 fn span(t: &Token) -> Span {
     Span {
-        start: t.pos as u32,
-        end: t.end as u32,
+        start: t.pos,
+        end: t.end,
     }
 }
 
@@ -341,9 +341,9 @@ impl<'a> Parser<'a, '_> {
             return self.errorf(format!("{{{{{word}}}}} outside {{{{range}}}}"));
         }
         Ok(if kw.kind == Kind::Break {
-            Node::Break(kw.pos as u32)
+            Node::Break(kw.pos)
         } else {
-            Node::Continue(kw.pos as u32)
+            Node::Continue(kw.pos)
         })
     }
 
@@ -431,7 +431,7 @@ impl<'a> Parser<'a, '_> {
         let pipe = self.pipeline(context, Kind::RightDelim)?;
         self.sub_tree(name.clone(), context)?;
         Ok(Node::Template(Box::new(TemplateCall {
-            pos: t.pos as u32,
+            pos: t.pos,
             name,
             pipe: Some(pipe),
         })))
@@ -447,7 +447,7 @@ impl<'a> Parser<'a, '_> {
             pipe = Some(self.pipeline(context, Kind::RightDelim)?);
         }
         Ok(Node::Template(Box::new(TemplateCall {
-            pos: t.pos as u32,
+            pos: t.pos,
             name,
             pipe,
         })))
@@ -492,7 +492,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     fn pipeline(&mut self, context: &str, end: Kind) -> PResult<Pipe> {
-        let pos = self.peek_non_space().pos as u32;
+        let pos = self.peek_non_space().pos;
         let mut decl = Vec::new();
         let is_assign = self.declarations(context, &mut decl)?;
         let mark = self.cmds.len();
@@ -550,7 +550,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     fn command(&mut self) -> PResult<Command> {
-        let pos = self.peek_non_space().pos as u32;
+        let pos = self.peek_non_space().pos;
         let mark = self.args.len();
         loop {
             self.peek_non_space();
@@ -583,7 +583,7 @@ impl<'a> Parser<'a, '_> {
             return Ok(Some(node));
         }
         let first = self.peek();
-        let pos = first.pos as u32;
+        let pos = first.pos;
         let mut fields = span(&first);
         while self.peek().kind == Kind::Field {
             fields.end = span(&self.next()).end;
@@ -619,7 +619,7 @@ impl<'a> Parser<'a, '_> {
 
     fn term(&mut self) -> PResult<Option<Arg>> {
         let t = self.next_non_space();
-        let pos = t.pos as u32;
+        let pos = t.pos;
         let val = self.toks.text(&t);
         Ok(Some(match t.kind {
             Kind::Identifier => {
@@ -692,7 +692,7 @@ impl<'a> Parser<'a, '_> {
         let name = text.split('.').next().unwrap_or_default();
         if self.vars.contains(&name) {
             return Ok(Arg::Variable {
-                pos: t.pos as u32,
+                pos: t.pos,
                 ident: span(t),
             });
         }
