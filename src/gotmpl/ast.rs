@@ -5,6 +5,30 @@
 use std::fmt::{self, Display, Write};
 use std::sync::Arc;
 
+/// Byte range `start..end` of a tree's source text ([`Tree::text`]).
+/// Nodes keep spans instead of owned copies: a chart's parse trees would
+/// otherwise hold every text run, identifier and literal a second time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    /// The spanned text of `src` (empty if `src` is not the tree's text).
+    #[inline]
+    pub fn of(self, src: &str) -> &str {
+        src.get(self.start as usize..self.end as usize)
+            .unwrap_or_default()
+    }
+
+    /// Byte offset of the start, as node positions are reported.
+    #[inline]
+    pub fn pos(self) -> usize {
+        self.start as usize
+    }
+}
+
 /// One parsed template (a file body or a `define`/`block`).
 #[derive(Debug)]
 pub struct Tree {
@@ -12,10 +36,11 @@ pub struct Tree {
     pub name: String,
     /// Name of the source being parsed (the file), used in error locations.
     pub parse_name: String,
-    /// Full source text, to turn byte positions into line:column.
+    /// Full source text: what the nodes' spans index, and what turns byte
+    /// positions into line:column. Shared by all trees of one parse.
     pub text: Arc<str>,
     /// Top-level nodes.
-    pub root: Vec<Node>,
+    pub root: Box<[Node]>,
 }
 
 impl Tree {
@@ -34,81 +59,101 @@ impl Tree {
 
     /// Go's `parse.IsEmptyTree`: only whitespace text and comments.
     pub fn is_empty(&self) -> bool {
-        self.root.iter().all(|n| match n {
-            Node::Text { text, .. } => text.trim_ascii().is_empty(),
-            Node::Comment { .. } => true,
-            _ => false,
-        })
+        is_empty_list(&self.root, &self.text)
     }
+}
+
+/// [`Tree::is_empty`] for a node list of source `src`.
+pub fn is_empty_list(list: &[Node], src: &str) -> bool {
+    list.iter().all(|n| match n {
+        Node::Text(text) => text.of(src).trim_ascii().is_empty(),
+        Node::Comment(_) => true,
+        _ => false,
+    })
 }
 
 /// Statement-level node.
 #[derive(Debug)]
 pub enum Node {
     /// Literal text.
-    Text { pos: usize, text: String },
+    Text(Span),
     /// `{{/* ... */}}` (only kept when comments are parsed).
-    Comment { pos: usize, text: String },
-    /// `{{pipeline}}`.
-    Action { pos: usize, pipe: Pipe },
+    Comment(Span),
+    /// `{{pipeline}}` (at the pipeline's position).
+    Action(Pipe),
     /// `{{if}}`.
-    If(Branch),
+    If(Box<Branch>),
     /// `{{range}}`.
-    Range(Branch),
+    Range(Box<Branch>),
     /// `{{with}}`.
-    With(Branch),
+    With(Box<Branch>),
     /// `{{template "name" pipeline}}` (also what `block` leaves behind).
-    Template {
-        pos: usize,
-        name: String,
-        pipe: Option<Pipe>,
-    },
+    Template(Box<TemplateCall>),
     /// `{{break}}`.
-    Break { pos: usize },
+    Break(u32),
     /// `{{continue}}`.
-    Continue { pos: usize },
+    Continue(u32),
 }
 
-/// Shared shape of `if`, `range` and `with`.
+impl Node {
+    /// Byte offset of the node.
+    pub fn pos(&self) -> usize {
+        match self {
+            Node::Text(s) | Node::Comment(s) => s.pos(),
+            Node::Action(p) => p.pos as usize,
+            Node::If(b) | Node::Range(b) | Node::With(b) => b.pipe.pos as usize,
+            Node::Template(t) => t.pos as usize,
+            Node::Break(pos) | Node::Continue(pos) => *pos as usize,
+        }
+    }
+}
+
+/// `{{template "name" pipeline}}`.
+#[derive(Debug)]
+pub struct TemplateCall {
+    pub pos: u32,
+    pub name: String,
+    pub pipe: Option<Pipe>,
+}
+
+/// Shared shape of `if`, `range` and `with` (positioned at the pipeline).
 #[derive(Debug)]
 pub struct Branch {
-    pub pos: usize,
     pub pipe: Pipe,
-    pub list: Vec<Node>,
-    pub else_list: Option<Vec<Node>>,
+    pub list: Box<[Node]>,
+    pub else_list: Option<Box<[Node]>>,
 }
 
 /// A pipeline with optional variable declarations.
 #[derive(Debug)]
 pub struct Pipe {
-    pub pos: usize,
+    pub pos: u32,
     /// `$x = ...` rather than `$x := ...`.
     pub is_assign: bool,
     /// Declared variable names (with `$`).
-    pub decl: Vec<String>,
-    pub cmds: Vec<Command>,
+    pub decl: Box<[Span]>,
+    pub cmds: Box<[Command]>,
 }
 
 /// Frees nested parenthesised pipelines with a loop: templates may nest
 /// them 100,000 deep, past what a recursive drop fits on a stack.
 impl Drop for Pipe {
     fn drop(&mut self) {
-        let nested = |a: &Arg| matches!(a, Arg::Pipe(_) | Arg::Chain { .. });
+        let nested = |a: &Arg| matches!(a, Arg::Pipe(_) | Arg::Chain(_));
         if !self.cmds.iter().any(|c| c.args.iter().any(nested)) {
             return;
         }
         let mut pending: Vec<Arg> = Vec::new();
-        for c in &mut self.cmds {
-            pending.append(&mut c.args);
-        }
+        let take = |cmds: &mut [Command], pending: &mut Vec<Arg>| {
+            for c in cmds {
+                pending.extend(std::mem::take(&mut c.args).into_vec());
+            }
+        };
+        take(&mut self.cmds, &mut pending);
         while let Some(a) = pending.pop() {
             match a {
-                Arg::Pipe(mut p) => {
-                    for c in &mut p.cmds {
-                        pending.append(&mut c.args);
-                    }
-                }
-                Arg::Chain { node, .. } => pending.push(*node),
+                Arg::Pipe(mut p) => take(&mut p.cmds, &mut pending),
+                Arg::Chain(c) => pending.push(c.node),
                 _ => {}
             }
         }
@@ -118,14 +163,13 @@ impl Drop for Pipe {
 /// One stage of a pipeline: operands separated by spaces.
 #[derive(Debug)]
 pub struct Command {
-    pub pos: usize,
-    pub args: Vec<Arg>,
+    pub pos: u32,
+    pub args: Box<[Arg]>,
 }
 
 /// A parsed number literal with all the interpretations Go keeps.
 #[derive(Debug, Clone)]
 pub struct Number {
-    pub text: String,
     pub is_int: bool,
     pub is_uint: bool,
     pub is_float: bool,
@@ -134,34 +178,47 @@ pub struct Number {
     pub float: f64,
 }
 
+/// A number or character literal: its text and its values.
+#[derive(Debug)]
+pub struct NumberLit {
+    pub text: Span,
+    pub num: Number,
+}
+
+/// `(pipe).a.b` or `fn.a`.
+#[derive(Debug)]
+pub struct Chain {
+    pub pos: u32,
+    pub node: Arg,
+    /// `.a.b`, leading dot included.
+    pub fields: Span,
+}
+
 /// Operand node.
 #[derive(Debug)]
 pub enum Arg {
     /// Function name.
-    Identifier { pos: usize, name: String },
+    Identifier(Span),
     /// `.`.
-    Dot { pos: usize },
+    Dot(u32),
     /// `nil`.
-    Nil { pos: usize },
-    /// `.a.b`: identifiers without dots.
-    Field { pos: usize, ident: Vec<String> },
-    /// `$x.a.b`: first element is the variable name.
-    Variable { pos: usize, ident: Vec<String> },
+    Nil(u32),
+    /// `.a.b` (the text, leading dot included; `pos` is Go's, the last
+    /// joined field's when several are).
+    Field { pos: u32, ident: Span },
+    /// `$x.a.b` (the text; the variable name is its first element).
+    Variable { pos: u32, ident: Span },
     /// `(pipe).a.b` or `fn.a`.
-    Chain {
-        pos: usize,
-        node: Box<Arg>,
-        fields: Vec<String>,
-    },
+    Chain(Box<Chain>),
     /// `true`/`false`.
-    Bool { pos: usize, val: bool },
+    Bool { pos: u32, val: bool },
     /// Number or character literal.
-    Number { pos: usize, num: Number },
-    /// String literal: original quoted text and unquoted value.
+    Number(Box<NumberLit>),
+    /// String literal: the quoted text, and the unquoted value when it is
+    /// not simply the text between the quotes (escapes, `\r` in raw).
     Str {
-        pos: usize,
-        quoted: String,
-        text: String,
+        quoted: Span,
+        unquoted: Option<Box<str>>,
     },
     /// Parenthesised pipeline.
     Pipe(Box<Pipe>),
@@ -171,118 +228,145 @@ impl Arg {
     /// Byte offset of the node.
     pub fn pos(&self) -> usize {
         match self {
-            Arg::Identifier { pos, .. }
-            | Arg::Dot { pos }
-            | Arg::Nil { pos }
+            Arg::Identifier(s) | Arg::Str { quoted: s, .. } => s.pos(),
+            Arg::Number(n) => n.text.pos(),
+            Arg::Dot(pos)
+            | Arg::Nil(pos)
             | Arg::Field { pos, .. }
             | Arg::Variable { pos, .. }
-            | Arg::Chain { pos, .. }
-            | Arg::Bool { pos, .. }
-            | Arg::Number { pos, .. }
-            | Arg::Str { pos, .. } => *pos,
-            Arg::Pipe(p) => p.pos,
+            | Arg::Bool { pos, .. } => *pos as usize,
+            Arg::Chain(c) => c.pos as usize,
+            Arg::Pipe(p) => p.pos as usize,
+        }
+    }
+
+    /// A string literal's value.
+    pub fn str_value<'s>(quoted: Span, unquoted: &'s Option<Box<str>>, src: &'s str) -> &'s str {
+        match unquoted {
+            Some(u) => u,
+            None => {
+                let q = quoted.of(src);
+                q.get(1..q.len().saturating_sub(1)).unwrap_or_default()
+            }
         }
     }
 }
 
-impl Display for Arg {
+/// The dotted names of a field or chain text `.a.b`: `a`, `b`.
+pub fn field_names(text: &str) -> std::str::Split<'_, char> {
+    text.get(1..).unwrap_or_default().split('.')
+}
+
+/// A node with the source its spans index, printing as Go's
+/// `Node.String()`.
+pub struct Show<'a, T> {
+    pub src: &'a str,
+    pub node: &'a T,
+}
+
+/// Pairs a node with its tree's source for printing.
+pub fn show<'a, T>(src: &'a str, node: &'a T) -> Show<'a, T> {
+    Show { src, node }
+}
+
+impl Display for Show<'_, Arg> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Arg::Identifier { name, .. } => f.write_str(name),
-            Arg::Dot { .. } => f.write_char('.'),
-            Arg::Nil { .. } => f.write_str("nil"),
-            Arg::Field { ident, .. } => {
-                for id in ident {
-                    write!(f, ".{id}")?;
-                }
-                Ok(())
+        let src = self.src;
+        match self.node {
+            Arg::Identifier(s) | Arg::Field { ident: s, .. } | Arg::Variable { ident: s, .. } => {
+                f.write_str(s.of(src))
             }
-            Arg::Variable { ident, .. } => f.write_str(&ident.join(".")),
-            Arg::Chain { node, fields, .. } => {
-                match node.as_ref() {
-                    Arg::Pipe(p) => write!(f, "({p})")?,
-                    other => write!(f, "{other}")?,
+            Arg::Dot(_) => f.write_char('.'),
+            Arg::Nil(_) => f.write_str("nil"),
+            Arg::Chain(c) => {
+                match &c.node {
+                    Arg::Pipe(p) => write!(f, "({})", show(src, p.as_ref()))?,
+                    other => write!(f, "{}", show(src, other))?,
                 }
-                for field in fields {
-                    write!(f, ".{field}")?;
-                }
-                Ok(())
+                f.write_str(c.fields.of(src))
             }
             Arg::Bool { val, .. } => write!(f, "{val}"),
-            Arg::Number { num, .. } => f.write_str(&num.text),
-            Arg::Str { quoted, .. } => f.write_str(quoted),
-            Arg::Pipe(p) => write!(f, "{p}"),
+            Arg::Number(n) => f.write_str(n.text.of(src)),
+            Arg::Str { quoted, .. } => f.write_str(quoted.of(src)),
+            Arg::Pipe(p) => write!(f, "{}", show(src, p.as_ref())),
         }
     }
 }
 
-impl Display for Command {
+impl Display for Show<'_, Command> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, a) in self.args.iter().enumerate() {
+        for (i, a) in self.node.args.iter().enumerate() {
             if i > 0 {
                 f.write_char(' ')?;
             }
             match a {
-                Arg::Pipe(p) => write!(f, "({p})")?,
-                other => write!(f, "{other}")?,
+                Arg::Pipe(p) => write!(f, "({})", show(self.src, p.as_ref()))?,
+                other => write!(f, "{}", show(self.src, other))?,
             }
         }
         Ok(())
     }
 }
 
-impl Display for Pipe {
+impl Display for Show<'_, Pipe> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.decl.is_empty() {
-            f.write_str(&self.decl.join(", "))?;
-            f.write_str(if self.is_assign { " = " } else { " := " })?;
+        let pipe = self.node;
+        for (i, d) in pipe.decl.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(d.of(self.src))?;
         }
-        for (i, c) in self.cmds.iter().enumerate() {
+        if !pipe.decl.is_empty() {
+            f.write_str(if pipe.is_assign { " = " } else { " := " })?;
+        }
+        for (i, c) in pipe.cmds.iter().enumerate() {
             if i > 0 {
                 f.write_str(" | ")?;
             }
-            write!(f, "{c}")?;
+            write!(f, "{}", show(self.src, c))?;
         }
         Ok(())
     }
 }
 
 /// Writes a node list as Go's `ListNode.String()` does.
-pub fn write_list(f: &mut fmt::Formatter<'_>, list: &[Node]) -> fmt::Result {
+fn write_list(f: &mut fmt::Formatter<'_>, src: &str, list: &[Node]) -> fmt::Result {
     for n in list {
-        write!(f, "{n}")?;
+        write!(f, "{}", show(src, n))?;
     }
     Ok(())
 }
 
-fn write_branch(f: &mut fmt::Formatter<'_>, name: &str, b: &Branch) -> fmt::Result {
-    write!(f, "{{{{{name} {}}}}}", b.pipe)?;
-    write_list(f, &b.list)?;
+fn write_branch(f: &mut fmt::Formatter<'_>, src: &str, name: &str, b: &Branch) -> fmt::Result {
+    write!(f, "{{{{{name} {}}}}}", show(src, &b.pipe))?;
+    write_list(f, src, &b.list)?;
     if let Some(e) = &b.else_list {
         f.write_str("{{else}}")?;
-        write_list(f, e)?;
+        write_list(f, src, e)?;
     }
     f.write_str("{{end}}")
 }
 
-impl Display for Node {
+impl Display for Show<'_, Node> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Node::Text { text, .. } => f.write_str(text),
-            Node::Comment { text, .. } => write!(f, "{{{{{text}}}}}"),
-            Node::Action { pipe, .. } => write!(f, "{{{{{pipe}}}}}"),
-            Node::If(b) => write_branch(f, "if", b),
-            Node::Range(b) => write_branch(f, "range", b),
-            Node::With(b) => write_branch(f, "with", b),
-            Node::Template { name, pipe, .. } => {
-                let q = crate::gotmpl::fmt::quote(name);
-                match pipe {
-                    Some(p) => write!(f, "{{{{template {q} {p}}}}}"),
+        let src = self.src;
+        match self.node {
+            Node::Text(text) => f.write_str(text.of(src)),
+            Node::Comment(text) => write!(f, "{{{{{}}}}}", text.of(src)),
+            Node::Action(pipe) => write!(f, "{{{{{}}}}}", show(src, pipe)),
+            Node::If(b) => write_branch(f, src, "if", b),
+            Node::Range(b) => write_branch(f, src, "range", b),
+            Node::With(b) => write_branch(f, src, "with", b),
+            Node::Template(t) => {
+                let q = crate::gotmpl::fmt::quote(&t.name);
+                match &t.pipe {
+                    Some(p) => write!(f, "{{{{template {q} {}}}}}", show(src, p)),
                     None => write!(f, "{{{{template {q}}}}}"),
                 }
             }
-            Node::Break { .. } => f.write_str("{{break}}"),
-            Node::Continue { .. } => f.write_str("{{continue}}"),
+            Node::Break(_) => f.write_str("{{break}}"),
+            Node::Continue(_) => f.write_str("{{continue}}"),
         }
     }
 }
@@ -291,13 +375,21 @@ impl Display for Node {
 mod tests {
     use super::*;
 
+    fn span(src: &str, part: &str) -> Span {
+        let start = src.find(part).unwrap_or(0) as u32;
+        Span {
+            start,
+            end: start + part.len() as u32,
+        }
+    }
+
     #[test]
     fn location_is_line_and_byte_column() {
         let t = Tree {
             name: "t".into(),
             parse_name: "f.tpl".into(),
             text: Arc::from("ab\ncd{{ x }}"),
-            root: vec![],
+            root: Box::new([]),
         };
         assert_eq!(t.location(8), "f.tpl:2:5");
         assert_eq!(t.location(1), "f.tpl:1:1");
@@ -305,39 +397,55 @@ mod tests {
 
     #[test]
     fn strings_match_go() {
+        let src = "eq .a.b \"x\"";
         let inner = Pipe {
             pos: 0,
             is_assign: false,
-            decl: vec![],
-            cmds: vec![Command {
+            decl: Box::new([]),
+            cmds: Box::new([Command {
                 pos: 0,
-                args: vec![Arg::Field {
+                args: Box::new([Arg::Field {
                     pos: 0,
-                    ident: vec!["a".into(), "b".into()],
-                }],
-            }],
+                    ident: span(src, ".a.b"),
+                }]),
+            }]),
         };
         let cmd = Command {
             pos: 0,
-            args: vec![
-                Arg::Identifier {
-                    pos: 0,
-                    name: "eq".into(),
-                },
+            args: Box::new([
+                Arg::Identifier(span(src, "eq")),
                 Arg::Pipe(Box::new(inner)),
                 Arg::Str {
-                    pos: 0,
-                    quoted: "\"x\"".into(),
-                    text: "x".into(),
+                    quoted: span(src, "\"x\""),
+                    unquoted: None,
                 },
-            ],
+            ]),
         };
-        assert_eq!(cmd.to_string(), "eq (.a.b) \"x\"");
-        let t = Node::Template {
+        assert_eq!(show(src, &cmd).to_string(), "eq (.a.b) \"x\"");
+        let t = Node::Template(Box::new(TemplateCall {
             pos: 0,
             name: "n".into(),
             pipe: None,
-        };
-        assert_eq!(t.to_string(), "{{template \"n\"}}");
+        }));
+        assert_eq!(show(src, &t).to_string(), "{{template \"n\"}}");
+    }
+
+    #[test]
+    fn string_values_come_from_the_source_unless_unquoting_changed_them() {
+        let src = "\"ab\" `c`";
+        assert_eq!(Arg::str_value(span(src, "\"ab\""), &None, src), "ab");
+        assert_eq!(Arg::str_value(span(src, "`c`"), &None, src), "c");
+        assert_eq!(
+            Arg::str_value(span(src, "`c`"), &Some("z".into()), src),
+            "z"
+        );
+    }
+
+    /// The node sizes the tree's memory depends on.
+    #[test]
+    fn nodes_stay_small() {
+        assert!(std::mem::size_of::<Arg>() <= 32);
+        assert!(std::mem::size_of::<Node>() <= 48);
+        assert!(std::mem::size_of::<Command>() <= 24);
     }
 }

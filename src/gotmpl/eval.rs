@@ -14,8 +14,8 @@ impl<'a> State<'a> {
     pub(crate) fn eval_arg(&mut self, dot: &Dot, typ: ArgType, n: &'a Arg) -> R<Value> {
         self.at = At::Arg(n);
         match n {
-            Arg::Dot { .. } => return self.validate_type(dot.v.clone(), typ),
-            Arg::Nil { .. } => {
+            Arg::Dot(_) => return self.validate_type(dot.v.clone(), typ),
+            Arg::Nil(_) => {
                 if typ.can_be_nil() {
                     return Ok(nil_of(typ));
                 }
@@ -24,8 +24,8 @@ impl<'a> State<'a> {
             Arg::Field { .. }
             | Arg::Variable { .. }
             | Arg::Pipe(_)
-            | Arg::Identifier { .. }
-            | Arg::Chain { .. } => {
+            | Arg::Identifier(_)
+            | Arg::Chain(_) => {
                 let v = self.eval_node_value(dot, n)?;
                 return self.validate_type(v, typ);
             }
@@ -34,27 +34,28 @@ impl<'a> State<'a> {
         match typ {
             ArgType::Bool => match n {
                 Arg::Bool { val, .. } => Ok(Value::Bool(*val)),
-                _ => Err(self.errorf(format!("expected bool; found {n}"))),
+                _ => Err(self.errorf(format!("expected bool; found {}", self.show(n)))),
             },
             ArgType::Int | ArgType::Int64 => match n {
-                Arg::Number { num, .. } if num.is_int => Ok(if typ == ArgType::Int {
-                    Value::Int(num.int)
+                Arg::Number(lit) if lit.num.is_int => Ok(if typ == ArgType::Int {
+                    Value::Int(lit.num.int)
                 } else {
-                    Value::Int64(num.int)
+                    Value::Int64(lit.num.int)
                 }),
-                _ => Err(self.errorf(format!("expected integer; found {n}"))),
+                _ => Err(self.errorf(format!("expected integer; found {}", self.show(n)))),
             },
             ArgType::Float64 => match n {
-                Arg::Number { num, .. } if num.is_float => Ok(Value::Float(num.float)),
-                _ => Err(self.errorf(format!("expected float; found {n}"))),
+                Arg::Number(lit) if lit.num.is_float => Ok(Value::Float(lit.num.float)),
+                _ => Err(self.errorf(format!("expected float; found {}", self.show(n)))),
             },
             ArgType::String => match n {
-                Arg::Str { text, .. } => Ok(Value::from(text.as_str())),
-                _ => Err(self.errorf(format!("expected string; found {n}"))),
+                Arg::Str { quoted, unquoted } => Ok(Value::from(self.str_value(*quoted, unquoted))),
+                _ => Err(self.errorf(format!("expected string; found {}", self.show(n)))),
             },
             ArgType::Any | ArgType::Reflect => self.eval_empty_interface(n),
             ArgType::List | ArgType::Map => Err(self.errorf(format!(
-                "can't handle {n} for arg of type {}",
+                "can't handle {} for arg of type {}",
+                self.show(n),
                 typ.go_name()
             ))),
         }
@@ -66,8 +67,11 @@ impl<'a> State<'a> {
             Arg::Field { .. } => self.eval_field_node(dot, n, std::slice::from_ref(n), None),
             Arg::Variable { .. } => self.eval_variable_node(dot, n, &[], None),
             Arg::Pipe(p) => self.eval_pipeline(dot, p),
-            Arg::Identifier { name, .. } => self.eval_function(dot, n, name, At::Arg(n), &[], None),
-            Arg::Chain { .. } => self.eval_chain_node(dot, n, &[], None),
+            Arg::Identifier(name) => {
+                let name = name.of(self.src());
+                self.eval_function(dot, n, name, At::Arg(n), &[], None)
+            }
+            Arg::Chain(_) => self.eval_chain_node(dot, n, &[], None),
             _ => self.eval_empty_interface(n),
         }
     }
@@ -76,7 +80,7 @@ impl<'a> State<'a> {
     pub(crate) fn eval_arg_untyped(&mut self, dot: &Dot, n: &'a Arg) -> R<Value> {
         self.at = At::Arg(n);
         match n {
-            Arg::Dot { .. } => Ok(dot.v.clone()),
+            Arg::Dot(_) => Ok(dot.v.clone()),
             _ => self.eval_node_value(dot, n),
         }
     }
@@ -86,10 +90,11 @@ impl<'a> State<'a> {
         self.at = At::Arg(n);
         match n {
             Arg::Bool { val, .. } => Ok(Value::Bool(*val)),
-            Arg::Number { .. } => self.ideal_constant(n),
-            Arg::Str { text, .. } => Ok(Value::from(text.as_str())),
+            Arg::Number(_) => self.ideal_constant(n),
+            Arg::Str { quoted, unquoted } => Ok(Value::from(self.str_value(*quoted, unquoted))),
             _ => Err(self.errorf(format!(
-                "can't handle assignment of {n} to empty interface argument"
+                "can't handle assignment of {} to empty interface argument",
+                self.show(n)
             ))),
         }
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::ast::{Arg, Branch, Command, Node, Pipe, Tree};
+use super::ast::{self, field_names, Arg, Branch, Command, Node, Pipe, Span, Tree};
 use super::fmt::{quote, to_string, try_to_string};
 use super::funcs::{FuncCtx, FuncMap, TemplateRunner};
 use super::value::{Elem, Value};
@@ -55,26 +55,15 @@ pub(crate) enum At<'a> {
 }
 
 impl At<'_> {
-    fn describe(&self) -> Option<(usize, String)> {
+    /// Position and Go `String()` of the node, whose spans index `src`.
+    fn describe(&self, src: &str) -> Option<(usize, String)> {
         match self {
             At::None => None,
-            At::Node(n) => Some((node_pos(n), n.to_string())),
-            At::Pipe(p) => Some((p.pos, p.to_string())),
-            At::Cmd(c) => Some((c.pos, c.to_string())),
-            At::Arg(a) => Some((a.pos(), a.to_string())),
+            At::Node(n) => Some((n.pos(), ast::show(src, *n).to_string())),
+            At::Pipe(p) => Some((p.pos as usize, ast::show(src, *p).to_string())),
+            At::Cmd(c) => Some((c.pos as usize, ast::show(src, *c).to_string())),
+            At::Arg(a) => Some((a.pos(), ast::show(src, *a).to_string())),
         }
-    }
-}
-
-fn node_pos(n: &Node) -> usize {
-    match n {
-        Node::Text { pos, .. }
-        | Node::Comment { pos, .. }
-        | Node::Action { pos, .. }
-        | Node::Template { pos, .. }
-        | Node::Break { pos }
-        | Node::Continue { pos } => *pos,
-        Node::If(b) | Node::Range(b) | Node::With(b) => b.pos,
     }
 }
 
@@ -96,7 +85,8 @@ pub(crate) struct State<'a> {
     pub shared: &'a super::ExecShared,
     pub tree: &'a Tree,
     pub at: At<'a>,
-    pub vars: Vec<(String, Dot)>,
+    /// Variables in scope; names borrow from the trees' sources.
+    pub vars: Vec<(&'a str, Dot)>,
     pub depth: usize,
     /// Total nesting (template calls and nested executions) for stack hops.
     pub nest: usize,
@@ -130,7 +120,7 @@ impl<'a> State<'a> {
             shared,
             tree,
             at: At::None,
-            vars: vec![("$".into(), Dot::plain(data))],
+            vars: vec![("$", Dot::plain(data))],
             depth: 0,
             nest,
             out: String::new(),
@@ -152,7 +142,7 @@ impl<'a> State<'a> {
     pub fn errorf(&self, msg: impl Into<String>) -> Error {
         let msg = msg.into();
         let name = &self.tree.name;
-        let message = match self.at.describe() {
+        let message = match self.at.describe(&self.tree.text) {
             None => format!("template: {name}: {msg}"),
             Some((pos, ctx)) => format!(
                 "template: {}: executing {} at <{}>: {}",
@@ -181,17 +171,20 @@ impl<'a> State<'a> {
     fn walk(&mut self, dot: &Dot, node: &'a Node) -> R<Flow> {
         self.at = At::Node(node);
         match node {
-            Node::Action { pipe, .. } => self.walk_action(dot, node, pipe)?,
-            Node::Break { .. } => return Ok(Flow::Break),
-            Node::Continue { .. } => return Ok(Flow::Continue),
-            Node::Comment { .. } => {}
+            Node::Action(pipe) => self.walk_action(dot, node, pipe)?,
+            Node::Break(_) => return Ok(Flow::Break),
+            Node::Continue(_) => return Ok(Flow::Continue),
+            Node::Comment(_) => {}
             Node::If(b) => return self.deeper(|e| e.walk_if_with(false, dot, b)),
             Node::With(b) => return self.deeper(|e| e.walk_if_with(true, dot, b)),
             Node::Range(b) => return self.deeper(|e| e.walk_range(dot, node, b)),
-            Node::Template { name, pipe, .. } => {
-                self.walk_template(dot, node, name, pipe.as_ref())?;
+            Node::Template(t) => {
+                self.walk_template(dot, node, &t.name, t.pipe.as_ref())?;
             }
-            Node::Text { text, .. } => self.out.push_str(text),
+            Node::Text(text) => {
+                let src: &'a str = &self.tree.text;
+                self.out.push_str(text.of(src));
+            }
         }
         Ok(Flow::Normal)
     }
@@ -241,13 +234,14 @@ impl<'a> State<'a> {
 
     /// Sets the range variables for one iteration (Go's `oneIteration`).
     fn set_range_vars(&mut self, pipe: &Pipe, index: Value, elem: &Dot) -> R<()> {
+        let src: &'a str = &self.tree.text;
         let n = self.vars.len();
         if !pipe.decl.is_empty() {
             if pipe.is_assign {
                 if pipe.decl.len() > 1 {
-                    self.set_var(&pipe.decl[0], Dot::plain(index.clone()))?;
+                    self.set_var(pipe.decl[0].of(src), Dot::plain(index.clone()))?;
                 } else {
-                    self.set_var(&pipe.decl[0], elem.clone())?;
+                    self.set_var(pipe.decl[0].of(src), elem.clone())?;
                 }
             } else if n >= 1 {
                 self.vars[n - 1].1 = elem.clone();
@@ -255,7 +249,7 @@ impl<'a> State<'a> {
         }
         if pipe.decl.len() > 1 {
             if pipe.is_assign {
-                self.set_var(&pipe.decl[1], elem.clone())?;
+                self.set_var(pipe.decl[1].of(src), elem.clone())?;
             } else if n >= 2 {
                 self.vars[n - 2].1 = Dot::plain(index);
             }
@@ -345,7 +339,7 @@ impl<'a> State<'a> {
             None => Value::Invalid,
         };
         let new_dot = Dot::plain(new_dot);
-        let saved_vars = std::mem::replace(&mut self.vars, vec![("$".into(), new_dot.clone())]);
+        let saved_vars = std::mem::replace(&mut self.vars, vec![("$", new_dot.clone())]);
         let saved_tree = std::mem::replace(&mut self.tree, tmpl);
         let saved_at = self.at;
         self.depth += 1;
@@ -397,18 +391,19 @@ impl<'a> State<'a> {
             value = Some(dig(v));
         }
         let v = value.unwrap_or(Value::Invalid);
-        for d in &pipe.decl {
+        let src: &'a str = &self.tree.text;
+        for d in pipe.decl.iter() {
             if pipe.is_assign {
-                self.set_var(d, Dot::plain(v.clone()))?;
+                self.set_var(d.of(src), Dot::plain(v.clone()))?;
             } else {
-                self.vars.push((d.clone(), Dot::plain(v.clone())));
+                self.vars.push((d.of(src), Dot::plain(v.clone())));
             }
         }
         Ok(v)
     }
 
     fn set_var(&mut self, name: &str, v: Dot) -> R<()> {
-        match self.vars.iter_mut().rev().find(|(n, _)| n == name) {
+        match self.vars.iter_mut().rev().find(|(n, _)| *n == name) {
             Some(slot) => {
                 slot.1 = v;
                 Ok(())
@@ -418,7 +413,7 @@ impl<'a> State<'a> {
     }
 
     pub(crate) fn var_value(&self, name: &str) -> R<Dot> {
-        match self.vars.iter().rev().find(|(n, _)| n == name) {
+        match self.vars.iter().rev().find(|(n, _)| *n == name) {
             Some((_, v)) => Ok(v.clone()),
             None => Err(self.errorf(format!("undefined variable: {name}"))),
         }
@@ -426,7 +421,7 @@ impl<'a> State<'a> {
 
     pub(crate) fn not_a_function(&self, args: &[Arg], fin: &Option<Value>) -> R<()> {
         if args.len() > 1 || fin.is_some() {
-            let first = args.first().map(|a| a.to_string()).unwrap_or_default();
+            let first = args.first().map(|a| self.show(a)).unwrap_or_default();
             return Err(self.errorf(format!("can't give argument to non-function {first}")));
         }
         Ok(())
@@ -439,8 +434,9 @@ impl<'a> State<'a> {
         match first {
             Arg::Field { .. } => return self.eval_field_node(dot, first, &cmd.args, fin),
             Arg::Chain { .. } => return self.eval_chain_node(dot, first, &cmd.args, fin),
-            Arg::Identifier { name, .. } => {
-                return self.eval_function(dot, first, name, At::Cmd(cmd), &cmd.args, fin)
+            Arg::Identifier(name) => {
+                let name = name.of(&self.tree.text);
+                return self.eval_function(dot, first, name, At::Cmd(cmd), &cmd.args, fin);
             }
             Arg::Pipe(p) => {
                 self.not_a_function(&cmd.args, &fin)?;
@@ -453,24 +449,41 @@ impl<'a> State<'a> {
         self.not_a_function(&cmd.args, &fin)?;
         match first {
             Arg::Bool { val, .. } => Ok(Value::Bool(*val)),
-            Arg::Dot { .. } => Ok(dot.v.clone()),
-            Arg::Nil { .. } => Err(self.errorf("nil is not a command")),
-            Arg::Number { .. } => self.ideal_constant(first),
-            Arg::Str { text, .. } => Ok(Value::from(text.as_str())),
+            Arg::Dot(_) => Ok(dot.v.clone()),
+            Arg::Nil(_) => Err(self.errorf("nil is not a command")),
+            Arg::Number(_) => self.ideal_constant(first),
+            Arg::Str { quoted, unquoted } => Ok(Value::from(self.str_value(*quoted, unquoted))),
             other => Err(self.errorf(format!(
                 "can't evaluate command {}",
-                quote(&other.to_string())
+                quote(&self.show(other))
             ))),
         }
+    }
+
+    /// The tree's source text, which the nodes' spans index.
+    #[inline]
+    pub(crate) fn src(&self) -> &'a str {
+        &self.tree.text
+    }
+
+    /// A string literal's value.
+    pub(crate) fn str_value(&self, quoted: Span, unquoted: &'a Option<Box<str>>) -> &'a str {
+        Arg::str_value(quoted, unquoted, self.src())
+    }
+
+    /// Go's `String()` of an operand.
+    pub(crate) fn show(&self, a: &Arg) -> String {
+        ast::show(self.src(), a).to_string()
     }
 
     /// Go's `idealConstant`: untyped number literal → int or float64.
     pub(crate) fn ideal_constant(&mut self, n: &'a Arg) -> R<Value> {
         self.at = At::Arg(n);
-        let Arg::Number { num, .. } = n else {
+        let Arg::Number(lit) = n else {
             return Ok(Value::Invalid);
         };
-        let t = &num.text;
+        let num = &lit.num;
+        let t = lit.text.of(self.src());
         let b = t.as_bytes();
         let hex_int =
             b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'x' && !t.contains(['p', 'P']);
@@ -498,7 +511,8 @@ impl<'a> State<'a> {
         let Arg::Field { ident, .. } = field else {
             return Ok(Value::Invalid);
         };
-        self.eval_field_chain(dot, dot.clone(), field, ident, args, fin)
+        let names = field_names(ident.of(self.src()));
+        self.eval_field_chain(dot, dot.clone(), field, names, args, fin)
     }
 
     pub(crate) fn eval_chain_node(
@@ -509,14 +523,16 @@ impl<'a> State<'a> {
         fin: Option<Value>,
     ) -> R<Value> {
         self.at = At::Arg(chain);
-        let Arg::Chain { node, fields, .. } = chain else {
+        let Arg::Chain(c) = chain else {
             return Ok(Value::Invalid);
         };
-        if let Arg::Nil { .. } = node.as_ref() {
-            return Err(self.errorf(format!("indirection through explicit nil in {chain}")));
+        if let Arg::Nil(_) = c.node {
+            let text = self.show(chain);
+            return Err(self.errorf(format!("indirection through explicit nil in {text}")));
         }
-        let pipe = self.eval_arg_untyped(dot, node)?;
-        self.eval_field_chain(dot, Dot::plain(pipe), chain, fields, args, fin)
+        let pipe = self.eval_arg_untyped(dot, &c.node)?;
+        let names = field_names(c.fields.of(self.src()));
+        self.eval_field_chain(dot, Dot::plain(pipe), chain, names, args, fin)
     }
 
     pub(crate) fn eval_variable_node(
@@ -530,12 +546,15 @@ impl<'a> State<'a> {
         let Arg::Variable { ident, .. } = var else {
             return Ok(Value::Invalid);
         };
-        let value = self.var_value(&ident[0])?;
-        if ident.len() == 1 {
+        let text = ident.of(self.src());
+        let Some(dot_at) = text.find('.') else {
+            let value = self.var_value(text)?;
             self.not_a_function(args, &fin)?;
             return Ok(value.v);
-        }
-        self.eval_field_chain(dot, value, var, &ident[1..], args, fin)
+        };
+        let value = self.var_value(&text[..dot_at])?;
+        let names = field_names(&text[dot_at..]);
+        self.eval_field_chain(dot, value, var, names, args, fin)
     }
 
     fn eval_field_chain(
@@ -543,18 +562,19 @@ impl<'a> State<'a> {
         dot: &Dot,
         receiver: Dot,
         node: &'a Arg,
-        ident: &[String],
+        mut names: std::str::Split<'a, char>,
         args: &'a [Arg],
         fin: Option<Value>,
     ) -> R<Value> {
-        let Some((last, init)) = ident.split_last() else {
+        let Some(mut name) = names.next() else {
             return Ok(receiver.v);
         };
         let mut recv = receiver;
-        for name in init {
+        for next in names {
             recv = self.eval_field(dot, name, node, &[], None, recv)?;
+            name = next;
         }
-        Ok(self.eval_field(dot, last, node, args, fin, recv)?.v)
+        Ok(self.eval_field(dot, name, node, args, fin, recv)?.v)
     }
 
     /// Go's `evalField`: method, struct field or map key of `receiver`.
@@ -718,10 +738,8 @@ impl<'a> State<'a> {
             argv.push(self.validate_type(v, t)?);
         }
         if f.builtin && name == "call" {
-            argv.insert(
-                0,
-                Value::from(args.first().map(|a| a.to_string()).unwrap_or_default()),
-            );
+            let first = args.first().map(|a| self.show(a)).unwrap_or_default();
+            argv.insert(0, Value::from(first));
         }
         let result = {
             let shared = self.shared;

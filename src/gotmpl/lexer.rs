@@ -70,9 +70,9 @@ impl Kind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Token {
     pub kind: Kind,
-    pub pos: usize,
-    pub end: usize,
-    pub line: usize,
+    pub pos: u32,
+    pub end: u32,
+    pub line: u32,
 }
 
 /// A lexed template: the tokens, and the message of the error token that
@@ -89,7 +89,9 @@ impl<'a> Tokens<'a> {
     /// The token's span of the source: its text, except for the error
     /// token (empty; its message is [`Tokens::val`]).
     pub fn text(&self, t: &Token) -> &'a str {
-        self.src.get(t.pos..t.end).unwrap_or_default()
+        self.src
+            .get(t.pos as usize..t.end as usize)
+            .unwrap_or_default()
     }
 
     /// The token's text (Go's `item.val`).
@@ -213,7 +215,8 @@ impl LexOptions {
 }
 
 /// Tokenizes a whole template. Lexing stops at the first error token,
-/// exactly where Go's lexer would stop emitting.
+/// exactly where Go's lexer would stop emitting. Positions are `u32`:
+/// `input` is at most `u32::MAX` bytes (`parse::parse` checks).
 pub fn lex(input: &str, opts: LexOptions) -> Tokens<'_> {
     let LexOptions {
         break_ok,
@@ -300,9 +303,9 @@ impl Lexer<'_> {
     fn emit(&mut self, kind: Kind) {
         self.out.push(Token {
             kind,
-            pos: self.start,
-            end: self.pos,
-            line: self.start_line,
+            pos: self.start as u32,
+            end: self.pos as u32,
+            line: self.start_line as u32,
         });
         self.ignore();
     }
@@ -322,9 +325,9 @@ impl Lexer<'_> {
     fn error(&mut self, msg: String) -> State {
         self.out.push(Token {
             kind: Kind::Error,
-            pos: self.start,
-            end: self.start,
-            line: self.start_line,
+            pos: self.start as u32,
+            end: self.start as u32,
+            line: self.start_line as u32,
         });
         self.error = msg;
         State::Done
@@ -379,9 +382,9 @@ impl Lexer<'_> {
         }
         self.out.push(Token {
             kind: Kind::Eof,
-            pos: self.pos,
-            end: self.pos,
-            line: self.line,
+            pos: self.pos as u32,
+            end: self.pos as u32,
+            line: self.line as u32,
         });
         State::Done
     }
@@ -864,10 +867,11 @@ mod tests {
             let toks = lex(&src, LexOptions::CURRENT);
             let mut prev_end = 0;
             for t in &toks.toks {
-                proptest::prop_assert!(prev_end <= t.pos && t.pos <= t.end && t.end <= src.len());
-                proptest::prop_assert!(src.is_char_boundary(t.pos) && src.is_char_boundary(t.end));
-                let line = 1 + src[..t.pos].matches('\n').count();
-                proptest::prop_assert_eq!(t.line, line, "{:?}", t);
+                let (pos, end) = (t.pos as usize, t.end as usize);
+                proptest::prop_assert!(prev_end <= pos && pos <= end && end <= src.len());
+                proptest::prop_assert!(src.is_char_boundary(pos) && src.is_char_boundary(end));
+                let line = 1 + src[..pos].matches('\n').count();
+                proptest::prop_assert_eq!(t.line as usize, line, "{:?}", t);
                 let text = toks.text(t);
                 let ok = match t.kind {
                     Kind::LeftDelim => text == "{{",
@@ -880,7 +884,7 @@ mod tests {
                     _ => !text.is_empty(),
                 };
                 proptest::prop_assert!(ok, "{:?} {:?}", t, text);
-                prev_end = t.end;
+                prev_end = end;
             }
             let last = toks.toks.last().map(|t| t.kind);
             proptest::prop_assert!(matches!(last, Some(Kind::Eof | Kind::Error)));

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use super::ast::{Arg, Branch, Command, Node, Pipe, Tree};
+use super::ast::{
+    self, Arg, Branch, Chain, Command, Node, NumberLit, Pipe, Span, TemplateCall, Tree,
+};
 use super::lexer::{lex, Kind, LexOptions, Token, Tokens};
 use super::strconv::{number, unquote};
 use super::{Error, ExecOptions};
@@ -29,6 +31,12 @@ pub fn parse(
         comment_newlines: opts.comment_newlines,
     };
     let max_paren = opts.max_paren_depth;
+    if u32::try_from(text.len()).is_err() {
+        return Err(Error::Parse(format!(
+            "template: {name}: text of {} bytes is too large",
+            text.len()
+        )));
+    }
     let tokens = lex(text, lex_opts);
     let mut p = Parser {
         toks: tokens,
@@ -43,6 +51,9 @@ pub fn parse(
         action_line: 0,
         has_func,
         trees: Vec::new(),
+        nodes: Vec::new(),
+        cmds: Vec::new(),
+        args: Vec::new(),
     };
     let root = p.parse_top()?;
     let main = Tree {
@@ -83,9 +94,29 @@ struct Parser<'a, 'f> {
     nest: usize,
     /// Parenthesised pipelines nested deeper than this are refused.
     max_paren: usize,
-    action_line: usize,
+    action_line: u32,
     has_func: &'f (dyn Fn(&str) -> bool + Sync),
     trees: Vec<Tree>,
+    /// Scratch stacks: a list, pipeline or command collects its items on
+    /// top, then moves them out into an exactly sized slice. Growing a
+    /// fresh vector per list by doubling cost a third of parsing.
+    nodes: Vec<Node>,
+    cmds: Vec<Command>,
+    args: Vec<Arg>,
+}
+
+/// The span of a token (sources are at most `u32::MAX` bytes: checked
+/// in [`parse`]).
+fn span(t: &Token) -> Span {
+    Span {
+        start: t.pos,
+        end: t.end,
+    }
+}
+
+/// Moves the items above `mark` out of a scratch stack.
+fn take_from<T>(stack: &mut Vec<T>, mark: usize) -> Box<[T]> {
+    stack.drain(mark..).collect()
 }
 
 impl<'a> Parser<'a, '_> {
@@ -176,8 +207,8 @@ impl<'a> Parser<'a, '_> {
         ))
     }
 
-    fn parse_top(&mut self) -> PResult<Vec<Node>> {
-        let mut root = Vec::new();
+    fn parse_top(&mut self) -> PResult<Box<[Node]>> {
+        let mark = self.nodes.len();
         while self.peek().kind != Kind::Eof {
             if self.peek().kind == Kind::LeftDelim {
                 let save = self.idx;
@@ -189,12 +220,12 @@ impl<'a> Parser<'a, '_> {
                 self.idx = save;
             }
             match self.text_or_action()? {
-                Item::Node(n) => root.push(n),
+                Item::Node(n) => self.nodes.push(n),
                 Item::End => return self.errorf("unexpected {{end}}"),
                 Item::Else => return self.errorf("unexpected {{else}}"),
             }
         }
-        Ok(root)
+        Ok(take_from(&mut self.nodes, mark))
     }
 
     /// Parses a nested template body with fresh variables, then registers it.
@@ -250,12 +281,12 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parses nodes until `{{end}}`/`{{else}}`; EOF is an error.
-    fn item_list(&mut self) -> PResult<(Vec<Node>, Item)> {
-        let mut list = Vec::new();
+    fn item_list(&mut self) -> PResult<(Box<[Node]>, Item)> {
+        let mark = self.nodes.len();
         while self.peek_non_space().kind != Kind::Eof {
             match self.text_or_action()? {
-                Item::Node(n) => list.push(n),
-                other => return Ok((list, other)),
+                Item::Node(n) => self.nodes.push(n),
+                other => return Ok((take_from(&mut self.nodes, mark), other)),
             }
         }
         self.errorf("unexpected EOF")
@@ -264,10 +295,7 @@ impl<'a> Parser<'a, '_> {
     fn text_or_action(&mut self) -> PResult<Item> {
         let t = self.next_non_space();
         match t.kind {
-            Kind::Text => Ok(Item::Node(Node::Text {
-                pos: t.pos,
-                text: self.toks.text(&t).to_string(),
-            })),
+            Kind::Text => Ok(Item::Node(Node::Text(span(&t)))),
             Kind::LeftDelim => {
                 self.action_line = t.line;
                 let r = self.action();
@@ -295,9 +323,8 @@ impl<'a> Parser<'a, '_> {
             _ => {}
         }
         self.backup();
-        let pos = self.peek().pos;
         let pipe = self.pipeline("command", Kind::RightDelim)?;
-        Ok(Item::Node(Node::Action { pos, pipe }))
+        Ok(Item::Node(Node::Action(pipe)))
     }
 
     fn loop_control(&mut self, kw: &Token) -> PResult<Node> {
@@ -314,9 +341,9 @@ impl<'a> Parser<'a, '_> {
             return self.errorf(format!("{{{{{word}}}}} outside {{{{range}}}}"));
         }
         Ok(if kw.kind == Kind::Break {
-            Node::Break { pos: kw.pos }
+            Node::Break(kw.pos)
         } else {
-            Node::Continue { pos: kw.pos }
+            Node::Continue(kw.pos)
         })
     }
 
@@ -345,11 +372,11 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Go's `parseControl` for `if`/`range`/`with`.
-    fn branch(&mut self, context: &str) -> PResult<Branch> {
+    fn branch(&mut self, context: &str) -> PResult<Box<Branch>> {
         self.deeper(|p| p.branch_here(context))
     }
 
-    fn branch_here(&mut self, context: &str) -> PResult<Branch> {
+    fn branch_here(&mut self, context: &str) -> PResult<Box<Branch>> {
         let mark = self.vars.len();
         let pipe = self.pipeline(context, Kind::RightDelim)?;
         if context == "range" {
@@ -365,10 +392,10 @@ impl<'a> Parser<'a, '_> {
             let kw = self.peek().kind;
             if context == "if" && kw == Kind::If {
                 self.next();
-                else_list = Some(vec![Node::If(self.branch("if")?)]);
+                else_list = Some(Box::from([Node::If(self.branch("if")?)]));
             } else if context == "with" && kw == Kind::With {
                 self.next();
-                else_list = Some(vec![Node::With(self.branch("with")?)]);
+                else_list = Some(Box::from([Node::With(self.branch("with")?)]));
             } else {
                 let (l, n) = self.item_list()?;
                 match n {
@@ -380,12 +407,11 @@ impl<'a> Parser<'a, '_> {
             }
         }
         self.vars.truncate(mark);
-        Ok(Branch {
-            pos: pipe.pos,
+        Ok(Box::new(Branch {
             pipe,
             list,
             else_list,
-        })
+        }))
     }
 
     fn template_name(&mut self, t: &Token, context: &str) -> PResult<String> {
@@ -404,11 +430,11 @@ impl<'a> Parser<'a, '_> {
         let name = self.template_name(&t, context)?;
         let pipe = self.pipeline(context, Kind::RightDelim)?;
         self.sub_tree(name.clone(), context)?;
-        Ok(Node::Template {
+        Ok(Node::Template(Box::new(TemplateCall {
             pos: t.pos,
             name,
             pipe: Some(pipe),
-        })
+        })))
     }
 
     fn template_control(&mut self) -> PResult<Node> {
@@ -420,38 +446,35 @@ impl<'a> Parser<'a, '_> {
             self.backup();
             pipe = Some(self.pipeline(context, Kind::RightDelim)?);
         }
-        Ok(Node::Template {
+        Ok(Node::Template(Box::new(TemplateCall {
             pos: t.pos,
             name,
             pipe,
-        })
+        })))
     }
 
     /// Parses optional declarations (`$x :=`, `$i, $v :=`, `$x =`).
-    fn declarations(&mut self, context: &str, pipe: &mut Pipe) -> PResult<()> {
+    fn declarations(&mut self, context: &str, decl: &mut Vec<Span>) -> PResult<bool> {
         loop {
             let v = self.peek_non_space();
             if v.kind != Kind::Variable {
-                return Ok(());
+                return Ok(false);
             }
             let save = self.idx;
             self.next_non_space();
             let next = self.peek_non_space();
             match next.kind {
                 Kind::Assign | Kind::Declare => {
-                    pipe.is_assign = next.kind == Kind::Assign;
                     self.next_non_space();
-                    let name = self.toks.text(&v);
-                    pipe.decl.push(name.to_string());
-                    self.vars.push(name);
-                    return Ok(());
+                    decl.push(span(&v));
+                    self.vars.push(self.toks.text(&v));
+                    return Ok(next.kind == Kind::Assign);
                 }
                 Kind::Char if self.toks.text(&next) == "," => {
                     self.next_non_space();
-                    let name = self.toks.text(&v);
-                    pipe.decl.push(name.to_string());
-                    self.vars.push(name);
-                    if context == "range" && pipe.decl.len() < 2 {
+                    decl.push(span(&v));
+                    self.vars.push(self.toks.text(&v));
+                    if context == "range" && decl.len() < 2 {
                         let k = self.peek_non_space().kind;
                         if matches!(k, Kind::Variable | Kind::RightDelim | Kind::RightParen) {
                             continue;
@@ -462,7 +485,7 @@ impl<'a> Parser<'a, '_> {
                 }
                 _ => {
                     self.idx = save;
-                    return Ok(());
+                    return Ok(false);
                 }
             }
         }
@@ -470,19 +493,20 @@ impl<'a> Parser<'a, '_> {
 
     fn pipeline(&mut self, context: &str, end: Kind) -> PResult<Pipe> {
         let pos = self.peek_non_space().pos;
-        let mut pipe = Pipe {
-            pos,
-            is_assign: false,
-            decl: Vec::new(),
-            cmds: Vec::new(),
-        };
-        self.declarations(context, &mut pipe)?;
+        let mut decl = Vec::new();
+        let is_assign = self.declarations(context, &mut decl)?;
+        let mark = self.cmds.len();
         loop {
             let t = self.next_non_space();
             match t.kind {
                 k if k == end => {
-                    self.check_pipeline(&pipe, context)?;
-                    return Ok(pipe);
+                    self.check_pipeline(&self.cmds[mark..], context)?;
+                    return Ok(Pipe {
+                        pos,
+                        is_assign,
+                        decl: decl.into_boxed_slice(),
+                        cmds: take_from(&mut self.cmds, mark),
+                    });
                 }
                 Kind::Bool
                 | Kind::CharConstant
@@ -498,26 +522,22 @@ impl<'a> Parser<'a, '_> {
                 | Kind::LeftParen => {
                     self.backup();
                     let cmd = self.command()?;
-                    pipe.cmds.push(cmd);
+                    self.cmds.push(cmd);
                 }
                 _ => return self.unexpected(&t, context),
             }
         }
     }
 
-    fn check_pipeline(&self, pipe: &Pipe, context: &str) -> PResult<()> {
-        if pipe.cmds.is_empty() {
+    fn check_pipeline(&self, cmds: &[Command], context: &str) -> PResult<()> {
+        if cmds.is_empty() {
             return self.errorf(format!("missing value for {context}"));
         }
-        for (i, c) in pipe.cmds.iter().enumerate().skip(1) {
+        for (i, c) in cmds.iter().enumerate().skip(1) {
             if matches!(
                 c.args.first(),
                 Some(
-                    Arg::Bool { .. }
-                        | Arg::Dot { .. }
-                        | Arg::Nil { .. }
-                        | Arg::Number { .. }
-                        | Arg::Str { .. }
+                    Arg::Bool { .. } | Arg::Dot(_) | Arg::Nil(_) | Arg::Number(_) | Arg::Str { .. }
                 )
             ) {
                 return self.errorf(format!(
@@ -531,14 +551,11 @@ impl<'a> Parser<'a, '_> {
 
     fn command(&mut self) -> PResult<Command> {
         let pos = self.peek_non_space().pos;
-        let mut cmd = Command {
-            pos,
-            args: Vec::new(),
-        };
+        let mark = self.args.len();
         loop {
             self.peek_non_space();
             if let Some(op) = self.operand()? {
-                cmd.args.push(op);
+                self.args.push(op);
             }
             let t = self.next();
             match t.kind {
@@ -549,10 +566,13 @@ impl<'a> Parser<'a, '_> {
             }
             break;
         }
-        if cmd.args.is_empty() {
+        if self.args.len() == mark {
             return self.errorf("empty command");
         }
-        Ok(cmd)
+        Ok(Command {
+            pos,
+            args: take_from(&mut self.args, mark),
+        })
     }
 
     fn operand(&mut self) -> PResult<Option<Arg>> {
@@ -562,36 +582,38 @@ impl<'a> Parser<'a, '_> {
         if self.peek().kind != Kind::Field {
             return Ok(Some(node));
         }
-        let pos = self.peek().pos;
-        let mut fields = Vec::new();
+        let first = self.peek();
+        let pos = first.pos;
+        let mut fields = span(&first);
         while self.peek().kind == Kind::Field {
-            let t = self.next();
-            fields.push(self.toks.text(&t)[1..].to_string());
+            fields.end = span(&self.next()).end;
         }
+        // Go joins the node's text and the fields' (`chain.String()`); the
+        // field tokens follow the node's text directly in the source.
+        let joined = |ident: Span| Span {
+            start: ident.start,
+            end: fields.end,
+        };
         Ok(Some(match node {
-            Arg::Field { mut ident, .. } => {
-                ident.extend(fields);
-                Arg::Field { pos, ident }
-            }
-            Arg::Variable { mut ident, .. } => {
-                ident.extend(fields);
-                Arg::Variable { pos, ident }
-            }
-            Arg::Bool { .. }
-            | Arg::Str { .. }
-            | Arg::Number { .. }
-            | Arg::Nil { .. }
-            | Arg::Dot { .. } => {
+            Arg::Field { ident, .. } if ident.end == fields.start => Arg::Field {
+                pos,
+                ident: joined(ident),
+            },
+            Arg::Variable { ident, .. } if ident.end == fields.start => Arg::Variable {
+                pos,
+                ident: joined(ident),
+            },
+            Arg::Bool { .. } | Arg::Str { .. } | Arg::Number(_) | Arg::Nil(_) | Arg::Dot(_) => {
                 return self.errorf(format!(
                     "unexpected . after term {}",
-                    super::fmt::quote(&node.to_string())
+                    super::fmt::quote(&ast::show(&self.text, &node).to_string())
                 ));
             }
-            other => Arg::Chain {
+            other => Arg::Chain(Box::new(Chain {
                 pos,
-                node: Box::new(other),
+                node: other,
                 fields,
-            },
+            })),
         }))
     }
 
@@ -604,29 +626,28 @@ impl<'a> Parser<'a, '_> {
                 if !(self.has_func)(val) {
                     return self.errorf(format!("function {} not defined", super::fmt::quote(val)));
                 }
-                Arg::Identifier {
-                    pos,
-                    name: val.to_string(),
-                }
+                Arg::Identifier(span(&t))
             }
-            Kind::Dot => Arg::Dot { pos },
-            Kind::Nil => Arg::Nil { pos },
-            Kind::Variable => self.use_var(pos, val)?,
+            Kind::Dot => Arg::Dot(pos),
+            Kind::Nil => Arg::Nil(pos),
+            Kind::Variable => self.use_var(&t)?,
             Kind::Field => Arg::Field {
                 pos,
-                ident: val[1..].split('.').map(String::from).collect(),
+                ident: span(&t),
             },
             Kind::Bool => Arg::Bool {
                 pos,
                 val: val == "true",
             },
-            Kind::CharConstant | Kind::Complex | Kind::Number => Arg::Number {
-                pos,
-                num: match number(val, t.kind == Kind::CharConstant) {
-                    Ok(n) => n,
+            Kind::CharConstant | Kind::Complex | Kind::Number => {
+                match number(val, t.kind == Kind::CharConstant) {
+                    Ok(num) => Arg::Number(Box::new(NumberLit {
+                        text: span(&t),
+                        num,
+                    })),
                     Err(msg) => return self.errorf(msg),
-                },
-            },
+                }
+            }
             Kind::LeftParen => {
                 if self.nest >= self.max_paren {
                     return self.errorf("max expression depth exceeded");
@@ -634,13 +655,12 @@ impl<'a> Parser<'a, '_> {
                 let r = self.deeper(|p| p.pipeline("parenthesized pipeline", Kind::RightParen));
                 Arg::Pipe(Box::new(r?))
             }
-            Kind::String | Kind::RawString => match unquote(val) {
-                Ok(text) => Arg::Str {
-                    pos,
-                    quoted: val.to_string(),
-                    text,
+            Kind::String | Kind::RawString => Arg::Str {
+                quoted: span(&t),
+                unquoted: match self.string_value(val) {
+                    Ok(u) => u,
+                    Err(_) => return self.errorf("invalid syntax"),
                 },
-                Err(_) => return self.errorf("invalid syntax"),
             },
             _ => {
                 self.backup();
@@ -649,15 +669,34 @@ impl<'a> Parser<'a, '_> {
         }))
     }
 
-    fn use_var(&self, pos: usize, name: &str) -> PResult<Arg> {
-        let ident: Vec<String> = name.split('.').map(String::from).collect();
-        if self.vars.iter().any(|v| **v == ident[0]) {
-            return Ok(Arg::Variable { pos, ident });
+    /// A string literal's value when it differs from the text between its
+    /// quotes (Go's `strconv.Unquote` changes only escapes and, in raw
+    /// strings, carriage returns; the lexer leaves no newline or quote
+    /// inside).
+    fn string_value(&self, quoted: &str) -> Result<Option<Box<str>>, super::strconv::NumError> {
+        let inner = quoted
+            .get(1..quoted.len().saturating_sub(1))
+            .unwrap_or_default();
+        let plain = quoted.len() >= 2
+            && !inner
+                .bytes()
+                .any(|b| matches!(b, b'\\' | b'\r' | b'\n' | b'"' | b'`'));
+        if plain {
+            return Ok(None);
         }
-        self.errorf(format!(
-            "undefined variable {}",
-            super::fmt::quote(&ident[0])
-        ))
+        unquote(quoted).map(|u| Some(u.into_boxed_str()))
+    }
+
+    fn use_var(&self, t: &Token) -> PResult<Arg> {
+        let text = self.toks.text(t);
+        let name = text.split('.').next().unwrap_or_default();
+        if self.vars.contains(&name) {
+            return Ok(Arg::Variable {
+                pos: t.pos,
+                ident: span(t),
+            });
+        }
+        self.errorf(format!("undefined variable {}", super::fmt::quote(name)))
     }
 }
 
@@ -673,7 +712,11 @@ mod tests {
 
     fn round_trip(text: &str) -> String {
         match p(text) {
-            Ok(trees) => trees[0].root.iter().map(|n| n.to_string()).collect(),
+            Ok(trees) => trees[0]
+                .root
+                .iter()
+                .map(|n| ast::show(&trees[0].text, n).to_string())
+                .collect(),
             Err(e) => e,
         }
     }
@@ -837,8 +880,8 @@ mod tests {
             .root
             .iter()
             .filter_map(|n| match n {
-                Node::Action { pipe, .. } => match &pipe.cmds[0].args[0] {
-                    Arg::Number { num, .. } => Some(num.clone()),
+                Node::Action(pipe) => match &pipe.cmds[0].args[0] {
+                    Arg::Number(lit) => Some(lit.num.clone()),
                     _ => None,
                 },
                 _ => None,

@@ -257,9 +257,7 @@ pub fn unquote_rune_prefix(body: &str) -> Result<(u32, &str), NumError> {
 /// Value of a Go character literal such as `'a'` or `'\n'`.
 /// Go's `newNumber`: records every interpretation the text allows.
 pub fn number(text: &str, is_char: bool) -> Result<Number, String> {
-    let text = text.to_string();
     let mut n = Number {
-        text: text.clone(),
         is_int: false,
         is_uint: false,
         is_float: false,
@@ -268,7 +266,7 @@ pub fn number(text: &str, is_char: bool) -> Result<Number, String> {
         float: 0.0,
     };
     if is_char {
-        let r = match unquote_rune_prefix(&text[1..]) {
+        let r = match unquote_rune_prefix(text.get(1..).unwrap_or_default()) {
             Ok((r, "'")) => r,
             Ok(_) => return Err(format!("malformed character constant: {text}")),
             Err(_) => return Err("invalid syntax".into()),
@@ -281,15 +279,15 @@ pub fn number(text: &str, is_char: bool) -> Result<Number, String> {
         // Complex constants are not supported by this engine.
         return Err(format!(
             "illegal number syntax: {}",
-            crate::gotmpl::fmt::quote(&text)
+            crate::gotmpl::fmt::quote(text)
         ));
     }
-    let u = parse_uint0(&text);
+    let u = parse_uint0(text);
     if let Ok(u) = u {
         n.is_uint = true;
         n.uint = u;
     }
-    if let Ok(i) = parse_int0(&text) {
+    if let Ok(i) = parse_int0(text) {
         n.is_int = true;
         n.int = i;
         if i == 0 {
@@ -303,11 +301,11 @@ pub fn number(text: &str, is_char: bool) -> Result<Number, String> {
     } else if n.is_uint {
         n.is_float = true;
         n.float = n.uint as f64;
-    } else if let Ok(f) = parse_float(&text) {
+    } else if let Ok(f) = parse_float(text) {
         if !text.contains(['.', 'e', 'E', 'p', 'P']) {
             return Err(format!(
                 "integer overflow: {}",
-                crate::gotmpl::fmt::quote(&text)
+                crate::gotmpl::fmt::quote(text)
             ));
         }
         n.is_float = true;
@@ -324,7 +322,7 @@ pub fn number(text: &str, is_char: bool) -> Result<Number, String> {
     if !n.is_int && !n.is_uint && !n.is_float {
         return Err(format!(
             "illegal number syntax: {}",
-            crate::gotmpl::fmt::quote(&text)
+            crate::gotmpl::fmt::quote(text)
         ));
     }
     Ok(n)
