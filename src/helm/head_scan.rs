@@ -248,10 +248,9 @@ impl Scanner {
         }
         let top = self.stack.last().copied();
         // `key:` with `{}` or `[]` on the next, deeper line.
-        if let Some(p) = pending {
-            if col > p.parent && top.is_none_or(|(c, _)| c < col) && empty_flow(body) {
-                return Some(Next::Line);
-            }
+        let deeper = top.is_none_or(|(c, _)| c < col);
+        if pending.is_some_and(|p| col > p.parent && deeper && empty_flow(body)) {
+            return Some(Next::Line);
         }
         let role = match (top, pending) {
             // A new, deeper block: only as the value of a key or item.
