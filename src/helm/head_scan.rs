@@ -86,8 +86,11 @@ pub fn scan(doc: &str) -> Option<ScannedHead> {
             return None;
         }
         seen = true;
-        if let Some(parent) = s.line(col, body)? {
-            i = block_scalar(&lines, i, parent)?;
+        match s.line(col, body)? {
+            Next::Line => {}
+            Next::Block(parent) => i = block_scalar(&lines, i, parent)?,
+            Next::Plain(parent) => i = plain_lines(&lines, i, parent)?,
+            Next::Quoted(parent) => i = quoted_lines(&lines, i, parent)?,
         }
     }
     seen.then_some(s.head)
@@ -105,6 +108,92 @@ fn chars_ok(doc: &str) -> bool {
         0xe000..=0xfffd => c != '\u{feff}',
         n => n >= 0x10000,
     })
+}
+
+/// What a line leaves open: nothing, a block scalar (whose content must be
+/// deeper than the given column), a plain scalar that may go on on deeper
+/// lines, or a single-quoted scalar not closed on its line.
+enum Next {
+    Line,
+    Block(usize),
+    Plain(usize),
+    Quoted(usize),
+}
+
+/// Skips the lines that continue a plain scalar (scannerc.go
+/// `yaml_parser_scan_plain_scalar`: a multi-line plain scalar goes on while
+/// lines are indented deeper than its block, `parent`); returns the index of
+/// the first line after it. A continuation line that could be anything but
+/// plain text (most indicators first, `: `, ` #`, a final `:`, a tab) goes
+/// to the full parser; quotes inside a plain scalar are text.
+fn plain_lines(lines: &[&str], mut i: usize, parent: usize) -> Option<usize> {
+    while let Some(line) = lines.get(i) {
+        let body = line.trim_start_matches(' ');
+        let col = line.len() - body.len();
+        if body.is_empty() {
+            i += 1;
+            continue;
+        }
+        if col <= parent {
+            if body.starts_with('\t') {
+                return None;
+            }
+            break;
+        }
+        let first = body.as_bytes()[0];
+        let dash =
+            first == b'-' && !(body == "-" || body.starts_with("- ") || body.starts_with("---"));
+        if (b"-?:#|>!&*%@`[]{},".contains(&first) && !dash)
+            || body.contains(": ")
+            || body.contains(" #")
+            || body.contains('\t')
+            || body.trim_end_matches(' ').ends_with(':')
+        {
+            return None;
+        }
+        i += 1;
+    }
+    Some(i)
+}
+
+/// Skips the lines of a single-quoted scalar opened on line `i - 1` up to
+/// its closing quote (`''` is a quote inside it), which must end its line
+/// but for a comment; every line inside is deeper than `parent`, without
+/// tabs. Returns the index of the line after it.
+fn quoted_lines(lines: &[&str], mut i: usize, parent: usize) -> Option<usize> {
+    while let Some(line) = lines.get(i) {
+        i += 1;
+        let body = line.trim_start_matches(' ');
+        let col = line.len() - body.len();
+        if body.is_empty() {
+            continue;
+        }
+        if col <= parent || body.contains('\t') {
+            return None;
+        }
+        if let Some(close) = single_close(body) {
+            return trailing_ok(&body[close + 1..]).then_some(i);
+        }
+    }
+    None
+}
+
+/// The index of the quote that closes a single-quoted scalar in `t` (the
+/// text after the opening quote or a continuation line), `''` being an
+/// escaped quote.
+fn single_close(t: &str) -> Option<usize> {
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\'' {
+            if b.get(i + 1) != Some(&b'\'') {
+                return Some(i);
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Skips a block scalar's lines from `i`: its content must be indented
@@ -151,13 +240,18 @@ struct Scanner {
 impl Scanner {
     /// One significant line at column `col`. `Some(parent)` when a block
     /// scalar starts there, whose content must be deeper than `parent`.
-    fn line(&mut self, col: usize, body: &str) -> Option<Option<usize>> {
+    fn line(&mut self, col: usize, body: &str) -> Option<Next> {
         let item = body == "-" || body.starts_with("- ");
         let pending = self.pending.take();
         while self.stack.last().is_some_and(|(c, _)| *c > col) {
             self.stack.pop();
         }
         let top = self.stack.last().copied();
+        // `key:` with `{}` or `[]` on the next, deeper line.
+        let deeper = top.is_none_or(|(c, _)| c < col);
+        if pending.is_some_and(|p| col > p.parent && deeper && empty_flow(body)) {
+            return Some(Next::Line);
+        }
         let role = match (top, pending) {
             // A new, deeper block: only as the value of a key or item.
             (t, Some(p)) if t.is_none_or(|(c, _)| c < col) => {
@@ -204,16 +298,25 @@ impl Scanner {
                 role: Role::Other,
                 key_col: None,
             });
-            return Some(None);
+            return Some(Next::Line);
         }
-        if rest.starts_with('\t') || rest.starts_with('-') || rest.starts_with('?') {
+        // A nested sequence (`- - a`) or a `---` go to the full parser; a
+        // plain scalar may start with a dash (`- --port=80`).
+        if rest.starts_with('\t')
+            || rest == "-"
+            || rest.starts_with("- ")
+            || rest.starts_with("---")
+            || rest.starts_with('?')
+        {
             return None;
         }
         if let Some(b) = value_kind(rest) {
-            return match b {
-                Value::Block => Some(Some(col)),
-                Value::Plain(_) | Value::Quoted(_) | Value::Empty => Some(None),
-            };
+            return Some(match b {
+                Value::Block => Next::Block(col),
+                Value::Plain(_, true) => Next::Plain(col),
+                Value::OpenQuote => Next::Quoted(col),
+                Value::Plain(_, false) | Value::Quoted(_) | Value::Empty => Next::Line,
+            });
         }
         self.push(at, Block::Map(Role::Other))?;
         self.entry(at, rest, Role::Other)
@@ -231,7 +334,7 @@ impl Scanner {
     }
 
     /// `key: value` at `col` in a mapping of role `role`.
-    fn entry(&mut self, col: usize, body: &str, role: Role) -> Option<Option<usize>> {
+    fn entry(&mut self, col: usize, body: &str, role: Role) -> Option<Next> {
         let (key, rest) = split_key(body)?;
         let value = value_kind(rest)?;
         let child = match (role, key.as_str()) {
@@ -239,12 +342,22 @@ impl Scanner {
             (Role::Metadata, "annotations") => Role::Annotations,
             _ => Role::Other,
         };
-        match (role, key.as_str()) {
-            (Role::Top, "kind") => self.head.kind = string_of(&value)?.unwrap_or_default(),
-            (Role::Annotations, "helm.sh/hook") => self.head.hook = string_of(&value)?,
-            (Role::Top, "metadata") | (Role::Metadata, "annotations") => self.head.hook = None,
-            _ => {}
-        }
+        // The value of `kind` or the hook must end on its line.
+        let read = match (role, key.as_str()) {
+            (Role::Top, "kind") => {
+                self.head.kind = string_of(&value)?.unwrap_or_default();
+                true
+            }
+            (Role::Annotations, "helm.sh/hook") => {
+                self.head.hook = string_of(&value)?;
+                true
+            }
+            (Role::Top, "metadata") | (Role::Metadata, "annotations") => {
+                self.head.hook = None;
+                false
+            }
+            _ => false,
+        };
         match value {
             Value::Empty => {
                 self.pending = Some(Pending {
@@ -252,10 +365,13 @@ impl Scanner {
                     role: child,
                     key_col: Some(col),
                 });
-                Some(None)
+                Some(Next::Line)
             }
-            Value::Block => Some(Some(col)),
-            Value::Plain(_) | Value::Quoted(_) => Some(None),
+            Value::Block => Some(Next::Block(col)),
+            Value::Plain(_, true) if !read => Some(Next::Plain(col)),
+            Value::OpenQuote if !read => Some(Next::Quoted(col)),
+            Value::OpenQuote => None,
+            Value::Plain(..) | Value::Quoted(_) => Some(Next::Line),
         }
     }
 }
@@ -266,10 +382,10 @@ impl Scanner {
 fn string_of(v: &Value) -> Option<Option<String>> {
     match v {
         Value::Empty => Some(None),
-        Value::Block => None,
+        Value::Block | Value::OpenQuote => None,
         Value::Quoted(s) => Some(Some(s.clone())),
-        Value::Plain(s) if s == "{}" || s == "[]" => Some(None),
-        Value::Plain(s) => {
+        Value::Plain(s, _) if s == "{}" || s == "[]" => Some(None),
+        Value::Plain(s, _) => {
             Some((yaml::resolve_plain(s, Resolver::V2) == Tag::Str).then(|| s.clone()))
         }
     }
@@ -280,8 +396,12 @@ enum Value {
     Empty,
     /// A `|` or `>` block scalar header.
     Block,
-    Plain(String),
+    /// A one-line plain scalar; `true` when later, deeper lines may
+    /// continue it (no comment follows it, it is not `{}`/`[]`).
+    Plain(String, bool),
     Quoted(String),
+    /// A single-quoted scalar that goes on on the next lines.
+    OpenQuote,
 }
 
 /// A key at the start of `body`, and the text after its `:`.
@@ -343,26 +463,34 @@ fn value_kind(rest: &str) -> Option<Value> {
             trailing_ok(&v[used..]).then_some(Value::Quoted(s))
         }
         b'\'' => {
-            let close = v[1..].find('\'')? + 1;
+            let Some(close) = v[1..].find('\'') else {
+                return Some(Value::OpenQuote);
+            };
+            let close = close + 1;
             if v.as_bytes().get(close + 1) == Some(&b'\'') {
-                return None;
+                return single_close(&v[1..]).is_none().then_some(Value::OpenQuote);
             }
             trailing_ok(&v[close + 1..]).then(|| Value::Quoted(v[1..close].to_string()))
         }
         b'{' | b'[' => {
             let (t, _) = cut_comment(v);
-            (t == "{}" || t == "[]").then(|| Value::Plain(t.to_string()))
+            (t == "{}" || t == "[]").then(|| Value::Plain(t.to_string(), false))
+        }
+        // scannerc.go: in a block, `:` followed by a non-blank starts a
+        // plain scalar (`record: :node_memory:sum`).
+        b':' if v.len() > 1 && v.as_bytes()[1] != b' ' => {
+            plain(v).map(|(t, open)| Value::Plain(t, open))
         }
         b'&' | b'*' | b'!' | b'%' | b'@' | b'`' | b',' | b']' | b'}' | b'?' | b':' => None,
         b'-' if v.len() == 1 || v.as_bytes()[1] == b' ' => None,
-        _ => plain(v).map(Value::Plain),
+        _ => plain(v).map(|(t, open)| Value::Plain(t, open)),
     }
 }
 
 /// A one-line plain scalar: it ends at ` #`; `: ` or a final `:` would
-/// start a mapping where none may be.
-fn plain(v: &str) -> Option<String> {
-    let (t, _) = cut_comment(v);
+/// start a mapping where none may be. `true` when no comment follows it.
+fn plain(v: &str) -> Option<(String, bool)> {
+    let (t, comment) = cut_comment(v);
     if t.contains(": ") || t.ends_with(':') || t.contains('\t') {
         return None;
     }
@@ -370,7 +498,7 @@ fn plain(v: &str) -> Option<String> {
     if first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.') {
         number_ok(t)?;
     }
-    Some(t.to_string())
+    Some((t.to_string(), comment.is_empty()))
 }
 
 /// A scalar that resolves as a number must convert as `sigs.k8s.io/yaml`
@@ -391,6 +519,12 @@ fn number_ok(t: &str) -> Option<()> {
 fn cut_comment(v: &str) -> (&str, &str) {
     let end = v.find(" #").unwrap_or(v.len());
     (v[..end].trim_end_matches(' '), &v[end..])
+}
+
+/// `{}` or `[]`, then nothing or a comment.
+fn empty_flow(body: &str) -> bool {
+    let (t, _) = cut_comment(body);
+    t == "{}" || t == "[]"
 }
 
 /// Only spaces, then nothing or a comment.
@@ -479,7 +613,15 @@ mod tests {
             "- a",
             "a:\n  - b\n c: 1",
             "a:\n    b: 1\n  c: 2",
-            "a: plain\n  continued",
+            "a: plain # c\n  continued",
+            "kind: plain\n  continued",
+            "a: plain\n  - continued",
+            "a: plain\n  ---",
+            "a:\n  b: 'x\n  c'",
+            "a: :",
+            "a: : b",
+            "kind: 'x\n  b'",
+            "a: 'x\n  b' c",
             "a: '1''2'",
             "a: \"\\u0041\"",
             "a: x:",
@@ -501,6 +643,7 @@ mod tests {
             "kind: X\nmetadata:\n  annotations:\n    helm.sh/hook: \"test\"\n    helm.sh/hook-weight: \"-5\"\n",
             "kind: X\nitems:\n-\n  a: 1\n- - 2\n",
             "kind: X\na: 1e400\nb: 0b12\nc: 1_000\n",
+            "kind: X\na: plain\n  continued\n\n   again\nb:\n  {}\nc:\n- --port=80\n- 'it''s\n\n  quoted' # c\nd: x\n  \"y\" 'z'\n  --dry-run\ne: :a:b\n",
         ];
         for doc in docs {
             let full = crate::gotmpl::convert::parse_yaml(doc);
@@ -518,5 +661,6 @@ mod tests {
             }
         }
         assert!(docs[..4].iter().all(|d| scan(d).is_some()));
+        assert!(scan(docs[6]).is_some());
     }
 }

@@ -6,6 +6,7 @@
 //! `--show-only` filtering, and the printed documents as typed objects
 //! (each document is parsed once, here, for sorting and for the caller).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ use crate::yaml::Node;
 /// `(?:^|\s*\n)---\s*` gives. A `---` splits when it starts the text or
 /// follows a newline the previous separator did not eat (a separator eats
 /// the whitespace after it, so `---\n---` leaves a `---` document).
-pub fn split_manifests(text: &str) -> Vec<String> {
+pub fn split_manifests(text: &str) -> Vec<&str> {
     let t = text.trim();
     let b = t.as_bytes();
     let ws = |c: u8| matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ');
@@ -48,13 +49,12 @@ pub fn split_manifests(text: &str) -> Vec<String> {
         .into_iter()
         .map(str::trim)
         .filter(|d| !d.is_empty())
-        .map(str::to_string)
         .collect()
 }
 
-struct Manifest {
-    path: String,
-    content: String,
+struct Manifest<'a> {
+    path: &'a str,
+    content: &'a str,
     node: Option<Arc<Node>>,
     kind: String,
     test_hook: bool,
@@ -162,11 +162,12 @@ fn crds(c: &Chart, full: &str, out: &mut Vec<(String, String)>) {
 
 /// A document as `renderResources` hands it on: template path and content.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Document {
+pub struct Document<'a> {
     /// Path from the top chart (`chart/templates/x.yaml`).
-    pub path: String,
-    /// The document (trimmed; CRD files verbatim).
-    pub content: String,
+    pub path: Cow<'a, str>,
+    /// The document (trimmed; CRD files verbatim): a slice of the
+    /// template's output, not a copy.
+    pub content: Cow<'a, str>,
     /// The parsed document, when it is a mapping (not for CRD files, which
     /// helm prints without parsing).
     pub node: Option<Arc<Node>>,
@@ -176,13 +177,13 @@ pub struct Document {
 /// (with `--include-crds`), manifests in install order, then the hooks
 /// left after `--no-hooks`/`--skip-tests`.
 #[derive(Debug, Default)]
-pub struct Sorted {
+pub struct Sorted<'a> {
     /// `crds/` files.
-    pub crds: Vec<Document>,
+    pub crds: Vec<Document<'a>>,
     /// Non-hook documents.
-    pub manifests: Vec<Document>,
+    pub manifests: Vec<Document<'a>>,
     /// Hook documents.
-    pub hooks: Vec<Document>,
+    pub hooks: Vec<Document<'a>>,
 }
 
 /// The [`Head`] of a document; without `nodes`, read by the head scanner
@@ -211,17 +212,17 @@ fn head_of(path: &str, doc: &str, nodes: bool) -> Result<Head, Error> {
 /// `SortManifests` plus `renderResources`' CRD and hook selection. With
 /// `nodes`, every document that is a mapping keeps its parsed node (for
 /// [`objects`]); without, documents are only read as far as sorting needs.
-pub fn sort(
+pub fn sort<'a>(
     chart: &Chart,
-    files: &BTreeMap<String, String>,
+    files: &'a BTreeMap<String, String>,
     opts: &Options,
     nodes: bool,
-) -> Result<Sorted, Error> {
+) -> Result<Sorted<'a>, Error> {
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
     // Each file's documents are split and read on any core; they are
     // taken in path order, so the first error is the one helm reports.
-    let heads: Vec<Result<Vec<(String, Head)>, Error>> = files
+    let heads: Vec<Result<Vec<(&str, Head)>, Error>> = files
         .par_iter()
         .map(|(path, content)| {
             if path.ends_with("NOTES.txt") || content.trim().is_empty() {
@@ -229,17 +230,17 @@ pub fn sort(
             }
             split_manifests(content)
                 .into_iter()
-                .map(|doc| head_of(path, &doc, nodes).map(|h| (doc, h)))
+                .map(|doc| head_of(path, doc, nodes).map(|h| (doc, h)))
                 .collect()
         })
         .collect();
     for ((path, _), docs) in files.iter().zip(heads) {
         for (doc, Head { kind, hook, node }) in docs? {
             let m = |test_hook| Manifest {
-                path: path.clone(),
-                content: doc.clone(),
-                node: node.clone(),
-                kind: kind.clone(),
+                path,
+                content: doc,
+                node,
+                kind,
                 test_hook,
             };
             match hook {
@@ -259,9 +260,9 @@ pub fn sort(
     let order = opts.helm_version.install_order();
     manifests.sort_by(|a, b| kind_less(order, &a.kind, &b.kind));
     hooks.sort_by(|a, b| kind_less(order, &a.kind, &b.kind));
-    let doc = |m: Manifest| Document {
-        path: m.path,
-        content: m.content,
+    let doc = |m: Manifest<'a>| Document {
+        path: Cow::Borrowed(m.path),
+        content: Cow::Borrowed(m.content),
         node: m.node,
     };
     let mut crd_files = Vec::new();
@@ -272,8 +273,8 @@ pub fn sort(
         crds: crd_files
             .into_iter()
             .map(|(path, content)| Document {
-                path,
-                content,
+                path: Cow::Owned(path),
+                content: Cow::Owned(content),
                 node: None,
             })
             .collect(),
@@ -292,13 +293,30 @@ pub fn sort(
 
 /// The stdout of `helm template` (without `--output-dir`).
 pub fn assemble(sorted: &Sorted, opts: &Options) -> Result<String, Error> {
-    let mut b = String::new();
+    let all = || {
+        sorted
+            .crds
+            .iter()
+            .chain(&sorted.manifests)
+            .chain(&sorted.hooks)
+    };
+    let size: usize = all().map(|d| d.path.len() + d.content.len() + 16).sum();
+    // One buffer, sized once: the documents before the hooks are printed
+    // trimmed (template.go prints `strings.TrimSpace(manifests)`), then
+    // a newline, then each hook.
+    let mut out = String::with_capacity(size + 1);
+    let push = |out: &mut String, d: &Document| {
+        for part in ["---\n# Source: ", &d.path, "\n", &d.content, "\n"] {
+            out.push_str(part);
+        }
+    };
     for d in sorted.crds.iter().chain(&sorted.manifests) {
-        b.push_str(&format!("---\n# Source: {}\n{}\n", d.path, d.content));
+        push(&mut out, d);
     }
-    let mut out = format!("{}\n", b.trim());
+    out.truncate(out.trim_end().len());
+    out.push('\n');
     for h in &sorted.hooks {
-        out.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.content));
+        push(&mut out, h);
     }
     if opts.show_only.is_empty() {
         return Ok(out);
@@ -339,7 +357,7 @@ pub fn objects(sorted: &Sorted, opts: &Options) -> (Vec<Object>, Vec<Warning>) {
     let mut warnings = Vec::new();
     for d in shown {
         let printed = |text: &str| format!("# Source: {}\n{text}\n", d.path);
-        let source = Some(d.path.clone());
+        let source = Some(d.path.to_string());
         if let Some(node) = &d.node {
             objects.push(Object::new(node.clone(), printed(&d.content), source));
             continue;
@@ -347,16 +365,16 @@ pub fn objects(sorted: &Sorted, opts: &Options) -> (Vec<Object>, Vec<Warning>) {
         let pieces = split_manifests(&d.content);
         let single = pieces.len() == 1;
         for piece in pieces {
-            match parse_document(&piece) {
+            match parse_document(piece) {
                 Ok(Some(n)) if n.as_map().is_some() => {
-                    let text = if single { &d.content } else { &piece };
+                    let text = if single { &d.content } else { piece };
                     objects.push(Object::new(Arc::new(n), printed(text), source.clone()));
                 }
                 Ok(n) if n.as_ref().is_none_or(Node::is_null) => {}
                 Ok(_) | Err(_) => warnings.push(Warning::new(
                     WarningKind::NotAnObject,
                     "a document of this file is not a Kubernetes object; it is printed but not handed on as a resource",
-                    Some(d.path.clone().into()),
+                    Some(d.path.to_string().into()),
                 )),
             }
         }

@@ -76,11 +76,11 @@ pub fn plan(
     let mut out: Vec<OutputFile> = Vec::new();
     let mut seen = HashSet::new();
     for d in &sorted.crds {
-        out.push(file(dir, d, !seen.insert(d.path.as_str())));
+        out.push(file(dir, d, !seen.insert(&*d.path)));
     }
     let mut seen = HashSet::new();
     for d in &sorted.manifests {
-        out.push(file(&new_dir, d, !seen.insert(d.path.as_str())));
+        out.push(file(&new_dir, d, !seen.insert(&*d.path)));
     }
     for d in &sorted.hooks {
         let f = file(&new_dir, d, false);
@@ -94,7 +94,7 @@ pub fn plan(
 mod tests {
     use super::*;
 
-    fn doc(path: &str, content: &str) -> Document {
+    fn doc(path: &'static str, content: &'static str) -> Document<'static> {
         Document {
             path: path.into(),
             content: content.into(),

@@ -399,7 +399,12 @@ pub fn render(
                 message: exec_error(n, &e.to_string()),
             }))
         })?;
-        Ok(text.replace("<no value>", ""))
+        // engine.go strips `<no value>`; most outputs have none, so they
+        // are kept as they are rather than copied.
+        if text.contains("<no value>") {
+            return Ok(text.replace("<no value>", ""));
+        }
+        Ok(text)
     };
     let shared = ExecShared::default();
     let texts = super::execute::run_all(jobs.len(), &run, &shared, serial)?;
