@@ -310,13 +310,27 @@ fn user_values(opts: &Options) -> Result<crate::gotmpl::Value, Error> {
 /// `helm template NAME CHART [flags]`.
 pub fn template(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     validate_release_name(&opts.release_name)?;
-    render(&load(chart_dir)?, opts)
+    render(&load_for(chart_dir, opts.helm_version)?, opts)
 }
 
 /// Loads a chart directory or `.tgz` for [`render`]: the files read, the
 /// subcharts found, templates parsed later, once, by the first render.
 pub fn load(chart_dir: &Path) -> Result<LoadedChart, Error> {
     Ok(LoadedChart::new(chart::load(chart_dir)?))
+}
+
+/// [`load`] for renders with `version`'s engine: each chart's templates
+/// start parsing on rayon's pool as soon as its `Chart.yaml` is read, so
+/// the parses overlap the rest of the load and the render's dependency
+/// processing (the render waits for those it needs). Same result and
+/// errors as [`load`]; only sooner.
+pub fn load_for(chart_dir: &Path, version: HelmVersion) -> Result<LoadedChart, Error> {
+    let parses = std::sync::Arc::new(loaded::ParseStore::default());
+    let prefetch = |path: &str, templates: &std::sync::Arc<Vec<(String, String)>>, library| {
+        parses.prefetch(version, path, templates, library);
+    };
+    let chart = chart::load_with(chart_dir, Some(&prefetch))?;
+    Ok(LoadedChart::with_parses(chart, parses))
 }
 
 /// `helm template` of a loaded chart: values merged, dependencies

@@ -307,6 +307,19 @@ fn exec_error(name: &str, msg: &str) -> String {
     msg.to_string()
 }
 
+/// The template options of `version`'s engine: helm4 is built with Go
+/// 1.25, whose text/template ranges over ints, refuses parentheses nested
+/// past 10,000 and counts comments' lines.
+pub(super) fn exec_options(version: HelmVersion) -> ExecOptions {
+    let v4 = version == HelmVersion::V4;
+    ExecOptions {
+        range_over_int: v4,
+        max_paren_depth: v4.then_some(GO_MAX_PAREN_DEPTH),
+        comment_newlines: v4,
+        ..ExecOptions::default()
+    }
+}
+
 /// Renders every template; returns (template path, output) sorted by
 /// path, plus warnings.
 pub fn render(
@@ -339,15 +352,7 @@ pub fn render(
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
     let mut set = TemplateSet::new("gotpl", loaded.funcs(opts.helm_version));
-    // helm4 is built with Go 1.25: its text/template ranges over ints,
-    // refuses parentheses nested past 10,000 and counts comments' lines.
-    let v4 = opts.helm_version == HelmVersion::V4;
-    let exec = ExecOptions {
-        range_over_int: v4,
-        max_paren_depth: v4.then_some(GO_MAX_PAREN_DEPTH),
-        comment_newlines: v4,
-        ..ExecOptions::default()
-    };
+    let exec = exec_options(opts.helm_version);
     // Parsing depends only on each text (and the function names): parse
     // them all at once, then add them in helm's order, stopping at the
     // first parse error in that order as helm does.
