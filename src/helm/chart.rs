@@ -285,18 +285,23 @@ pub fn load_with(dir: &Path, prefetch: Option<Prefetch<'_>>) -> Result<Chart, Er
     let ignore = Ignore::load(dir);
     let root_canon = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e.to_string()))?;
     let paths = walk(dir, &root_canon, &ignore)?;
-    from_files(read_all(paths)?, &at)
+    // Reading on more threads pays only for a render that has the cores
+    // to itself, the one a prefetching caller does.
+    from_files(read_all(paths, prefetch.is_some())?, &at)
 }
 
-/// Reads the walked files, on a few threads when there are many (reading a
-/// big chart is mostly the kernel copying pages, one core's work). The
+/// Reads the walked files, on a few threads when `threaded` and there are
+/// many (reading a big chart is mostly the kernel copying pages). The
 /// error is the first file in walk order that does not read, as a serial
 /// loop reports it.
-fn read_all(paths: Vec<(String, PathBuf)>) -> Result<Vec<(String, Vec<u8>)>, Error> {
+fn read_all(
+    paths: Vec<(String, PathBuf)>,
+    threaded: bool,
+) -> Result<Vec<(String, Vec<u8>)>, Error> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e.to_string()));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    if threads < 2 || paths.len() < 32 {
+    if !threaded || threads < 2 || paths.len() < 32 {
         return paths
             .into_iter()
             .map(|(rel, p)| Ok((rel, read(&p)?)))

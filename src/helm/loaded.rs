@@ -32,6 +32,9 @@ pub struct LoadedChart {
     /// A render found that the templates change maps they share, so
     /// later renders run them one by one (`execute.rs`).
     serial: AtomicBool,
+    /// Loaded for one render that has the cores to itself
+    /// ([`super::load_for`]).
+    alone: bool,
 }
 
 /// The parses of one loaded chart's templates and its function tables:
@@ -58,16 +61,28 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl LoadedChart {
     /// Wraps a freshly loaded chart.
     pub(super) fn new(chart: Chart) -> LoadedChart {
-        LoadedChart::with_parses(chart, Arc::default())
+        LoadedChart {
+            chart,
+            parses: Arc::default(),
+            serial: AtomicBool::new(false),
+            alone: false,
+        }
     }
 
-    /// Wraps a chart whose templates' parses `parses` holds (or is making).
-    pub(super) fn with_parses(chart: Chart, parses: Arc<ParseStore>) -> LoadedChart {
+    /// Wraps a chart loaded for one render that has the cores to itself,
+    /// whose templates' parses `parses` holds (or is making).
+    pub(super) fn alone(chart: Chart, parses: Arc<ParseStore>) -> LoadedChart {
         LoadedChart {
             chart,
             parses,
             serial: AtomicBool::new(false),
+            alone: true,
         }
+    }
+
+    /// Whether it was loaded for one render that has the cores to itself.
+    pub(super) fn renders_alone(&self) -> bool {
+        self.alone
     }
 
     /// The chart as loaded: renders work on [`Chart::detached`] copies.

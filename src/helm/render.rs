@@ -16,9 +16,10 @@ use super::objects::{Files, Record, VersionSet};
 use super::{Error, HelmVersion, Options, TemplateError};
 use crate::gotmpl::{Elem, ExecOptions, ExecShared, TemplateSet, Value, GO_MAX_PAREN_DEPTH};
 
-/// A template to render and the scope it renders in.
-struct Renderable {
-    text: String,
+/// A template to render (its text borrowed from the chart) and the scope
+/// it renders in.
+struct Renderable<'a> {
+    text: &'a str,
     vals: BTreeMap<String, Value>,
     base_path: String,
 }
@@ -220,14 +221,14 @@ fn capabilities(opts: &Options) -> Value {
 /// helm's `recAllTpls`: collects templates with their scope. `tree_path`
 /// names this chart's templates unless `full_path.rs` found that helm 3
 /// names them otherwise (an aliased chart's unlisted subcharts).
-fn collect(
+fn collect<'a>(
     version: HelmVersion,
-    c: &Chart,
+    c: &'a Chart,
     tree_path: &str,
     values: &Value,
     common: &BTreeMap<String, Value>,
     is_root: bool,
-    out: &mut BTreeMap<String, Renderable>,
+    out: &mut BTreeMap<String, Renderable<'a>>,
 ) -> Value {
     let full_path = c.full_path.as_deref().unwrap_or(tree_path);
     let mut subcharts = BTreeMap::new();
@@ -263,7 +264,7 @@ fn collect(
         out.insert(
             format!("{full_path}/{rel}"),
             Renderable {
-                text: text.clone(),
+                text,
                 vals: next.clone(),
                 base_path: format!("{full_path}/templates"),
             },
@@ -360,7 +361,7 @@ pub fn render(
         .par_iter()
         .map(|n| {
             let r = tpls.get(n)?;
-            Some(loaded.parse(&set, opts.helm_version, n, &r.text, &exec))
+            Some(loaded.parse(&set, opts.helm_version, n, r.text, &exec))
         })
         .collect();
     for (n, parse) in names.iter().zip(parses) {
@@ -373,7 +374,7 @@ pub fn render(
         })?;
         set.add_parsed(&trees);
     }
-    let jobs: Vec<(&String, &Renderable)> = names
+    let jobs: Vec<(&String, &Renderable<'_>)> = names
         .iter()
         .filter(|n| !n.rsplit('/').next().unwrap_or(n).starts_with('_'))
         .filter_map(|n| tpls.get(n).map(|r| (n, r)))
