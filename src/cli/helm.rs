@@ -380,7 +380,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     // printing, so neither it nor the result is dropped (freeing a big
     // chart's trees costs more than a tenth of the run).
     let rendered = helm::validate_release_name(&opts.release_name)
-        .and_then(|()| helm::load(&chart))
+        .and_then(|()| helm::load_for(&chart, opts.helm_version))
         .and_then(|loaded| {
             let r = helm::render_printed(&loaded, &opts);
             std::mem::forget(loaded);

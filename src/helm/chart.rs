@@ -60,11 +60,7 @@ pub fn next_id() -> usize {
 impl Chart {
     /// A `Chart.yaml` field as text.
     pub fn meta_str(&self, key: &str) -> String {
-        match &self.metadata {
-            Value::Map(m) => m.get(key).and_then(|v| v.as_str().map(str::to_string)),
-            _ => None,
-        }
-        .unwrap_or_default()
+        meta_text(&self.metadata, key)
     }
 
     /// The `dependencies:` list of Chart.yaml (or requirements.yaml for v1).
@@ -258,27 +254,95 @@ fn walk_error(root: &Path, err: &walkdir::Error) -> Error {
     Error::io(path, text)
 }
 
+/// Called with each chart's likely template path (`top/charts/sub`, as a
+/// render names a chart without an alias), its templates and whether it is
+/// a library chart, as soon as its `Chart.yaml` is read: the caller may
+/// start parsing them while the rest loads.
+pub type Prefetch<'a> = &'a (dyn Fn(&str, &Arc<Vec<(String, String)>>, bool) + Sync);
+
 /// Loads a chart directory or a packaged chart (`.tgz`).
 pub fn load(dir: &Path) -> Result<Chart, Error> {
+    load_with(dir, None)
+}
+
+/// [`load`], telling `prefetch` about each chart's templates early.
+pub fn load_with(dir: &Path, prefetch: Option<Prefetch<'_>>) -> Result<Chart, Error> {
     if !dir.exists() {
         return Err(Error::Chart(format!(
             "path {:?} not found",
             dir.display().to_string()
         )));
     }
+    let at = Origin {
+        dir,
+        parent: None,
+        prefetch,
+    };
     if !dir.is_dir() {
         let data = std::fs::read(dir).map_err(|e| Error::io(dir, e.to_string()))?;
-        return load_archive(&data, dir);
+        return load_archive(&data, &at);
     }
     let ignore = Ignore::load(dir);
     let root_canon = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e.to_string()))?;
     let paths = walk(dir, &root_canon, &ignore)?;
-    let mut files = Vec::new();
-    for (rel, path) in paths {
-        let data = std::fs::read(&path).map_err(|e| Error::io(path, e.to_string()))?;
-        files.push((rel, data));
+    // Reading on more threads pays only for a render that has the cores
+    // to itself, the one a prefetching caller does.
+    from_files(read_all(paths, prefetch.is_some())?, &at)
+}
+
+/// Reads the walked files, on a few threads when `threaded` and there are
+/// many (reading a big chart is mostly the kernel copying pages). The
+/// error is the first file in walk order that does not read, as a serial
+/// loop reports it.
+fn read_all(
+    paths: Vec<(String, PathBuf)>,
+    threaded: bool,
+) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e.to_string()));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    if !threaded || threads < 2 || paths.len() < 32 {
+        return paths
+            .into_iter()
+            .map(|(rel, p)| Ok((rel, read(&p)?)))
+            .collect();
     }
-    from_files(files, dir)
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut got = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((_, p)) = paths.get(i) else {
+                return got;
+            };
+            got.push((i, read(p)));
+        }
+    };
+    let mut data: Vec<Option<Result<Vec<u8>, Error>>> = paths.iter().map(|_| None).collect();
+    std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        let mut got = work();
+        for h in helpers {
+            got.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        for (i, r) in got {
+            data[i] = Some(r);
+        }
+    });
+    paths
+        .into_iter()
+        .zip(data)
+        .map(|((rel, p), r)| Ok((rel, r.unwrap_or_else(|| read(&p))?)))
+        .collect()
+}
+
+/// Where a chart being loaded comes from: its path (for errors), the
+/// likely template path of its parent, and who to tell about templates.
+#[derive(Clone, Copy)]
+struct Origin<'a> {
+    dir: &'a Path,
+    parent: Option<&'a str>,
+    prefetch: Option<Prefetch<'a>>,
 }
 
 /// helm's `MaxDecompressedChartSize`: all files of an archive together.
@@ -341,9 +405,9 @@ fn archive_entry_name(raw: &str) -> Result<String, String> {
 /// top-level directory. Entries escaping that directory, files over 5 MiB
 /// and archives over 100 MiB decompressed are refused, as helm does.
 /// Links are skipped (helm reads them as empty files).
-fn load_archive(data: &[u8], origin: &Path) -> Result<Chart, Error> {
+fn load_archive(data: &[u8], at: &Origin<'_>) -> Result<Chart, Error> {
     use std::io::Read;
-    let bad = |e: String| Error::Chart(format!("{}: {e}", origin.display()));
+    let bad = |e: String| Error::Chart(format!("{}: {e}", at.dir.display()));
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(data));
     let mut files = Vec::new();
     let mut remaining = MAX_CHART_SIZE;
@@ -387,19 +451,42 @@ fn load_archive(data: &[u8], origin: &Path) -> Result<Chart, Error> {
     if files.is_empty() {
         return Err(bad("no files in chart archive".into()));
     }
-    from_files(files, origin)
+    from_files(files, at)
+}
+
+/// A chart file `from_files` parses, in the order the files came.
+enum Check {
+    Chart(Vec<u8>),
+    Values(Vec<u8>),
+    Requirements(Vec<u8>),
+}
+
+/// A file's text: its bytes when they are UTF-8 (no copy), else with
+/// invalid sequences replaced, as Go's string conversion reads them.
+fn into_text(data: Vec<u8>) -> String {
+    String::from_utf8(data).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A `Chart.yaml` field as text (empty when missing or not text).
+fn meta_text(metadata: &Value, key: &str) -> String {
+    match metadata {
+        Value::Map(m) => m.get(key).and_then(|v| v.as_str().map(str::to_string)),
+        _ => None,
+    }
+    .unwrap_or_default()
 }
 
 /// helm's `LoadFiles`: sorts loaded files into metadata, values,
-/// templates, subcharts and other files.
-fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Error> {
-    let mut metadata = None;
-    let mut values = Value::map(BTreeMap::new());
+/// templates, subcharts and other files. `Chart.yaml`, `values.yaml` and
+/// `requirements.yaml` are parsed after the sorting, in the order the
+/// files came, so the first bad one is the error, as in helm.
+fn from_files(list: Vec<(String, Vec<u8>)>, at: &Origin<'_>) -> Result<Chart, Error> {
     let mut templates = Vec::new();
     let mut files = BTreeMap::new();
     let mut sub_dirs: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
     let mut archives: Vec<(String, Vec<u8>)> = Vec::new();
     let mut schema = None;
+    let mut checks = Vec::new();
     for (rel, mut data) in list {
         // helm strips a UTF-8 byte order mark from every file.
         if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
@@ -415,64 +502,45 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
                     archives.push((sub.to_string(), data))
                 }
                 None => {
-                    files.insert(rel.clone(), data);
+                    files.insert(rel, data);
                 }
             }
             continue;
         }
-        let text = || String::from_utf8_lossy(&data).into_owned();
-        let bad = |line, e: &str| {
-            Error::ChartFile(Box::new(FileError {
-                file: PathBuf::from(&rel),
-                line,
-                message: format!("cannot load {rel}: {e}"),
-            }))
-        };
         match rel.as_str() {
-            "Chart.yaml" => {
-                let v = parse_yaml_at(&text()).map_err(|e| bad(e.line, &e.message))?;
-                if let Some(e) = metadata_type_error(&v) {
-                    return Err(bad(None, &e));
-                }
-                metadata = Some(v);
-            }
-            "values.yaml" => {
-                values = match parse_yaml_at(&text()) {
-                    Ok(Value::Map(m)) => Value::Map(m),
-                    Ok(Value::Nil) => Value::map(BTreeMap::new()),
-                    Ok(_) => return Err(bad(None, "error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}")),
-                    Err(e) => return Err(bad(e.line, &e.message)),
-                };
-            }
+            "Chart.yaml" => checks.push(Check::Chart(data)),
+            "values.yaml" => checks.push(Check::Values(data)),
             // helm's LoadFiles unmarshals requirements.yaml into the
             // metadata whatever the apiVersion: a file that does not
             // parse fails the load.
             "requirements.yaml" => {
-                check_requirements(&text()).map_err(|(line, e)| bad(line, &e))?;
-                files.insert(rel.clone(), data);
+                checks.push(Check::Requirements(data.clone()));
+                files.insert(rel, data);
             }
             "values.schema.json" => schema = Some(data),
-            r if r.starts_with("templates/") => templates.push((rel.clone(), text())),
+            r if r.starts_with("templates/") => templates.push((rel, into_text(data))),
             _ => {
-                files.insert(rel.clone(), data);
+                files.insert(rel, data);
             }
         }
     }
+    let templates = Arc::new(templates);
+    let (metadata, values) = parse_checks(checks, at, &templates)?;
     let Some(metadata) = metadata else {
         return Err(Error::Chart(format!(
             "Chart.yaml file is missing ({})",
-            origin.display()
+            at.dir.display()
         )));
     };
     let mut chart = Chart {
         name: String::new(),
         metadata,
         values,
-        templates: Arc::new(templates),
+        templates,
         files: Arc::new(files),
         dependencies: Vec::new(),
         schema,
-        dir: origin.to_path_buf(),
+        dir: at.dir.to_path_buf(),
         id: next_id(),
         declared: false,
         kept: None,
@@ -486,17 +554,85 @@ fn from_files(list: Vec<(String, Vec<u8>)>, origin: &Path) -> Result<Chart, Erro
         }
     }
     validate(&chart)?;
+    let path = match at.parent {
+        Some(p) => format!("{p}/charts/{}", chart.name),
+        None => chart.name.clone(),
+    };
     for (name, list) in sub_dirs {
-        chart
-            .dependencies
-            .push(from_files(list, &origin.join("charts").join(name))?);
+        let dir = at.dir.join("charts").join(name);
+        let sub = Origin {
+            dir: &dir,
+            parent: Some(&path),
+            ..*at
+        };
+        chart.dependencies.push(from_files(list, &sub)?);
     }
     for (name, data) in archives {
-        chart
-            .dependencies
-            .push(load_archive(&data, &origin.join("charts").join(name))?);
+        let dir = at.dir.join("charts").join(name);
+        let sub = Origin {
+            dir: &dir,
+            parent: Some(&path),
+            ..*at
+        };
+        chart.dependencies.push(load_archive(&data, &sub)?);
     }
     Ok(chart)
+}
+
+/// Parses a chart's `Chart.yaml`, `values.yaml` and `requirements.yaml`
+/// in the order they came; the metadata (if any) and the values. Once
+/// `Chart.yaml` is read, `at.prefetch` hears of the templates.
+fn parse_checks(
+    checks: Vec<Check>,
+    at: &Origin<'_>,
+    templates: &Arc<Vec<(String, String)>>,
+) -> Result<(Option<Value>, Value), Error> {
+    let mut metadata = None;
+    let mut values = Value::map(BTreeMap::new());
+    let bad = |rel: &str, line, e: &str| {
+        Error::ChartFile(Box::new(FileError {
+            file: PathBuf::from(rel),
+            line,
+            message: format!("cannot load {rel}: {e}"),
+        }))
+    };
+    for check in checks {
+        match check {
+            Check::Chart(data) => {
+                let rel = "Chart.yaml";
+                let v = parse_yaml_at(&String::from_utf8_lossy(&data))
+                    .map_err(|e| bad(rel, e.line, &e.message))?;
+                if let Some(e) = metadata_type_error(&v) {
+                    return Err(bad(rel, None, &e));
+                }
+                if let (Some(prefetch), None) = (at.prefetch, &metadata) {
+                    let name = meta_text(&v, "name");
+                    let path = match at.parent {
+                        Some(p) => format!("{p}/charts/{name}"),
+                        None => name,
+                    };
+                    let library = meta_text(&v, "type").eq_ignore_ascii_case("library");
+                    prefetch(&path, templates, library);
+                }
+                metadata = Some(v);
+            }
+            Check::Values(data) => {
+                let rel = "values.yaml";
+                values = match parse_yaml_at(&String::from_utf8_lossy(&data)) {
+                    Ok(Value::Map(m)) => Value::Map(m),
+                    Ok(Value::Nil) => Value::map(BTreeMap::new()),
+                    Ok(_) => return Err(bad(rel, None, "error unmarshaling JSON: json: cannot unmarshal into Go value of type map[string]interface {}")),
+                    Err(e) => return Err(bad(rel, e.line, &e.message)),
+                };
+            }
+            Check::Requirements(data) => {
+                let rel = "requirements.yaml";
+                check_requirements(&String::from_utf8_lossy(&data))
+                    .map_err(|(line, e)| bad(rel, line, &e))?;
+            }
+        }
+    }
+    Ok((metadata, values))
 }
 
 /// `yaml.Unmarshal(requirements.yaml, &chart.Metadata)`: the document must
@@ -633,6 +769,14 @@ fn validate(c: &Chart) -> Result<(), Error> {
 mod tests {
     use super::*;
 
+    fn at(dir: &Path) -> Origin<'_> {
+        Origin {
+            dir,
+            parent: None,
+            prefetch: None,
+        }
+    }
+
     #[test]
     fn loads_a_chart_dir() {
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
@@ -684,19 +828,19 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         std::io::Write::write_all(&mut gz, &raw).unwrap_or_else(|e| panic!("{e}"));
         let data = gz.finish().unwrap_or_else(|e| panic!("{e}"));
-        let c = load_archive(&data, Path::new("pkg.tgz")).unwrap_or_else(|e| panic!("{e}"));
+        let c = load_archive(&data, &at(Path::new("pkg.tgz"))).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((c.name.as_str(), c.templates.len()), ("pkg", 1));
         let bad = from_files(
             vec![(
                 "Chart.yaml".into(),
                 b"apiVersion: v2\nname: x\nversion: 1\ntype: foo\n".to_vec(),
             )],
-            Path::new("x"),
+            &at(Path::new("x")),
         );
         assert!(bad.is_err_and(|e| e
             .to_string()
             .contains("type must be application or library")));
-        assert!(load_archive(b"not gzip", Path::new("x.tgz")).is_err());
+        assert!(load_archive(b"not gzip", &at(Path::new("x.tgz"))).is_err());
     }
 
     fn targz(entries: &[(&str, &[u8])]) -> Vec<u8> {
@@ -718,7 +862,7 @@ mod tests {
     }
 
     fn archive_error(entries: &[(&str, &[u8])]) -> String {
-        match load_archive(&targz(entries), Path::new("x.tgz")) {
+        match load_archive(&targz(entries), &at(Path::new("x.tgz"))) {
             Ok(_) => panic!("archive loaded"),
             Err(e) => e.to_string(),
         }
@@ -757,9 +901,21 @@ mod tests {
         // `..` that stays inside is fine, as path.Clean makes it.
         let ok = load_archive(
             &targz(&[("x/Chart.yaml", chart), ("x/a/../b.txt", b"b")]),
-            Path::new("x.tgz"),
+            &at(Path::new("x.tgz")),
         );
         assert!(ok.is_ok_and(|c| c.files.contains_key("b.txt")));
+    }
+
+    /// The chart files parse in the order they came: in an archive whose
+    /// bad `values.yaml` precedes its bad `Chart.yaml`, the values fail.
+    #[test]
+    fn the_first_bad_chart_file_in_archive_order_is_the_error() {
+        let data = targz(&[("x/values.yaml", b"a: [\n"), ("x/Chart.yaml", b"name: [\n")]);
+        let e = load_archive(&data, &at(Path::new("x.tgz"))).map(|_| ());
+        assert!(
+            matches!(&e, Err(Error::ChartFile(f)) if f.file.to_str() == Some("values.yaml")),
+            "{e:?}"
+        );
     }
 
     #[cfg(unix)]

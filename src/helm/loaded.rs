@@ -28,11 +28,22 @@ type Parses = Vec<(HelmVersion, String, Arc<OnceLock<Parse>>)>;
 /// templates, shared by every render of it in one run.
 pub struct LoadedChart {
     chart: Chart,
-    parsed: Mutex<HashMap<String, Parses>>,
-    funcs: [OnceLock<Arc<FuncMap>>; 2],
+    parses: Arc<ParseStore>,
     /// A render found that the templates change maps they share, so
     /// later renders run them one by one (`execute.rs`).
     serial: AtomicBool,
+    /// Loaded for one render that has the cores to itself
+    /// ([`super::load_for`]).
+    alone: bool,
+}
+
+/// The parses of one loaded chart's templates and its function tables:
+/// shared with the parses started while the chart still loads
+/// ([`ParseStore::prefetch`]).
+#[derive(Default)]
+pub(super) struct ParseStore {
+    parsed: Mutex<HashMap<String, Parses>>,
+    funcs: [OnceLock<Arc<FuncMap>>; 2],
 }
 
 impl std::fmt::Debug for LoadedChart {
@@ -52,10 +63,26 @@ impl LoadedChart {
     pub(super) fn new(chart: Chart) -> LoadedChart {
         LoadedChart {
             chart,
-            parsed: Mutex::default(),
-            funcs: [OnceLock::new(), OnceLock::new()],
+            parses: Arc::default(),
             serial: AtomicBool::new(false),
+            alone: false,
         }
+    }
+
+    /// Wraps a chart loaded for one render that has the cores to itself,
+    /// whose templates' parses `parses` holds (or is making).
+    pub(super) fn alone(chart: Chart, parses: Arc<ParseStore>) -> LoadedChart {
+        LoadedChart {
+            chart,
+            parses,
+            serial: AtomicBool::new(false),
+            alone: true,
+        }
+    }
+
+    /// Whether it was loaded for one render that has the cores to itself.
+    pub(super) fn renders_alone(&self) -> bool {
+        self.alone
     }
 
     /// The chart as loaded: renders work on [`Chart::detached`] copies.
@@ -70,14 +97,35 @@ impl LoadedChart {
 
     /// helm's function table for `version`, built once.
     pub(super) fn funcs(&self, version: HelmVersion) -> Arc<FuncMap> {
-        let i = usize::from(version == HelmVersion::V4);
-        Arc::clone(self.funcs[i].get_or_init(|| Arc::new(super::funcs::func_map(version))))
+        self.parses.funcs(version)
     }
 
     /// The trees template `name` with `text` defines, parsed with `set`'s
     /// functions the first time any render asks (a render that waits for
     /// another's parse of the same template gets its result).
     pub(super) fn parse(
+        &self,
+        set: &TemplateSet,
+        version: HelmVersion,
+        name: &str,
+        text: &str,
+        opts: &ExecOptions,
+    ) -> Parse {
+        self.parses.parse(set, version, name, text, opts)
+    }
+}
+
+impl ParseStore {
+    /// helm's function table for `version`, built once.
+    fn funcs(&self, version: HelmVersion) -> Arc<FuncMap> {
+        let i = usize::from(version == HelmVersion::V4);
+        Arc::clone(self.funcs[i].get_or_init(|| Arc::new(super::funcs::func_map(version))))
+    }
+
+    /// See [`LoadedChart::parse`]. A parse in progress on another thread
+    /// is waited for; parsing never waits for anything else, so no lock is
+    /// held by a thread that waits on rayon work.
+    fn parse(
         &self,
         set: &TemplateSet,
         version: HelmVersion,
@@ -99,6 +147,37 @@ impl LoadedChart {
         };
         cell.get_or_init(|| set.parse_detached(name, text, opts).map(Arc::from))
             .clone()
+    }
+
+    /// Starts parsing, on rayon's pool and without waiting, the templates
+    /// of a chart being loaded, under the names a render will most likely
+    /// give them (`tree_path/templates/...`, as `render.rs`'s `collect`
+    /// names a chart without an alias), so the parses overlap the rest of
+    /// the load, dependency processing and coalescing. Only a cache is
+    /// filled: a render asking under another name parses again, and parse
+    /// errors are reported by the render, in helm's order.
+    pub(super) fn prefetch(
+        self: &Arc<Self>,
+        version: HelmVersion,
+        tree_path: &str,
+        templates: &Arc<Vec<(String, String)>>,
+        library: bool,
+    ) {
+        let opts = Arc::new(super::render::exec_options(version));
+        for i in 0..templates.len() {
+            let base = templates[i].0.rsplit('/').next().unwrap_or_default();
+            if library && !base.starts_with('_') {
+                continue;
+            }
+            let (store, templates, opts) =
+                (Arc::clone(self), Arc::clone(templates), Arc::clone(&opts));
+            let name = format!("{tree_path}/{}", templates[i].0);
+            rayon::spawn(move || {
+                let set = TemplateSet::new("gotpl", store.funcs(version));
+                // The result stays in the cache for the render.
+                let _ = store.parse(&set, version, &name, &templates[i].1, &opts);
+            });
+        }
     }
 }
 
@@ -168,7 +247,7 @@ impl ChartCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::helm::{Options, SetKind};
+    use crate::helm::{HelmVersion, Options, SetKind};
 
     fn write(d: &Path, p: &str, s: &str) {
         let f = d.join(p);
@@ -239,6 +318,41 @@ mod tests {
         );
         assert_eq!((a.as_str(), b.as_str()), (c.as_str(), fresh(&off).as_str()));
         assert_eq!(a, fresh(&on));
+    }
+
+    /// A load that starts parsing templates early renders the same bytes
+    /// and fails on the same template, with the same message.
+    #[test]
+    fn prefetching_loads_render_the_same() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        chart(tmp.path());
+        let on = Options {
+            sets: vec![(SetKind::Typed, "sub.enabled=true".into())],
+            ..Options::default()
+        };
+        let render = |l: &LoadedChart| crate::helm::render(l, &on).map(|r| r.output);
+        let both = || {
+            let plain = crate::helm::load(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+            let early = crate::helm::load_for(tmp.path(), HelmVersion::V3)
+                .unwrap_or_else(|e| panic!("{e}"));
+            (render(&plain), render(&early))
+        };
+        let (a, b) = both();
+        assert!(
+            a.as_ref().is_ok_and(|o| o.contains("kind: Secret")),
+            "{a:?}"
+        );
+        assert_eq!(a.ok(), b.ok());
+        write(tmp.path(), "charts/sub/templates/bad.yaml", "{{ nope }}\n");
+        write(tmp.path(), "templates/bad.yaml", "{{ if }}\n");
+        let (a, b) = both();
+        let (a, b) = (a.map_err(|e| e.to_string()), b.map_err(|e| e.to_string()));
+        assert!(
+            a.as_ref()
+                .is_err_and(|e| e.contains("charts/sub/templates/bad.yaml")),
+            "{a:?}"
+        );
+        assert_eq!(a, b);
     }
 
     #[test]

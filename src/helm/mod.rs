@@ -320,6 +320,22 @@ pub fn load(chart_dir: &Path) -> Result<LoadedChart, Error> {
     Ok(LoadedChart::new(chart::load(chart_dir)?))
 }
 
+/// [`load`] for one render with `version`'s engine while the cores are
+/// otherwise idle (`helm template`): files are read on a few threads and
+/// each chart's templates start parsing on rayon's pool as soon as its
+/// `Chart.yaml` is read, so the parses overlap the rest of the load and the
+/// render's dependency processing (the render waits for those it needs).
+/// Same result and errors as [`load`]; only sooner. Where many charts
+/// render at once (`render_all`), [`load`] is cheaper.
+pub fn load_for(chart_dir: &Path, version: HelmVersion) -> Result<LoadedChart, Error> {
+    let parses = std::sync::Arc::new(loaded::ParseStore::default());
+    let prefetch = |path: &str, templates: &std::sync::Arc<Vec<(String, String)>>, library| {
+        parses.prefetch(version, path, templates, library);
+    };
+    let chart = chart::load_with(chart_dir, Some(&prefetch))?;
+    Ok(LoadedChart::alone(chart, parses))
+}
+
 /// `helm template` of a loaded chart: values merged, dependencies
 /// processed and templates executed on a copy, so one [`LoadedChart`]
 /// serves any number of renders (in parallel too).
@@ -332,6 +348,14 @@ pub fn render(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
 /// read as far as helm's sorting needs (most are never fully parsed).
 pub fn render_printed(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
     render_as(loaded, opts, false)
+}
+
+/// Frees `garbage` on rayon's pool: a big chart's values and trees take a
+/// millisecond or more to free, which a render with the cores to itself
+/// need not wait for (where renders run at once, garbage freed later
+/// piles up: peak RSS of `render_all` rose by a fifth).
+fn drop_later<T: Send + 'static>(garbage: T) {
+    rayon::spawn(move || drop(garbage));
 }
 
 fn render_as(loaded: &LoadedChart, opts: &Options, want_objects: bool) -> Result<Rendered, Error> {
@@ -359,6 +383,9 @@ fn render_as(loaded: &LoadedChart, opts: &Options, want_objects: bool) -> Result
     }
     let (files, mut warnings) = render::render(&chart, &vals, opts, loaded)?;
     let sorted = output::sort(&chart, &files, opts, want_objects)?;
+    if loaded.renders_alone() {
+        drop_later((chart, vals, user));
+    }
     let (objects, not_objects) = if want_objects {
         output::objects(&sorted, opts)
     } else {

@@ -17,9 +17,10 @@ use super::scope::Scopes;
 use super::{Error, HelmVersion, Options, TemplateError};
 use crate::gotmpl::{Elem, ExecOptions, ExecShared, TemplateSet, Value, GO_MAX_PAREN_DEPTH};
 
-/// A template to render and the scope it renders in.
-struct Renderable {
-    text: String,
+/// A template to render (its text borrowed from the chart) and the scope
+/// it renders in.
+struct Renderable<'a> {
+    text: &'a str,
     /// Its chart's index in the render's [`Scopes`].
     chart: usize,
     base_path: String,
@@ -225,15 +226,15 @@ fn capabilities(opts: &Options) -> Value {
 /// `full_path.rs` found that helm 3 names them otherwise (an aliased
 /// chart's unlisted subcharts).
 #[allow(clippy::too_many_arguments)]
-fn collect(
+fn collect<'a>(
     version: HelmVersion,
-    c: &Chart,
+    c: &'a Chart,
     tree_path: &str,
     values: &Value,
     common: &BTreeMap<String, Value>,
     is_root: bool,
     scopes: &mut Scopes,
-    out: &mut BTreeMap<String, Renderable>,
+    out: &mut BTreeMap<String, Renderable<'a>>,
 ) -> usize {
     let full_path = c.full_path.as_deref().unwrap_or(tree_path);
     let mut subcharts = Vec::new();
@@ -269,7 +270,7 @@ fn collect(
         out.insert(
             format!("{full_path}/{rel}"),
             Renderable {
-                text: text.clone(),
+                text,
                 chart: id,
                 base_path: format!("{full_path}/templates"),
             },
@@ -313,6 +314,19 @@ fn exec_error(name: &str, msg: &str) -> String {
     msg.to_string()
 }
 
+/// The template options of `version`'s engine: helm4 is built with Go
+/// 1.25, whose text/template ranges over ints, refuses parentheses nested
+/// past 10,000 and counts comments' lines.
+pub(super) fn exec_options(version: HelmVersion) -> ExecOptions {
+    let v4 = version == HelmVersion::V4;
+    ExecOptions {
+        range_over_int: v4,
+        max_paren_depth: v4.then_some(GO_MAX_PAREN_DEPTH),
+        comment_newlines: v4,
+        ..ExecOptions::default()
+    }
+}
+
 /// Renders every template; returns (template path, output) sorted by
 /// path, plus warnings.
 pub fn render(
@@ -347,15 +361,7 @@ pub fn render(
     let mut names: Vec<String> = tpls.keys().cloned().collect();
     sort_templates(&mut names);
     let mut set = TemplateSet::new("gotpl", loaded.funcs(opts.helm_version));
-    // helm4 is built with Go 1.25: its text/template ranges over ints,
-    // refuses parentheses nested past 10,000 and counts comments' lines.
-    let v4 = opts.helm_version == HelmVersion::V4;
-    let exec = ExecOptions {
-        range_over_int: v4,
-        max_paren_depth: v4.then_some(GO_MAX_PAREN_DEPTH),
-        comment_newlines: v4,
-        ..ExecOptions::default()
-    };
+    let exec = exec_options(opts.helm_version);
     // Parsing depends only on each text (and the function names): parse
     // them all at once, then add them in helm's order, stopping at the
     // first parse error in that order as helm does.
@@ -363,7 +369,7 @@ pub fn render(
         .par_iter()
         .map(|n| {
             let r = tpls.get(n)?;
-            Some(loaded.parse(&set, opts.helm_version, n, &r.text, &exec))
+            Some(loaded.parse(&set, opts.helm_version, n, r.text, &exec))
         })
         .collect();
     for (n, parse) in names.iter().zip(parses) {
@@ -376,7 +382,7 @@ pub fn render(
         })?;
         set.add_parsed(&trees);
     }
-    let jobs: Vec<(&String, &Renderable)> = names
+    let jobs: Vec<(&String, &Renderable<'_>)> = names
         .iter()
         .filter(|n| !n.rsplit('/').next().unwrap_or(n).starts_with('_'))
         .filter_map(|n| tpls.get(n).map(|r| (n, r)))
