@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::file_data::{FileData, DEFER_FROM};
+
 use super::objects::GlobPattern;
 use super::{Error, FileError};
 use crate::gotmpl::convert::{deep_copy, parse_yaml, parse_yaml_at};
@@ -27,7 +29,7 @@ pub struct Chart {
     /// Shared: a loaded chart's copies never change them.
     pub templates: Arc<Vec<(String, String)>>,
     /// Other files: relative path → bytes (shared, as `templates`).
-    pub files: Arc<BTreeMap<String, Vec<u8>>>,
+    pub files: Arc<BTreeMap<String, FileData>>,
     /// Subcharts found under `charts/`.
     pub dependencies: Vec<Chart>,
     /// `values.schema.json`, if any.
@@ -74,7 +76,7 @@ impl Chart {
         };
         let mut deps = from(&self.metadata);
         if deps.is_empty() {
-            if let Some(req) = self.files.get("requirements.yaml") {
+            if let Some(Ok(req)) = self.files.get("requirements.yaml").map(FileData::bytes) {
                 if let Ok(v) = parse_yaml(&String::from_utf8_lossy(req)) {
                     deps = from(&v);
                 }
@@ -174,13 +176,16 @@ impl Ignore {
     }
 }
 
+/// A walked file: its path relative to the chart, its path and its size.
+type Walked = (String, PathBuf, u64);
+
 /// helm's `LoadDir` walk (`sympath.Walk`, sorted by name): symlinks are
 /// followed, but unlike helm only when they resolve inside the chart
 /// (`root_canon`), so a chart cannot pull in `/etc/passwd` through `.Files`;
 /// a symlinked directory leading back to one being walked is walked once
 /// (walkdir's loop detection). Irregular files and files over 5 MiB are
 /// refused, as helm does.
-fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<(String, PathBuf)>, Error> {
+fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<Walked>, Error> {
     let rel = |p: &Path| -> String {
         let r = p.strip_prefix(root).unwrap_or(p);
         let parts: Vec<_> = r.iter().map(|c| c.to_string_lossy()).collect();
@@ -231,7 +236,7 @@ fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<(String, 
                 "chart file {r:?} is larger than the maximum file size {MAX_FILE_SIZE}"
             )));
         }
-        out.push((r, e.into_path()));
+        out.push((r, e.into_path(), meta.len()));
     }
     Ok(out)
 }
@@ -294,17 +299,21 @@ pub fn load_with(dir: &Path, prefetch: Option<Prefetch<'_>>) -> Result<Chart, Er
 /// many (reading a big chart is mostly the kernel copying pages). The
 /// error is the first file in walk order that does not read, as a serial
 /// loop reports it.
-fn read_all(
-    paths: Vec<(String, PathBuf)>,
-    threaded: bool,
-) -> Result<Vec<(String, Vec<u8>)>, Error> {
+fn read_all(paths: Vec<Walked>, threaded: bool) -> Result<Vec<(String, FileData)>, Error> {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e.to_string()));
+    let read = |(rel, p, size): &Walked| {
+        let data = if *size >= DEFER_FROM && deferrable(rel) {
+            FileData::deferred(p)
+        } else {
+            std::fs::read(p).map(FileData::loaded)
+        };
+        data.map_err(|e| Error::io(p, e.to_string()))
+    };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     if !threaded || threads < 2 || paths.len() < 32 {
         return paths
             .into_iter()
-            .map(|(rel, p)| Ok((rel, read(&p)?)))
+            .map(|w| Ok((w.0.clone(), read(&w)?)))
             .collect();
     }
     let next = AtomicUsize::new(0);
@@ -312,13 +321,13 @@ fn read_all(
         let mut got = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some((_, p)) = paths.get(i) else {
+            let Some(w) = paths.get(i) else {
                 return got;
             };
-            got.push((i, read(p)));
+            got.push((i, read(w)));
         }
     };
-    let mut data: Vec<Option<Result<Vec<u8>, Error>>> = paths.iter().map(|_| None).collect();
+    let mut data: Vec<Option<Result<FileData, Error>>> = paths.iter().map(|_| None).collect();
     std::thread::scope(|s| {
         let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
         let mut got = work();
@@ -332,8 +341,30 @@ fn read_all(
     paths
         .into_iter()
         .zip(data)
-        .map(|((rel, p), r)| Ok((rel, r.unwrap_or_else(|| read(&p))?)))
+        .map(|(w, r)| {
+            let data = r.unwrap_or_else(|| read(&w))?;
+            Ok((w.0, data))
+        })
         .collect()
+}
+
+/// Whether a file may be read after the load: not one the load parses
+/// (`Chart.yaml`, values, schema, requirements, locks), not a template and
+/// not a subchart archive.
+fn deferrable(rel: &str) -> bool {
+    let base = rel.rsplit('/').next().unwrap_or(rel);
+    !rel.split('/').any(|c| c == "templates")
+        && !base.ends_with(".tgz")
+        && !base.ends_with(".tar.gz")
+        && !matches!(
+            base,
+            "Chart.yaml"
+                | "values.yaml"
+                | "values.schema.json"
+                | "requirements.yaml"
+                | "requirements.lock"
+                | "Chart.lock"
+        )
 }
 
 /// Where a chart being loaded comes from: its path (for errors), the
@@ -446,7 +477,7 @@ fn load_archive(data: &[u8], at: &Origin<'_>) -> Result<Chart, Error> {
         if read < size || remaining == 0 {
             return Err(too_big());
         }
-        files.push((rel, buf));
+        files.push((rel, FileData::loaded(buf)));
     }
     if files.is_empty() {
         return Err(bad("no files in chart archive".into()));
@@ -480,18 +511,19 @@ fn meta_text(metadata: &Value, key: &str) -> String {
 /// templates, subcharts and other files. `Chart.yaml`, `values.yaml` and
 /// `requirements.yaml` are parsed after the sorting, in the order the
 /// files came, so the first bad one is the error, as in helm.
-fn from_files(list: Vec<(String, Vec<u8>)>, at: &Origin<'_>) -> Result<Chart, Error> {
+fn from_files(list: Vec<(String, FileData)>, at: &Origin<'_>) -> Result<Chart, Error> {
     let mut templates = Vec::new();
     let mut files = BTreeMap::new();
-    let mut sub_dirs: BTreeMap<String, Vec<(String, Vec<u8>)>> = BTreeMap::new();
+    let mut sub_dirs: BTreeMap<String, Vec<(String, FileData)>> = BTreeMap::new();
     let mut archives: Vec<(String, Vec<u8>)> = Vec::new();
     let mut schema = None;
     let mut checks = Vec::new();
-    for (rel, mut data) in list {
-        // helm strips a UTF-8 byte order mark from every file.
-        if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
-            data.drain(..3);
-        }
+    // Files the load reads are never deferred (`deferrable`).
+    let bytes = |rel: &str, data: FileData| {
+        data.into_bytes()
+            .map_err(|e| Error::Chart(format!("{}: {rel}: {e}", at.dir.display())))
+    };
+    for (rel, data) in list {
         if let Some(sub) = rel.strip_prefix("charts/") {
             match sub.split_once('/') {
                 Some((first, rest)) => sub_dirs
@@ -499,7 +531,7 @@ fn from_files(list: Vec<(String, Vec<u8>)>, at: &Origin<'_>) -> Result<Chart, Er
                     .or_default()
                     .push((rest.to_string(), data)),
                 None if sub.ends_with(".tgz") || sub.ends_with(".tar.gz") => {
-                    archives.push((sub.to_string(), data))
+                    archives.push((sub.to_string(), bytes(&rel, data)?))
                 }
                 None => {
                     files.insert(rel, data);
@@ -508,17 +540,20 @@ fn from_files(list: Vec<(String, Vec<u8>)>, at: &Origin<'_>) -> Result<Chart, Er
             continue;
         }
         match rel.as_str() {
-            "Chart.yaml" => checks.push(Check::Chart(data)),
-            "values.yaml" => checks.push(Check::Values(data)),
+            "Chart.yaml" => checks.push(Check::Chart(bytes(&rel, data)?)),
+            "values.yaml" => checks.push(Check::Values(bytes(&rel, data)?)),
             // helm's LoadFiles unmarshals requirements.yaml into the
             // metadata whatever the apiVersion: a file that does not
             // parse fails the load.
             "requirements.yaml" => {
-                checks.push(Check::Requirements(data.clone()));
+                checks.push(Check::Requirements(bytes(&rel, data.clone())?));
                 files.insert(rel, data);
             }
-            "values.schema.json" => schema = Some(data),
-            r if r.starts_with("templates/") => templates.push((rel, into_text(data))),
+            "values.schema.json" => schema = Some(bytes(&rel, data)?),
+            r if r.starts_with("templates/") => {
+                let text = into_text(bytes(&rel, data)?);
+                templates.push((rel, text));
+            }
             _ => {
                 files.insert(rel, data);
             }
@@ -833,7 +868,9 @@ mod tests {
         let bad = from_files(
             vec![(
                 "Chart.yaml".into(),
-                b"apiVersion: v2\nname: x\nversion: 1\ntype: foo\n".to_vec(),
+                b"apiVersion: v2\nname: x\nversion: 1\ntype: foo\n"
+                    .to_vec()
+                    .into(),
             )],
             &at(Path::new("x")),
         );

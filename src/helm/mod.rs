@@ -11,6 +11,7 @@
 mod chart;
 mod chart_json;
 mod execute;
+mod file_data;
 mod full_path;
 mod funcs;
 mod head_scan;
@@ -27,6 +28,7 @@ mod version;
 use std::path::{Path, PathBuf};
 
 pub use chart::Chart;
+pub use file_data::FileData;
 pub use funcs::func_map as template_funcs;
 pub use loaded::{ChartCache, LoadedChart};
 pub use output_dir::OutputFile;
@@ -435,6 +437,59 @@ mod tests {
         assert!(validate_release_name("my-rel").is_ok());
         assert!(validate_release_name("My_Rel").is_err());
         assert!(validate_release_name(&"a".repeat(54)).is_err());
+    }
+
+    /// Big files other than templates and values are read when used: the
+    /// output is the same, a byte order mark is stripped as from any file,
+    /// and the rest of the chart never reads them.
+    #[test]
+    fn big_files_read_when_used() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = tmp.path();
+        let w = |p: &str, s: &[u8]| {
+            let f = d.join(p);
+            std::fs::create_dir_all(f.parent().unwrap_or(d)).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(f, s).unwrap_or_else(|e| panic!("{e}"));
+        };
+        let big = "x".repeat(300 * 1024);
+        w(
+            "Chart.yaml",
+            b"apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+        );
+        w("files/big.txt", format!("\u{feff}{big}").as_bytes());
+        w("templates/cm.yaml", b"kind: ConfigMap\ndata:\n  n: \"{{ .Files.Get \"files/big.txt\" | len }}\"\n  g: \"{{ len (.Files.Glob \"files/*\").big }}\"\n");
+        w(
+            "charts/sub/Chart.yaml",
+            b"apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+        );
+        let crd = format!("kind: CustomResourceDefinition\n# {big}\n");
+        w("charts/sub/crds/big.yaml", crd.as_bytes());
+        let loaded = load(d).unwrap_or_else(|e| panic!("{e}"));
+        for include_crds in [false, true] {
+            let opts = Options {
+                release_name: "rel".into(),
+                include_crds,
+                ..Options::default()
+            };
+            let r = render(&loaded, &opts).unwrap_or_else(|e| panic!("{e}"));
+            let n = format!("n: \"{}\"", big.len());
+            assert!(r.output.contains(&n), "{include_crds}");
+            assert_eq!(r.output.contains(&crd), include_crds);
+        }
+        // Read at first use: a file that goes away after the load fails
+        // the render, named; one read already stays read.
+        let later = load(d).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::remove_file(d.join("files/big.txt")).unwrap_or_else(|e| panic!("{e}"));
+        let opts = Options {
+            release_name: "rel".into(),
+            ..Options::default()
+        };
+        assert!(render(&loaded, &opts).is_ok());
+        let err = render(&later, &opts).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            err.contains("reading chart file ") && err.contains("big.txt"),
+            "{err}"
+        );
     }
 
     #[test]

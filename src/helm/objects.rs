@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::FileData;
 use crate::gotmpl::convert::to_yaml;
 use crate::gotmpl::golib::b64_encode;
 use crate::gotmpl::{Elem, Object, Value};
@@ -186,25 +187,33 @@ fn glob_tokens(toks: &[Glob], s: &[char]) -> bool {
 /// Helm's `files` type: path → bytes.
 #[derive(Debug)]
 pub struct Files {
-    entries: Arc<BTreeMap<String, Vec<u8>>>,
+    entries: Arc<BTreeMap<String, FileData>>,
 }
 
 impl Files {
-    /// Files of one chart.
+    /// Files of one chart, from bytes.
+    #[cfg(test)]
     pub fn new(entries: BTreeMap<String, Vec<u8>>) -> Files {
-        Files::shared(Arc::new(entries))
+        Files::shared(Arc::new(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k, FileData::loaded(v)))
+                .collect(),
+        ))
     }
 
     /// Files of one chart, shared with the loaded chart.
-    pub fn shared(entries: Arc<BTreeMap<String, Vec<u8>>>) -> Files {
+    pub fn shared(entries: Arc<BTreeMap<String, FileData>>) -> Files {
         Files { entries }
     }
 
-    fn text(&self, name: &str) -> String {
-        self.entries
-            .get(name)
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-            .unwrap_or_default()
+    /// A file's bytes; empty when there is no such file (helm's `GetBytes`).
+    fn bytes(&self, name: &str) -> Result<&[u8], String> {
+        self.entries.get(name).map_or(Ok(&[][..]), FileData::bytes)
+    }
+
+    fn text(&self, name: &str) -> Result<String, String> {
+        Ok(String::from_utf8_lossy(self.bytes(name)?).into_owned())
     }
 }
 
@@ -233,15 +242,10 @@ impl Object for Files {
 
     fn call_method(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         match name {
-            "Get" => Ok(Value::from(self.text(name_arg(args)?))),
-            "GetBytes" => Ok(Value::Bytes(Arc::from(
-                self.entries
-                    .get(name_arg(args)?)
-                    .cloned()
-                    .unwrap_or_default(),
-            ))),
+            "Get" => Ok(Value::from(self.text(name_arg(args)?)?)),
+            "GetBytes" => Ok(Value::Bytes(Arc::from(self.bytes(name_arg(args)?)?))),
             "Lines" => {
-                let text = self.text(name_arg(args)?);
+                let text = self.text(name_arg(args)?)?;
                 let text = text.strip_suffix('\n').unwrap_or(&text);
                 Ok(Value::typed_list(
                     Elem::String,
@@ -250,28 +254,29 @@ impl Object for Files {
             }
             "Glob" => {
                 let pat = name_arg(args)?;
-                let hits: BTreeMap<String, Vec<u8>> = self
+                let hits: BTreeMap<String, FileData> = self
                     .entries
                     .iter()
                     .filter(|(k, _)| glob_match(pat, k))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                Ok(Value::Object(Arc::new(Files::new(hits))))
+                Ok(Value::Object(Arc::new(Files::shared(Arc::new(hits)))))
             }
             "AsConfig" | "AsSecrets" => {
-                let m: BTreeMap<String, Value> = self
+                let m = self
                     .entries
                     .iter()
                     .map(|(k, v)| {
+                        let v = v.bytes()?;
                         let base = k.rsplit('/').next().unwrap_or(k).to_string();
                         let val = if name == "AsConfig" {
                             String::from_utf8_lossy(v).into_owned()
                         } else {
                             b64_encode(v)
                         };
-                        (base, Value::from(val))
+                        Ok((base, Value::from(val)))
                     })
-                    .collect();
+                    .collect::<Result<BTreeMap<String, Value>, String>>()?;
                 if m.is_empty() {
                     return Ok(Value::from(""));
                 }
@@ -285,7 +290,14 @@ impl Object for Files {
         let m: BTreeMap<String, Value> = self
             .entries
             .iter()
-            .map(|(k, v)| (k.clone(), Value::Bytes(Arc::from(v.as_slice()))))
+            // A deferred file that no longer reads (changed during the
+            // run) shows as empty here: printing a host object cannot fail.
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    Value::Bytes(Arc::from(v.bytes().unwrap_or_default())),
+                )
+            })
             .collect();
         Some(Value::typed_map(Elem::Bytes, m))
     }

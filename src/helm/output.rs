@@ -144,10 +144,11 @@ const HOOK_EVENTS: &[&str] = &[
 
 /// CRD files of the chart and its subcharts (`Chart.CRDObjects`), as
 /// (path from the top chart, content).
-fn crds(c: &Chart, full: &str, out: &mut Vec<(String, String)>) {
+fn crds(c: &Chart, full: &str, out: &mut Vec<(String, String)>) -> Result<(), Error> {
     for (name, data) in c.files.iter() {
         let ext_ok = [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e));
         if name.starts_with("crds/") && ext_ok {
+            let data = data.bytes().map_err(Error::Render)?;
             out.push((
                 format!("{full}/{name}"),
                 String::from_utf8_lossy(data).into_owned(),
@@ -156,8 +157,9 @@ fn crds(c: &Chart, full: &str, out: &mut Vec<(String, String)>) {
     }
     for d in &c.dependencies {
         let tree_path = format!("{full}/charts/{}", d.name);
-        crds(d, d.full_path.as_deref().unwrap_or(&tree_path), out);
+        crds(d, d.full_path.as_deref().unwrap_or(&tree_path), out)?;
     }
+    Ok(())
 }
 
 /// A document as `renderResources` hands it on: template path and content.
@@ -267,7 +269,7 @@ pub fn sort<'a>(
     };
     let mut crd_files = Vec::new();
     if opts.include_crds {
-        crds(chart, &chart.name, &mut crd_files);
+        crds(chart, &chart.name, &mut crd_files)?;
     }
     Ok(Sorted {
         crds: crd_files
