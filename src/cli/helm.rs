@@ -376,17 +376,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     if validate {
         eprintln!("note: --validate needs a cluster; hydrate works offline and renders without validating");
     }
-    // helm::template, keeping the loaded chart: the process exits after
-    // printing, so neither it nor the result is dropped (freeing a big
-    // chart's trees costs more than a tenth of the run).
-    let rendered = helm::validate_release_name(&opts.release_name)
-        .and_then(|()| helm::load_for(&chart, opts.helm_version))
-        .and_then(|loaded| {
-            let r = helm::render_printed(&loaded, &opts);
-            std::mem::forget(loaded);
-            r
-        });
-    let rendered = match rendered {
+    let rendered = match helm::template_printed(&chart, &opts) {
         Ok(r) => r,
         Err(e @ helm::Error::Chart(_)) if dependency_update => anyhow::bail!(
             "{e}\n--dependency-update would download missing dependencies; hydrate renders \

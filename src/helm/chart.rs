@@ -96,13 +96,24 @@ impl Chart {
     /// Chart identities are kept, so helm 3's shallow-copy rules still hold
     /// within the copy.
     pub fn detached(&self) -> Chart {
+        self.copy(deep_copy)
+    }
+
+    /// A copy sharing `Chart.yaml` and `values.yaml` trees with this
+    /// chart, for the one render of a chart loaded for it: that render's
+    /// changes to them are helm's changes to its freshly loaded chart.
+    pub fn shallow(&self) -> Chart {
+        self.copy(Value::clone)
+    }
+
+    fn copy(&self, tree: fn(&Value) -> Value) -> Chart {
         Chart {
-            metadata: deep_copy(&self.metadata),
+            metadata: tree(&self.metadata),
             name: self.name.clone(),
-            values: deep_copy(&self.values),
+            values: tree(&self.values),
             templates: Arc::clone(&self.templates),
             files: Arc::clone(&self.files),
-            dependencies: self.dependencies.iter().map(Chart::detached).collect(),
+            dependencies: self.dependencies.iter().map(|d| d.copy(tree)).collect(),
             schema: self.schema.clone(),
             dir: self.dir.clone(),
             id: self.id,

@@ -329,7 +329,7 @@ pub fn load(chart_dir: &Path) -> Result<LoadedChart, Error> {
 /// render's dependency processing (the render waits for those it needs).
 /// Same result and errors as [`load`]; only sooner. Where many charts
 /// render at once (`render_all`), [`load`] is cheaper.
-pub fn load_for(chart_dir: &Path, version: HelmVersion) -> Result<LoadedChart, Error> {
+fn load_for(chart_dir: &Path, version: HelmVersion) -> Result<LoadedChart, Error> {
     let parses = std::sync::Arc::new(loaded::ParseStore::default());
     let prefetch = |path: &str, templates: &std::sync::Arc<Vec<(String, String)>>, library| {
         parses.prefetch(version, path, templates, library);
@@ -342,14 +342,27 @@ pub fn load_for(chart_dir: &Path, version: HelmVersion) -> Result<LoadedChart, E
 /// processed and templates executed on a copy, so one [`LoadedChart`]
 /// serves any number of renders (in parallel too).
 pub fn render(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
-    render_as(loaded, opts, true)
+    render_as(loaded, opts, true, false)
 }
 
 /// [`render`] for a caller that only prints: the same output, files and
 /// warnings, but no [`Rendered::objects`], so rendered documents are only
 /// read as far as helm's sorting needs (most are never fully parsed).
 pub fn render_printed(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
-    render_as(loaded, opts, false)
+    render_as(loaded, opts, false, false)
+}
+
+/// `helm template CHART` as a command that prints it and exits runs it:
+/// loaded with [`load_for`], rendered once as [`render_printed`] does, on
+/// the loaded chart itself rather than a copy (nothing renders it again),
+/// and not freed (the process is about to exit; freeing a big chart's
+/// trees costs more than a tenth of the run).
+pub fn template_printed(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
+    validate_release_name(&opts.release_name)?;
+    let loaded = load_for(chart_dir, opts.helm_version)?;
+    let rendered = render_as(&loaded, opts, false, true);
+    std::mem::forget(loaded);
+    rendered
 }
 
 /// Frees `garbage` on rayon's pool: a big chart's values and trees take a
@@ -360,9 +373,20 @@ fn drop_later<T: Send + 'static>(garbage: T) {
     rayon::spawn(move || drop(garbage));
 }
 
-fn render_as(loaded: &LoadedChart, opts: &Options, want_objects: bool) -> Result<Rendered, Error> {
+/// Renders `loaded`; `in_place` when nothing renders it again, so its own
+/// values and metadata may change as helm changes a freshly loaded chart.
+fn render_as(
+    loaded: &LoadedChart,
+    opts: &Options,
+    want_objects: bool,
+    in_place: bool,
+) -> Result<Rendered, Error> {
     validate_release_name(&opts.release_name)?;
-    let mut chart = loaded.chart().detached();
+    let mut chart = if in_place {
+        loaded.chart().shallow()
+    } else {
+        loaded.chart().detached()
+    };
     if opts.helm_version == HelmVersion::V4 {
         check_helm4_chart(&chart)?;
     }
