@@ -196,7 +196,13 @@ type Walked = (String, PathBuf, u64);
 /// a symlinked directory leading back to one being walked is walked once
 /// (walkdir's loop detection). Irregular files and files over 5 MiB are
 /// refused, as helm does.
-fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<Walked>, Error> {
+/// Each file found goes to `found`, in walk order.
+fn walk(
+    root: &Path,
+    root_canon: &Path,
+    ignore: &Ignore,
+    found: &mut dyn FnMut(Walked),
+) -> Result<(), Error> {
     let rel = |p: &Path| -> String {
         let r = p.strip_prefix(root).unwrap_or(p);
         let parts: Vec<_> = r.iter().map(|c| c.to_string_lossy()).collect();
@@ -209,7 +215,6 @@ fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<Walked>, 
         .filter_entry(|e| {
             e.depth() == 0 || !ignore.ignored(&rel(e.path()), e.file_type().is_dir())
         });
-    let mut out = Vec::new();
     for entry in entries {
         let e = match entry {
             Ok(e) => e,
@@ -247,9 +252,9 @@ fn walk(root: &Path, root_canon: &Path, ignore: &Ignore) -> Result<Vec<Walked>, 
                 "chart file {r:?} is larger than the maximum file size {MAX_FILE_SIZE}"
             )));
         }
-        out.push((r, e.into_path(), meta.len()));
+        found((r, e.into_path(), meta.len()));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A walk error, naming the path; a dangling symlink is helm's
@@ -300,62 +305,76 @@ pub fn load_with(dir: &Path, prefetch: Option<Prefetch<'_>>) -> Result<Chart, Er
     }
     let ignore = Ignore::load(dir);
     let root_canon = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e.to_string()))?;
-    let paths = walk(dir, &root_canon, &ignore)?;
     // Reading on more threads pays only for a render that has the cores
     // to itself, the one a prefetching caller does.
-    from_files(read_all(paths, prefetch.is_some())?, &at)
+    let files = if prefetch.is_some() {
+        walk_and_read(dir, &root_canon, &ignore)?
+    } else {
+        let mut paths = Vec::new();
+        walk(dir, &root_canon, &ignore, &mut |w| paths.push(w))?;
+        paths
+            .into_iter()
+            .map(|w| Ok((w.0.clone(), read_one(&w)?)))
+            .collect::<Result<_, Error>>()?
+    };
+    from_files(files, &at)
 }
 
-/// Reads the walked files, on a few threads when `threaded` and there are
-/// many (reading a big chart is mostly the kernel copying pages). The
-/// error is the first file in walk order that does not read, as a serial
-/// loop reports it.
-fn read_all(paths: Vec<Walked>, threaded: bool) -> Result<Vec<(String, FileData)>, Error> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let read = |(rel, p, size): &Walked| {
-        let data = if *size >= DEFER_FROM && deferrable(rel) {
-            FileData::deferred(p)
-        } else {
-            std::fs::read(p).map(FileData::loaded)
-        };
-        data.map_err(|e| Error::io(p, e.to_string()))
+/// A walked file's content: read now, or deferred when it is big and the
+/// load does not need it.
+fn read_one((rel, p, size): &Walked) -> Result<FileData, Error> {
+    let data = if *size >= DEFER_FROM && deferrable(rel) {
+        FileData::deferred(p)
+    } else {
+        std::fs::read(p).map(FileData::loaded)
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    if !threaded || threads < 2 || paths.len() < 32 {
-        return paths
-            .into_iter()
-            .map(|w| Ok((w.0.clone(), read(&w)?)))
-            .collect();
-    }
-    let next = AtomicUsize::new(0);
+    data.map_err(|e| Error::io(p, e.to_string()))
+}
+
+/// Walks and reads at once: files are read on other threads as the walk
+/// finds them (reading a big chart is mostly the kernel copying pages, the
+/// walk mostly `stat`), and on this one too once the walk is done. Errors
+/// are what the walk then a serial read would report: the walk's first,
+/// else the first file in walk order that does not read.
+fn walk_and_read(
+    root: &Path,
+    root_canon: &Path,
+    ignore: &Ignore,
+) -> Result<Vec<(String, FileData)>, Error> {
+    use std::sync::mpsc;
+    let (tx, rx) = mpsc::channel::<(usize, Walked)>();
+    let rx = std::sync::Mutex::new(rx);
     let work = || {
         let mut got = Vec::new();
         loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(w) = paths.get(i) else {
+            let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+            let Ok((i, w)) = next else {
                 return got;
             };
-            got.push((i, read(w)));
+            let data = read_one(&w);
+            got.push((i, w.0, data));
         }
     };
-    let mut data: Vec<Option<Result<FileData, Error>>> = paths.iter().map(|_| None).collect();
-    std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let (walked, mut got) = std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads.max(2)).map(|_| s.spawn(work)).collect();
+        let mut n = 0;
+        let walked = walk(root, root_canon, ignore, &mut |w| {
+            // The receiver lives until every worker has returned.
+            let _ = tx.send((n, w));
+            n += 1;
+        });
+        drop(tx);
         let mut got = work();
         for h in helpers {
             got.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
         }
-        for (i, r) in got {
-            data[i] = Some(r);
-        }
+        (walked, got)
     });
-    paths
-        .into_iter()
-        .zip(data)
-        .map(|(w, r)| {
-            let data = r.unwrap_or_else(|| read(&w))?;
-            Ok((w.0, data))
-        })
+    walked?;
+    got.sort_unstable_by_key(|(i, _, _)| *i);
+    got.into_iter()
+        .map(|(_, rel, data)| Ok((rel, data?)))
         .collect()
 }
 
