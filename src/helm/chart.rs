@@ -314,7 +314,10 @@ pub fn load_with(dir: &Path, prefetch: Option<Prefetch<'_>>) -> Result<Chart, Er
         walk(dir, &root_canon, &ignore, &mut |w| paths.push(w))?;
         paths
             .into_iter()
-            .map(|w| Ok((w.0.clone(), read_one(&w)?)))
+            .map(|w| {
+                let data = read_one(&w, &root_canon)?;
+                Ok((w.0, data))
+            })
             .collect::<Result<_, Error>>()?
     };
     from_files(files, &at)
@@ -322,9 +325,9 @@ pub fn load_with(dir: &Path, prefetch: Option<Prefetch<'_>>) -> Result<Chart, Er
 
 /// A walked file's content: read now, or deferred when it is big and the
 /// load does not need it.
-fn read_one((rel, p, size): &Walked) -> Result<FileData, Error> {
+fn read_one((rel, p, size): &Walked, root_canon: &Path) -> Result<FileData, Error> {
     let data = if *size >= DEFER_FROM && deferrable(rel) {
-        FileData::deferred(p)
+        FileData::deferred(p, root_canon)
     } else {
         std::fs::read(p).map(FileData::loaded)
     };
@@ -351,7 +354,7 @@ fn walk_and_read(
             let Ok((i, w)) = next else {
                 return got;
             };
-            let data = read_one(&w);
+            let data = read_one(&w, root_canon);
             got.push((i, w.0, data));
         }
     };
@@ -409,7 +412,7 @@ struct Origin<'a> {
 /// helm's `MaxDecompressedChartSize`: all files of an archive together.
 const MAX_CHART_SIZE: u64 = 100 * 1024 * 1024;
 /// helm's `MaxDecompressedFileSize`: one file, in an archive or a directory.
-const MAX_FILE_SIZE: u64 = 5 * 1024 * 1024;
+pub(super) const MAX_FILE_SIZE: u64 = 5 * 1024 * 1024;
 
 /// Go's `path.Clean` for a relative, `/`-separated path.
 fn clean_rel(path: &str) -> String {
@@ -549,10 +552,7 @@ fn from_files(list: Vec<(String, FileData)>, at: &Origin<'_>) -> Result<Chart, E
     let mut schema = None;
     let mut checks = Vec::new();
     // Files the load reads are never deferred (`deferrable`).
-    let bytes = |rel: &str, data: FileData| {
-        data.into_bytes()
-            .map_err(|e| Error::Chart(format!("{}: {rel}: {e}", at.dir.display())))
-    };
+    let bytes = |data: FileData| data.into_bytes().map_err(Error::Chart);
     for (rel, data) in list {
         if let Some(sub) = rel.strip_prefix("charts/") {
             match sub.split_once('/') {
@@ -561,7 +561,7 @@ fn from_files(list: Vec<(String, FileData)>, at: &Origin<'_>) -> Result<Chart, E
                     .or_default()
                     .push((rest.to_string(), data)),
                 None if sub.ends_with(".tgz") || sub.ends_with(".tar.gz") => {
-                    archives.push((sub.to_string(), bytes(&rel, data)?))
+                    archives.push((sub.to_string(), bytes(data)?))
                 }
                 None => {
                     files.insert(rel, data);
@@ -570,18 +570,18 @@ fn from_files(list: Vec<(String, FileData)>, at: &Origin<'_>) -> Result<Chart, E
             continue;
         }
         match rel.as_str() {
-            "Chart.yaml" => checks.push(Check::Chart(bytes(&rel, data)?)),
-            "values.yaml" => checks.push(Check::Values(bytes(&rel, data)?)),
+            "Chart.yaml" => checks.push(Check::Chart(bytes(data)?)),
+            "values.yaml" => checks.push(Check::Values(bytes(data)?)),
             // helm's LoadFiles unmarshals requirements.yaml into the
             // metadata whatever the apiVersion: a file that does not
             // parse fails the load.
             "requirements.yaml" => {
-                checks.push(Check::Requirements(bytes(&rel, data.clone())?));
+                checks.push(Check::Requirements(bytes(data.clone())?));
                 files.insert(rel, data);
             }
-            "values.schema.json" => schema = Some(bytes(&rel, data)?),
+            "values.schema.json" => schema = Some(bytes(data)?),
             r if r.starts_with("templates/") => {
-                let text = into_text(bytes(&rel, data)?);
+                let text = into_text(bytes(data)?);
                 templates.push((rel, text));
             }
             _ => {
