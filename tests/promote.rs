@@ -177,7 +177,7 @@ fn blocked_pins_and_downgrades_refuse_without_force_and_change_nothing() {
 }
 
 #[test]
-fn a_render_failure_after_the_edit_restores_every_file_and_commits_nothing() {
+fn a_render_failure_after_the_edit_writes_and_commits_nothing() {
     let repo = demo_repo();
     let dir = repo.path();
     let chart = dir.join("testdata/apps/status/chart");
@@ -200,7 +200,10 @@ fn a_render_failure_after_the_edit_restores_every_file_and_commits_nothing() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = text(&o);
     assert!(
-        out.contains("this chart is broken") && out.contains("every file was restored"),
+        out.contains("this chart is broken")
+            && out.contains("nothing was written or committed")
+            && out.contains(" testdata/apps/status/chart-0.5.0: ")
+            && !out.contains("/tmp"),
         "{out}"
     );
     assert_eq!(snapshot(dir), before);

@@ -59,7 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 c.app,
                 c.pin,
                 c.old.as_deref().unwrap_or("(none)"),
-                c.new
+                c.new.as_deref().unwrap_or("(none)")
             );
         }
     }

@@ -43,7 +43,7 @@ fn plan_lines(r: &PromoteReport) -> String {
             it.app,
             it.pin,
             it.old.as_deref().unwrap_or("(none)"),
-            it.new
+            it.new.as_deref().unwrap_or("(none)")
         ));
     }
     for f in &r.plan.refusals {
@@ -64,7 +64,7 @@ fn description(r: &PromoteReport) -> String {
             it.app,
             it.pin,
             it.old.as_deref().unwrap_or("(none)"),
-            it.new
+            it.new.as_deref().unwrap_or("(none)")
         ));
     }
     if let Some(o) = &r.outcome {
@@ -98,6 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         identity: super::render::identity(&args.root)?,
     };
     let r = promote::promote(&opts)?;
+    super::set_image::print_notes(&r.recovered, r.outcome.as_ref());
     if r.plan.items.is_empty() {
         println!("{} already has {}'s pins; nothing to promote", r.to, r.from);
         return Ok(ExitCode::SUCCESS);

@@ -40,7 +40,19 @@ pub struct ValueArgs {
     no_commit: bool,
 }
 
+/// What a killed run's recovery did, and what this run could not finish
+/// after its commit: on stderr, as warnings.
+pub(super) fn print_notes(recovered: &[String], outcome: Option<&promote::Outcome>) {
+    for n in recovered {
+        eprintln!("note: {n}");
+    }
+    for n in outcome.iter().flat_map(|o| &o.remaining) {
+        eprintln!("warning: {n}");
+    }
+}
+
 pub(super) fn print_report(r: &SetReport, what: &str) {
+    print_notes(&r.recovered, r.outcome.as_ref());
     if r.items.is_empty() {
         println!("{what}: nothing to change");
         return;
@@ -51,7 +63,7 @@ pub(super) fn print_report(r: &SetReport, what: &str) {
             it.app,
             it.pin,
             it.old.as_deref().unwrap_or("(none)"),
-            it.new
+            it.new.as_deref().unwrap_or("(none)")
         );
     }
     if let Some(o) = &r.outcome {

@@ -1,6 +1,9 @@
-//! Reading history: HEAD's first-parent log with each commit's trailers
+//! Reading history: every commit reachable from HEAD with its trailers
 //! (`Key: value` lines of the last paragraph), for `hydrate history`,
-//! `pins` and `rollback`. It decides nothing about what they mean.
+//! `pins` and `rollback`, including the commits merges bring in (a
+//! `--no-ff` merge of a promotion branch), each with the commit on HEAD's
+//! first-parent line that brought it there. It decides nothing about what
+//! the trailers mean.
 
 use super::{ctx, Error, Repo};
 
@@ -19,6 +22,14 @@ pub struct LogEntry {
     pub message: String,
     /// The trailers, in order.
     pub trailers: Vec<(String, String)>,
+    /// The commit on HEAD's first-parent line that brought this one into
+    /// the branch: itself, or the merge whose second side holds it.
+    pub reached_by: String,
+    /// When `reached_by` was committed, seconds since the epoch.
+    pub reached_at: i64,
+    /// The first parent of `reached_by`: the branch just before this
+    /// commit reached it (None for a root commit).
+    pub before: Option<String>,
 }
 
 impl LogEntry {
@@ -32,57 +43,107 @@ impl LogEntry {
 }
 
 /// The trailers of a commit message: the `Key: value` lines of its last
-/// paragraph, when every line there has that form.
+/// paragraph. As `git interpret-trailers` reads it, the paragraph is a
+/// trailer block when every line is a trailer, or when at least a quarter
+/// are (a squash merge's message ends with the squashed commit's trailers
+/// and `Co-authored-by:` lines a forge adds, among `* subject` lines).
 pub fn trailers(message: &str) -> Vec<(String, String)> {
     let Some(last) = message.trim_end().rsplit("\n\n").next() else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for line in last.lines() {
-        match line.split_once(": ") {
-            Some((k, v))
-                if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') =>
-            {
+    let mut lines = 0;
+    for line in last.lines().filter(|l| !l.trim().is_empty()) {
+        lines += 1;
+        let line = line.trim_start_matches(['*', ' ']);
+        if let Some((k, v)) = line.split_once(": ") {
+            if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
                 out.push((k.to_string(), v.trim().to_string()));
             }
-            _ => return Vec::new(),
         }
+    }
+    if out.len() * 4 < lines {
+        return Vec::new();
     }
     out
 }
 
 impl Repo {
-    /// HEAD's first-parent history, newest first (at most `limit` commits).
+    /// Every commit reachable from HEAD (at most `limit`), merges' second
+    /// sides included: ordered by when each reached the branch (its
+    /// `reached_by` commit on the first-parent line, newest first), then by
+    /// commit time, newest first.
     pub fn log(&self, limit: usize) -> Result<Vec<LogEntry>, Error> {
-        let Some(mut id) = self.head_id()? else {
+        let Some(head) = self.head_id()? else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
-        while out.len() < limit {
-            let c = self
-                .repo
-                .find_commit(id)
-                .map_err(ctx(format!("find commit {id}")))?;
-            let message = c.message().unwrap_or_default().to_string();
-            let a = c.author();
-            out.push(LogEntry {
-                sha: id.to_string(),
-                author: format!(
-                    "{} <{}>",
-                    a.name().unwrap_or_default(),
-                    a.email().unwrap_or_default()
-                ),
-                time: c.time().seconds(),
-                subject: message.lines().next().unwrap_or_default().to_string(),
-                trailers: trailers(&message),
-                message,
-            });
-            match c.parent_id(0) {
-                Ok(p) => id = p,
-                Err(_) => break,
+        let mut id = Some(head);
+        while let Some(c) = id {
+            if out.len() >= limit {
+                break;
             }
+            let commit = self
+                .repo
+                .find_commit(c)
+                .map_err(ctx(format!("find commit {c}")))?;
+            let before = commit.parent_id(0).ok();
+            let reached_at = commit.time().seconds();
+            let mut brought = vec![c];
+            if commit.parent_count() > 1 {
+                let mut walk = self.repo.revwalk().map_err(ctx("walk history"))?;
+                walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+                    .map_err(ctx("walk history"))?;
+                for p in commit.parent_ids().skip(1) {
+                    walk.push(p).map_err(ctx(format!("walk from {p}")))?;
+                }
+                if let Some(b) = before {
+                    walk.hide(b).map_err(ctx(format!("walk from {b}")))?;
+                }
+                for o in walk {
+                    brought.push(o.map_err(ctx("walk history"))?);
+                }
+            }
+            let mut group = Vec::new();
+            for b in brought {
+                group.push(self.entry(b, c, reached_at, before)?);
+            }
+            group[1..].sort_by_key(|e| std::cmp::Reverse(e.time));
+            out.extend(group);
+            id = before;
         }
+        out.truncate(limit);
         Ok(out)
+    }
+
+    fn entry(
+        &self,
+        id: git2::Oid,
+        reached_by: git2::Oid,
+        reached_at: i64,
+        before: Option<git2::Oid>,
+    ) -> Result<LogEntry, Error> {
+        let c = self
+            .repo
+            .find_commit(id)
+            .map_err(ctx(format!("find commit {id}")))?;
+        let message = c.message().unwrap_or_default().to_string();
+        let a = c.author();
+        Ok(LogEntry {
+            sha: id.to_string(),
+            author: format!(
+                "{} <{}>",
+                a.name().unwrap_or_default(),
+                a.email().unwrap_or_default()
+            ),
+            time: c.time().seconds(),
+            subject: message.lines().next().unwrap_or_default().to_string(),
+            trailers: trailers(&message),
+            message,
+            reached_by: reached_by.to_string(),
+            reached_at,
+            before: before.map(|b| b.to_string()),
+        })
     }
 }
 
@@ -96,5 +157,13 @@ mod tests {
             [("A-B".into(), "1".into()), ("C".into(), "two words".into())]
         );
         assert!(super::trailers("subject\n\nplain text\n").is_empty());
+        // A squash merge's body: the squashed commits, then a forge's line.
+        let squash = "promote (#12)\n\n* promote staging\n\nHydrate-Promotion: ab12\nHydrate-Environment: production\n\nCo-authored-by: A <a@x>\n";
+        assert_eq!(
+            super::trailers(squash),
+            [("Co-authored-by".into(), "A <a@x>".into())]
+        );
+        let kept = "promote (#12)\n\n* promote staging\n* fix\nHydrate-Promotion: ab12\nHydrate-Environment: production\n";
+        assert_eq!(super::trailers(kept).len(), 2);
     }
 }

@@ -7,11 +7,15 @@
 
 pub mod remote;
 
+mod lock;
 mod log;
 mod notes;
+mod transaction;
 mod work;
 
+pub use lock::locked_message;
 pub use log::{trailers, LogEntry};
+pub use transaction::{Committed, Transaction};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,6 +51,37 @@ pub enum Error {
         what: String,
         /// libgit2's error.
         source: git2::Error,
+    },
+    /// `.git/index.lock` exists: another git process works in this
+    /// repository (the message is git's own).
+    #[error("{message}")]
+    Locked {
+        /// git's message, naming the lock file.
+        message: String,
+    },
+    /// A file operation in the repository failed.
+    #[error("git: {what}: {source}")]
+    Io {
+        /// What we were doing, naming the file.
+        what: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The repository is not in a state the operation can work in
+    /// (detached HEAD, no commit, staged changes in a file to commit).
+    #[error("{0}")]
+    Usage(String),
+    /// A path leads outside the repository through a symbolic link.
+    #[error("{path}: a symbolic link leads outside the repository")]
+    Outside {
+        /// The path as given.
+        path: String,
+    },
+    /// A path is not a file in the commit.
+    #[error("{path}: no such file in the commit")]
+    NotFound {
+        /// The path.
+        path: String,
     },
     /// The ref moved while we worked (someone else committed).
     #[error("git: {refname} moved while hydrate was writing it (expected {expected})")]
@@ -112,6 +147,9 @@ fn without_credentials(url: &str) -> String {
         None => url.to_string(),
     }
 }
+
+/// Changes to a tree: path components → blob and mode, or `None` to delete.
+type TreeChanges = BTreeMap<Vec<String>, Option<(Oid, i32)>>;
 
 /// An open repository.
 pub struct Repo {
@@ -406,14 +444,15 @@ impl Repo {
             Some(id) => Some(self.commit_tree(id)?),
             None => None,
         };
-        let mut split: BTreeMap<Vec<String>, Option<Oid>> = BTreeMap::new();
+        let mut split: TreeChanges = BTreeMap::new();
         for (path, content) in changes {
             let blob = match content {
-                Some(bytes) => Some(
+                Some(bytes) => Some((
                     self.repo
                         .blob(bytes)
                         .map_err(ctx(format!("write blob {path}")))?,
-                ),
+                    0o100644,
+                )),
                 None => None,
             };
             split.insert(path.split('/').map(str::to_string).collect(), blob);
@@ -428,20 +467,21 @@ impl Repo {
         }
     }
 
-    /// Applies changes below one tree level; `None` when the result is empty.
+    /// Applies changes (blob and mode, or `None` to delete) below one
+    /// tree level; `None` when the result is empty.
     fn update_tree(
         &self,
         base: Option<&Tree>,
-        changes: &BTreeMap<Vec<String>, Option<Oid>>,
+        changes: &TreeChanges,
     ) -> Result<Option<Oid>, Error> {
         let mut tb = self.repo.treebuilder(base).map_err(ctx("tree builder"))?;
-        let mut by_dir: BTreeMap<&str, BTreeMap<Vec<String>, Option<Oid>>> = BTreeMap::new();
+        let mut by_dir: BTreeMap<&str, TreeChanges> = BTreeMap::new();
         for (parts, blob) in changes {
             match parts.as_slice() {
                 [] => {}
                 [name] => match blob {
-                    Some(id) => {
-                        tb.insert(name, *id, 0o100644)
+                    Some((id, mode)) => {
+                        tb.insert(name, *id, *mode)
                             .map_err(ctx(format!("insert {name}")))?;
                     }
                     None => {

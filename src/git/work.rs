@@ -1,8 +1,8 @@
 //! The working copy side of source commits (promotion, set-image,
-//! rollback): which files have uncommitted changes, a commit of exactly
-//! some files on top of HEAD (moving HEAD's branch by compare-and-swap and
-//! staging only those files), a branch made in memory, and a commit's tree
-//! exported to a directory. It decides nothing about what to commit.
+//! rollback): which files have uncommitted changes, a branch made in
+//! memory, and a commit's tree exported to a directory (commits on the
+//! current branch are `transaction.rs`). It decides nothing about what to
+//! commit.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -44,45 +44,10 @@ impl Repo {
         }
     }
 
-    /// Commits `files` (paths relative to the working directory → content)
-    /// on top of HEAD, moves HEAD's branch from where it was read and
-    /// stages exactly those files, leaving other staged or unstaged work
-    /// alone. The working tree must already hold `files`.
-    pub fn commit_on_head(
-        &self,
-        files: &BTreeMap<String, Vec<u8>>,
-        message: &str,
-        who: &Identity,
-    ) -> Result<Oid, Error> {
-        let head = self.repo.head().map_err(ctx("read HEAD"))?;
-        let refname = head
-            .name()
-            .filter(|n| n.starts_with("refs/heads/"))
-            .ok_or_else(|| Error::Git {
-                what: "HEAD is detached; check out a branch to commit on".into(),
-                source: git2::Error::from_str("detached HEAD"),
-            })?
-            .to_string();
-        let parent = head.target();
-        let changes = files
-            .iter()
-            .map(|(p, b)| (p.clone(), Some(b.clone())))
-            .collect();
-        let tree = self.build_tree(parent, &changes)?;
-        let commit = self.commit(tree, parent, message, who)?;
-        self.update_ref(&refname, commit, parent, "hydrate: commit")?;
-        let mut index = self.repo.index().map_err(ctx("read the index"))?;
-        for p in files.keys() {
-            index
-                .add_path(Path::new(p))
-                .map_err(ctx(format!("stage {p}")))?;
-        }
-        index.write().map_err(ctx("write the index"))?;
-        Ok(commit)
-    }
-
-    /// Commits `files` on top of HEAD in memory and creates `branch` there;
-    /// HEAD, the index and the working tree are not touched.
+    /// Commits `files` (paths relative to the working directory, symlinks
+    /// resolved, → content; each keeps its mode at HEAD) on top of HEAD in
+    /// memory and creates `branch` there; HEAD, the index and the working
+    /// tree are not touched.
     pub fn commit_to_new_branch(
         &self,
         files: &BTreeMap<String, Vec<u8>>,
@@ -90,13 +55,20 @@ impl Repo {
         who: &Identity,
         branch: &str,
     ) -> Result<Oid, Error> {
-        let parent = self.head_id()?;
-        let changes = files
-            .iter()
-            .map(|(p, b)| (p.clone(), Some(b.clone())))
-            .collect();
-        let tree = self.build_tree(parent, &changes)?;
-        let commit = self.commit(tree, parent, message, who)?;
+        let parent = self.head_id()?.ok_or_else(|| {
+            Error::Usage("HEAD has no commit yet; commit the sources first".into())
+        })?;
+        let mut blobs = BTreeMap::new();
+        for (path, bytes) in files {
+            let mode = self.blob_entry(parent, path)?.map_or(0o100644, |(_, m)| m);
+            let id = self
+                .repo
+                .blob(bytes)
+                .map_err(ctx(format!("write blob {path}")))?;
+            blobs.insert(path.clone(), (id, mode));
+        }
+        let tree = self.tree_with(parent, &blobs)?;
+        let commit = self.commit(tree, Some(parent), message, who)?;
         self.update_ref(
             &format!("refs/heads/{branch}"),
             commit,
@@ -106,19 +78,84 @@ impl Repo {
         Ok(commit)
     }
 
-    /// Writes every file of commit `id` under `dir` (which must exist).
+    /// Writes every file of commit `id` under `dir` (which must exist), one
+    /// blob at a time: executable files keep their mode, and symbolic links
+    /// become links when they stay inside `dir` (a link leading out of the
+    /// repository is left out, so a render through it fails naming it).
+    /// Submodules are left out.
     pub fn export(&self, id: Oid, dir: &Path) -> Result<(), Error> {
-        for (path, bytes) in self.files_at(id)? {
-            let target = dir.join(&path);
-            let io = |e: std::io::Error| Error::Git {
-                what: format!("export {path}"),
-                source: git2::Error::from_str(&e.to_string()),
-            };
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(io)?;
+        let tree = self.commit_tree(id)?;
+        let mut failure = None;
+        tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+            if entry.kind() != Some(git2::ObjectType::Blob) {
+                return git2::TreeWalkResult::Ok;
             }
-            std::fs::write(&target, bytes).map_err(io)?;
+            let path = format!("{parent}{}", entry.name().unwrap_or_default());
+            match self.export_blob(&path, entry.id(), entry.filemode(), dir) {
+                Ok(()) => git2::TreeWalkResult::Ok,
+                Err(e) => {
+                    failure = Some(e);
+                    git2::TreeWalkResult::Abort
+                }
+            }
+        })
+        .map_err(ctx("walk tree"))?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn export_blob(&self, path: &str, id: Oid, mode: i32, dir: &Path) -> Result<(), Error> {
+        let target = dir.join(path);
+        let io = |e: std::io::Error| Error::Io {
+            what: format!("export {path}"),
+            source: e,
+        };
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let blob = self
+            .repo
+            .find_blob(id)
+            .map_err(ctx(format!("read {path}")))?;
+        if mode == 0o120000 {
+            let link = String::from_utf8_lossy(blob.content()).into_owned();
+            if link_stays_inside(path, &link) {
+                #[cfg(unix)]
+                std::os::unix::fs::symlink(&link, &target).map_err(io)?;
+            }
+            return Ok(());
+        }
+        std::fs::write(&target, blob.content()).map_err(io)?;
+        #[cfg(unix)]
+        if mode == 0o100755 {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
+                .map_err(io)?;
         }
         Ok(())
     }
+}
+
+/// Whether the symbolic link at `path` (in a tree) with target `link`
+/// points inside the tree.
+fn link_stays_inside(path: &str, link: &str) -> bool {
+    if link.starts_with('/') {
+        return false;
+    }
+    let mut depth: Vec<&str> = path.split('/').collect();
+    depth.pop();
+    for part in link.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if depth.pop().is_none() {
+                    return false;
+                }
+            }
+            p => depth.push(p),
+        }
+    }
+    true
 }

@@ -50,9 +50,15 @@ pub struct HistoryEntry {
     pub promotion: Option<String>,
     /// The pins changed.
     pub changes: Vec<PinChange>,
+    /// The commit that brought it into the branch (itself, or a merge).
+    pub reached_by: String,
+    /// The branch just before that commit: where a rollback of this change
+    /// goes back to (None: it was the first commit).
+    pub before: Option<String>,
 }
 
-/// Every recorded change into `env` on HEAD's first-parent history, newest first.
+/// Every recorded change into `env` reachable from HEAD (merged branches
+/// included), the last to reach the branch first.
 pub fn history(root: &Path, env: &str) -> Result<Vec<HistoryEntry>, Error> {
     let repo = Repo::discover(root)?;
     let mut out = Vec::new();
@@ -80,6 +86,8 @@ pub fn history(root: &Path, env: &str) -> Result<Vec<HistoryEntry>, Error> {
             from,
             promotion: c.trailer("Hydrate-Promotion").map(str::to_string),
             changes: parse_body(&c.message),
+            reached_by: c.reached_by.clone(),
+            before: c.before.clone(),
         });
     }
     Ok(out)

@@ -30,7 +30,7 @@ pub fn summary(items: &[Item]) -> String {
                 "{} {} → {}",
                 i.app,
                 short(i.old.as_deref().unwrap_or(NONE)),
-                short(&i.new)
+                short(i.new.as_deref().unwrap_or(NONE))
             )
         })
         .collect::<Vec<_>>()
@@ -47,7 +47,7 @@ pub fn body(items: &[Item]) -> String {
                 i.app,
                 i.pin,
                 i.old.as_deref().unwrap_or(NONE),
-                i.new
+                i.new.as_deref().unwrap_or(NONE)
             )
         })
         .collect()
@@ -62,8 +62,8 @@ pub struct PinChange {
     pub pin: String,
     /// Before (None: not set).
     pub old: Option<String>,
-    /// After.
-    pub new: String,
+    /// After (None: removed).
+    pub new: Option<String>,
 }
 
 /// The pin changes listed in a commit message.
@@ -79,7 +79,7 @@ pub fn parse_body(message: &str) -> Vec<PinChange> {
                 app: app.to_string(),
                 pin: pin.to_string(),
                 old: (old != NONE).then(|| old.to_string()),
-                new: new.to_string(),
+                new: (new != NONE).then(|| new.to_string()),
             })
         })
         .collect()
@@ -117,7 +117,7 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].pin, "ghcr.io/acme/api:digest");
         assert_eq!(c[0].old, None);
-        assert_eq!(c[1].new, "1.1");
+        assert_eq!(c[1].new.as_deref(), Some("1.1"));
         assert_eq!(short("sha256:4f3c2b1a0e9d8c7b6a5f"), "sha256:4f3c…");
     }
 }

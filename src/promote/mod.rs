@@ -12,6 +12,7 @@ mod message;
 mod ops;
 mod pins;
 mod plan;
+mod snapshot;
 
 use std::path::PathBuf;
 
@@ -25,6 +26,18 @@ pub use ops::{
 };
 pub use pins::{Pin, Place};
 pub use plan::{Item, Plan, Refusal};
+
+/// The render errors' messages, with the snapshot directory they were
+/// rendered in left out of the paths they name, so they name files as the
+/// repository does (never a temporary directory).
+fn in_repository(errors: &[crate::env::Error], root: &std::path::Path) -> String {
+    let prefix = format!("{}/", root.display());
+    errors
+        .iter()
+        .map(|e| e.to_string().replace(&prefix, ""))
+        .collect::<Vec<_>>()
+        .join("\n  ")
+}
 
 /// A promotion failure.
 #[derive(Debug, thiserror::Error)]
@@ -49,9 +62,15 @@ pub enum Error {
     /// Files to edit have uncommitted changes.
     #[error("uncommitted changes in {}; commit or stash them first", .0.join(", "))]
     Uncommitted(Vec<String>),
-    /// Renders failed after the edit (every file was restored).
-    #[error("{} render(s) failed after the edit; every file was restored and nothing was committed:\n  {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
-    Render(Vec<crate::env::Error>),
+    /// Renders failed after the edit (nothing was written or committed).
+    #[error("{} render(s) failed after the edit; nothing was written or committed:\n  {}", .errors.len(), in_repository(.errors, .root))]
+    Render {
+        /// The failures.
+        errors: Vec<crate::env::Error>,
+        /// Where the sources were rendered (a snapshot of a commit): the
+        /// message names files relative to the repository instead.
+        root: PathBuf,
+    },
     /// The message template failed.
     #[error("commit message template: {0}")]
     Template(String),

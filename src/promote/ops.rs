@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use super::apply::{self, Mode, Outcome, Request};
 use super::pins::{self, Pin, Place};
 use super::plan::{self, Item, Plan};
+use super::snapshot::Snapshot;
 use super::{history, message, Error};
 use crate::env::{self, Environment, PinDecl, Source};
-use crate::git::{Identity, Repo};
+use crate::git::{Identity, Repo, Transaction};
 
 /// What `hydrate promote` was asked.
 #[derive(Clone, Debug)]
@@ -55,6 +56,10 @@ pub struct PromoteReport {
     pub message: String,
     /// TO's output written with `--render`.
     pub rendered: Vec<crate::render::EnvReport>,
+    /// FROM's files the promoted values are read from (relative to the root).
+    pub sources: Vec<PathBuf>,
+    /// What was done to finish or undo a hydrate run killed earlier.
+    pub recovered: Vec<String>,
 }
 
 fn find<'a>(envs: &'a [Environment], name: &str) -> Result<&'a Environment, Error> {
@@ -89,18 +94,36 @@ fn target_in<'a>(root: &'a Path, to: &'a Environment) -> impl Fn(&Pin) -> Option
     }
 }
 
-fn source_sha(root: &Path) -> String {
-    Repo::discover(root)
-        .ok()
-        .and_then(|r| r.head_commit().ok().flatten())
-        .map(|c| c.sha)
+/// The transaction (when this run commits on the current branch) and the
+/// snapshot of HEAD that every read of a source-editing command uses.
+fn start<'r>(
+    repo: &'r Repo,
+    root: &Path,
+    commits: bool,
+) -> Result<(Option<Transaction<'r>>, Snapshot), Error> {
+    let tx = if commits { Some(repo.begin()?) } else { None };
+    let head = match &tx {
+        Some(t) => t.head(),
+        None => repo.head_id()?,
+    }
+    .ok_or_else(|| {
+        Error::Usage("HEAD has no commit yet: hydrate reads the committed sources".into())
+    })?;
+    let snap = Snapshot::of(repo, root, head)?;
+    Ok((tx, snap))
+}
+
+fn recovered(tx: &Option<Transaction>) -> Vec<String> {
+    tx.as_ref()
+        .map(|t| t.recovered().to_vec())
         .unwrap_or_default()
 }
 
-/// Plans a promotion: the pins that differ, the policies' verdicts, the
-/// id and the commit message.
-fn plan_promotion(o: &PromoteOptions) -> Result<PromoteReport, Error> {
-    let envs = env::load_environments(&o.root)?;
+/// Plans a promotion on the sources under `root` (HEAD's, exported) at
+/// commit `sha`: the pins that differ, the policies' verdicts, the id and
+/// the commit message.
+fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteReport, Error> {
+    let envs = env::load_environments(root)?;
     let from = find(&envs, &o.from)?;
     let to_name = match &o.to {
         Some(t) => t.clone(),
@@ -119,12 +142,22 @@ fn plan_promotion(o: &PromoteOptions) -> Result<PromoteReport, Error> {
     }
     let both = [from, to];
     let extra = |app: &str| decls(&both, app);
-    let from_pins = pins::env_pins(&o.root, from, &extra)?;
-    let to_pins = pins::env_pins(&o.root, to, &extra)?;
-    let mut plan = plan::compute(&from_pins, &to_pins, &o.apps, &target_in(&o.root, to));
+    let from_pins = pins::env_pins(root, from, &extra)?;
+    let to_pins = pins::env_pins(root, to, &extra)?;
+    let mut plan = plan::compute(&from_pins, &to_pins, &o.apps, &target_in(root, to));
     plan::check_policies(&mut plan, &to.promotion.block);
     let id = plan::id(&from.name, &to.name, &plan.items);
-    let sha = source_sha(&o.root);
+    let mut sources: Vec<PathBuf> = Vec::new();
+    for it in &plan.items {
+        let f = from_pins
+            .iter()
+            .find(|p| p.app == it.app && p.name == it.pin);
+        if let Some(file) = f.map(|p| p.place.file().to_path_buf()) {
+            if !sources.contains(&file) {
+                sources.push(file);
+            }
+        }
+    }
     let template = to
         .promotion
         .commit_message
@@ -154,12 +187,18 @@ fn plan_promotion(o: &PromoteOptions) -> Result<PromoteReport, Error> {
         branch: None,
         message: msg,
         rendered: Vec::new(),
+        sources,
+        recovered: Vec::new(),
     })
 }
 
-/// `hydrate promote FROM [TO]`.
+/// `hydrate promote FROM [TO]`: FROM's pins as HEAD has them, written into
+/// TO's files as HEAD has them, as one commit (or a branch).
 pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
-    let mut report = plan_promotion(o)?;
+    let repo = Repo::discover(&o.root)?;
+    let (tx, snap) = start(&repo, &o.root, !o.dry_run && o.branch.is_none())?;
+    let mut report = plan_promotion(o, snap.root(), &snap.commit().to_string())?;
+    report.recovered = recovered(&tx);
     if report.plan.items.is_empty() || o.dry_run {
         return Ok(report);
     }
@@ -176,10 +215,13 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
         }
         None => Mode::Commit,
     };
-    report.outcome = Some(apply::execute(&Request {
-        root: &o.root,
+    report.outcome = Some(apply::execute(Request {
+        repo: &repo,
+        snapshot: &snap,
+        tx,
         env: &report.to,
         items: &report.plan.items,
+        clean: &report.sources,
         message: report.message.clone(),
         mode,
         identity: o.identity.clone(),
@@ -250,6 +292,8 @@ pub struct SetReport {
     pub items: Vec<Item>,
     /// What applying did (None: nothing to change).
     pub outcome: Option<Outcome>,
+    /// What was done to finish or undo a hydrate run killed earlier.
+    pub recovered: Vec<String>,
 }
 
 fn image_items(
@@ -311,7 +355,7 @@ fn image_items(
                 app: app.name.clone(),
                 pin: name,
                 old,
-                new: value,
+                new: Some(value),
                 target,
             });
         }
@@ -350,37 +394,58 @@ fn entry_field(root: &Path, file: &Path, name: &str, field: &str) -> Result<Opti
         .and_then(|e| e.get(field).and_then(|v| v.as_str()).map(str::to_string)))
 }
 
-fn finish(
-    root: &Path,
-    env: &str,
-    items: Vec<Item>,
-    message: String,
-    no_commit: bool,
-    identity: &Identity,
-) -> Result<SetReport, Error> {
-    if items.is_empty() {
-        return Ok(SetReport {
-            items,
-            outcome: None,
-        });
+/// A source edit of ENV under way: the repository, the transaction and
+/// HEAD's sources.
+struct Edit<'r> {
+    repo: &'r Repo,
+    tx: Option<Transaction<'r>>,
+    snap: Snapshot,
+}
+
+impl<'r> Edit<'r> {
+    fn start(repo: &'r Repo, root: &Path) -> Result<Edit<'r>, Error> {
+        let (tx, snap) = start(repo, root, true)?;
+        Ok(Edit { repo, tx, snap })
     }
-    let outcome = apply::execute(&Request {
-        root,
-        env,
-        items: &items,
-        message,
-        mode: if no_commit {
-            Mode::NoCommit
-        } else {
-            Mode::Commit
-        },
-        identity: identity.clone(),
-        describe: false,
-    })?;
-    Ok(SetReport {
-        items,
-        outcome: Some(outcome),
-    })
+
+    fn finish(
+        self,
+        env: &str,
+        items: Vec<Item>,
+        message: String,
+        no_commit: bool,
+        identity: &Identity,
+    ) -> Result<SetReport, Error> {
+        let recovered = recovered(&self.tx);
+        if items.is_empty() {
+            return Ok(SetReport {
+                items,
+                outcome: None,
+                recovered,
+            });
+        }
+        let outcome = apply::execute(Request {
+            repo: self.repo,
+            snapshot: &self.snap,
+            tx: self.tx,
+            env,
+            items: &items,
+            clean: &[],
+            message,
+            mode: if no_commit {
+                Mode::NoCommit
+            } else {
+                Mode::Commit
+            },
+            identity: identity.clone(),
+            describe: false,
+        })?;
+        Ok(SetReport {
+            items,
+            outcome: Some(outcome),
+            recovered,
+        })
+    }
 }
 
 /// `hydrate set-image ENV [--app APP] NAME=IMAGE[:TAG][@DIGEST]...`.
@@ -392,11 +457,14 @@ pub fn set_image(
     no_commit: bool,
     identity: &Identity,
 ) -> Result<SetReport, Error> {
-    let envs = env::load_environments(root)?;
+    let repo = Repo::discover(root)?;
+    let edit = Edit::start(&repo, root)?;
+    let view = edit.snap.root();
+    let envs = env::load_environments(view)?;
     let e = find(&envs, env_name)?;
     let mut items = Vec::new();
     for s in specs {
-        items.extend(image_items(root, e, apps, s)?);
+        items.extend(image_items(view, e, apps, s)?);
     }
     let texts: Vec<&str> = specs.iter().map(|s| s.text.as_str()).collect();
     let msg = message::render(
@@ -408,7 +476,7 @@ pub fn set_image(
             ("Hydrate-Environment", env_name.to_string()),
         ],
     )?;
-    finish(root, env_name, items, msg, no_commit, identity)
+    edit.finish(env_name, items, msg, no_commit, identity)
 }
 
 /// `hydrate set-value ENV APP PATH=VALUE`: a chart app's value pin.
@@ -421,7 +489,10 @@ pub fn set_value(
     no_commit: bool,
     identity: &Identity,
 ) -> Result<SetReport, Error> {
-    let envs = env::load_environments(root)?;
+    let repo = Repo::discover(root)?;
+    let edit = Edit::start(&repo, root)?;
+    let view = edit.snap.root();
+    let envs = env::load_environments(view)?;
     let e = find(&envs, env_name)?;
     let a = e
         .apps
@@ -433,7 +504,7 @@ pub fn set_value(
             "`{app}` is not a chart app; use set-image"
         )));
     }
-    let all = pins::app_pins(root, e, a, &[PinDecl::Value(path.to_string())])?;
+    let all = pins::app_pins(view, e, a, &[PinDecl::Value(path.to_string())])?;
     let mut items = Vec::new();
     if let Some(p) = all.into_iter().find(|p| p.name == path) {
         if p.value.as_deref() != Some(value) {
@@ -441,7 +512,7 @@ pub fn set_value(
                 app: app.to_string(),
                 pin: path.to_string(),
                 old: p.value.clone(),
-                new: value.to_string(),
+                new: Some(value.to_string()),
                 target: p,
             });
         }
@@ -455,7 +526,7 @@ pub fn set_value(
             ("Hydrate-Environment", env_name.to_string()),
         ],
     )?;
-    finish(root, env_name, items, msg, no_commit, identity)
+    edit.finish(env_name, items, msg, no_commit, identity)
 }
 
 /// Where `hydrate rollback` goes back to.
@@ -467,53 +538,82 @@ pub enum Rollback {
     Steps(usize),
 }
 
-/// `hydrate rollback ENV`: restores ENV's pins (only the pins) as of an
-/// earlier commit, as a new commit with `Hydrate-Rollback-Of`.
+/// `hydrate rollback ENV`: restores ENV's pin set (only the pins) as it
+/// was at an earlier commit, as a new commit with `Hydrate-Rollback-Of`
+/// (the newest change undone) and `Hydrate-Rollback-To` (the commit whose
+/// pins are restored). Pins changed since are written back, pins added
+/// since are removed, pins removed since are added back.
 pub fn rollback(
     root: &Path,
     env_name: &str,
     target: &Rollback,
     identity: &Identity,
 ) -> Result<SetReport, Error> {
-    let envs = env::load_environments(root)?;
+    let repo = Repo::discover(root)?;
+    let edit = Edit::start(&repo, root)?;
+    let view = edit.snap.root();
+    let envs = env::load_environments(view)?;
     let now = find(&envs, env_name)?;
     let entries = history::history(root, env_name)?;
-    let latest = entries.first().ok_or_else(|| {
-        Error::Usage(format!(
-            "no recorded changes into `{env_name}` to roll back"
-        ))
-    })?;
-    let repo = Repo::discover(root)?;
-    let commit = match target {
-        Rollback::To(rev) => repo.resolve(rev)?.to_string(),
-        Rollback::Steps(n) => entries.get(*n).map(|e| e.sha.clone()).ok_or_else(|| {
-            Error::Usage(format!(
-                "`{env_name}` has {} recorded change(s); cannot go back {n}",
-                entries.len()
-            ))
-        })?,
+    let (past_commit, undone) = match target {
+        Rollback::To(rev) => {
+            let id = repo.resolve(rev)?;
+            let undone = entries.iter().find(|e| {
+                repo.resolve(&e.sha)
+                    .and_then(|c| repo.is_ancestor(id, c))
+                    .is_ok_and(|newer| newer && e.sha != id.to_string())
+            });
+            (id, undone)
+        }
+        Rollback::Steps(0) => {
+            return Err(Error::Usage("--steps must be 1 or more".into()));
+        }
+        Rollback::Steps(n) => {
+            let last = entries.get(n - 1).ok_or_else(|| {
+                Error::Usage(format!(
+                    "`{env_name}` has {} recorded change(s); cannot go back {n}",
+                    entries.len()
+                ))
+            })?;
+            let before = last.before.as_deref().ok_or_else(|| {
+                Error::Usage(format!(
+                    "{} is the first commit; there is nothing before it to go back to",
+                    last.sha
+                ))
+            })?;
+            (repo.resolve(before)?, entries.first())
+        }
     };
-    let id = repo.resolve(&commit)?;
-    let tmp = tempfile::tempdir().map_err(|e| Error::Usage(e.to_string()))?;
-    repo.export(id, tmp.path())?;
-    let (root_rel, _) = apply::git_paths(&repo, root, &[])?;
-    let past_root = tmp.path().join(root_rel);
-    let past_envs = env::load_environments(&past_root)?;
-    let past = find(&past_envs, env_name)?;
+    let past_snap = Snapshot::of(&repo, root, past_commit)?;
+    let past_envs = env::load_environments(past_snap.root())?;
+    let past = past_envs
+        .iter()
+        .find(|e| e.name == env_name)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "`{env_name}` does not exist at {past_commit}: nothing to roll back to"
+            ))
+        })?;
     let both = [past, now];
     let extra = |app: &str| decls(&both, app);
-    let old_pins = pins::env_pins(&past_root, past, &extra)?;
-    let cur_pins = pins::env_pins(root, now, &extra)?;
-    let plan = plan::compute(&old_pins, &cur_pins, &[], &target_in(root, now));
-    let short: String = commit.chars().take(12).collect();
+    let old_pins = pins::env_pins(past_snap.root(), past, &extra)?;
+    let cur_pins = pins::env_pins(view, now, &extra)?;
+    let plan = plan::restore(&old_pins, &cur_pins, &target_in(view, now));
+    let to = past_commit.to_string();
+    let short: String = to.chars().take(12).collect();
+    let mut trailers = Vec::new();
+    if let Some(u) = undone {
+        trailers.push(("Hydrate-Rollback-Of", u.sha.clone()));
+    } else {
+        trailers.push(("Hydrate-Rollback-Of", to.clone()));
+    }
+    trailers.push(("Hydrate-Rollback-To", to));
+    trailers.push(("Hydrate-Environment", env_name.to_string()));
     let msg = message::render(
         "rollback {{ env }} to {{ commit }}: {{ summary }}",
         minijinja::context! { env => env_name, commit => short, summary => message::summary(&plan.items) },
         &plan.items,
-        &[
-            ("Hydrate-Rollback-Of", latest.sha.clone()),
-            ("Hydrate-Environment", env_name.to_string()),
-        ],
+        &trailers,
     )?;
-    finish(root, env_name, plan.items, msg, false, identity)
+    edit.finish(env_name, plan.items, msg, false, identity)
 }

@@ -15,8 +15,9 @@ pub struct Item {
     pub pin: String,
     /// TO's value now (None: not set).
     pub old: Option<String>,
-    /// FROM's value.
-    pub new: String,
+    /// The value to write (None: remove the pin, as a rollback to before
+    /// it existed does).
+    pub new: Option<String>,
     /// Where it is written in TO.
     pub target: Pin,
 }
@@ -101,7 +102,7 @@ pub fn compute(
             app: f.app.clone(),
             pin: f.name.clone(),
             old: target.value.clone(),
-            new: new.clone(),
+            new: Some(new.clone()),
             target,
         });
     }
@@ -123,6 +124,32 @@ pub fn compute(
     plan
 }
 
+/// A rollback's items: every pin of ENV as it was (`past`) that differs
+/// now, written back, and every pin set now that was not set then,
+/// removed. Apps that did not exist then are left as they are.
+pub fn restore(past: &[Pin], now: &[Pin], target_of: &dyn Fn(&Pin) -> Option<Pin>) -> Plan {
+    let mut plan = compute(past, now, &[], target_of);
+    for t in now {
+        let Some(v) = &t.value else { continue };
+        let was = past
+            .iter()
+            .any(|p| p.app == t.app && p.name == t.name && p.value.is_some());
+        if !was && past.iter().any(|p| p.app == t.app) {
+            plan.items.push(Item {
+                app: t.app.clone(),
+                pin: t.name.clone(),
+                old: Some(v.clone()),
+                new: None,
+                target: t.clone(),
+            });
+        }
+    }
+    plan.refusals.clear();
+    plan.items
+        .sort_by(|a, b| (&a.app, &a.pin).cmp(&(&b.app, &b.pin)));
+    plan
+}
+
 /// Adds the policy verdicts: `block` globs and the downgrade guard.
 pub fn check_policies(plan: &mut Plan, block: &[String]) {
     for it in &plan.items {
@@ -133,13 +160,13 @@ pub fn check_policies(plan: &mut Plan, block: &[String]) {
                 glob: g.clone(),
             });
         }
-        if let Some(old) = &it.old {
-            if let (Some(o), Some(n)) = (version_of(old), version_of(&it.new)) {
+        if let (Some(old), Some(new)) = (&it.old, &it.new) {
+            if let (Some(o), Some(n)) = (version_of(old), version_of(new)) {
                 if compare(&o, &n) == std::cmp::Ordering::Greater {
                     plan.refusals.push(Refusal::Downgrade {
                         pin: id,
                         to: old.clone(),
-                        from: it.new.clone(),
+                        from: new.clone(),
                     });
                 }
             }
@@ -157,7 +184,7 @@ pub fn id(from: &str, to: &str, items: &[Item]) -> String {
             it.app,
             it.pin,
             it.old.as_deref().unwrap_or(""),
-            it.new
+            it.new.as_deref().unwrap_or("")
         ));
     }
     h.finalize()

@@ -10,6 +10,9 @@
 use super::node::{Node, Origin, Scalar, Style, Tag, Value};
 use super::resolve::{resolve_plain, Resolver};
 
+mod remove;
+pub use remove::remove;
+
 /// One step of a path into a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Seg {
