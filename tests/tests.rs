@@ -17,6 +17,8 @@ mod init;
 mod layout;
 mod limits;
 mod promote;
+mod promote_kill;
+mod promote_trust;
 mod remote;
 mod safety_config;
 mod safety_output;

@@ -53,6 +53,13 @@ pub(super) fn print_notes(recovered: &[String], outcome: Option<&promote::Outcom
 
 pub(super) fn print_report(r: &SetReport, what: &str) {
     print_notes(&r.recovered, r.outcome.as_ref());
+    if let (true, Some(c)) = (
+        r.items.is_empty(),
+        r.outcome.as_ref().and_then(|o| o.commit.as_ref()),
+    ) {
+        println!("{what}: committed {c} (a killed run made it; this run finished it)");
+        return;
+    }
     if r.items.is_empty() {
         println!("{what}: nothing to change");
         return;

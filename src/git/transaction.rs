@@ -43,7 +43,18 @@ pub struct Transaction<'r> {
     lock: IndexLock,
     refname: Option<String>,
     head: Option<Oid>,
-    recovered: Vec<String>,
+    operation: String,
+    recovered: Recovered,
+}
+
+/// What [`recover`] did with a killed run's journal.
+#[derive(Debug, Default)]
+struct Recovered {
+    /// One sentence per thing done or left to do.
+    notes: Vec<String>,
+    /// The killed run's operation and the commit it made, when it had
+    /// committed (and this run finished its index and working tree).
+    committed: Option<(String, Oid)>,
 }
 
 /// What a committed transaction did.
@@ -74,10 +85,12 @@ struct Touched {
 }
 
 impl Repo {
-    /// Starts a transaction: takes `.git/index.lock` (git's message and
-    /// [`Error::Locked`] when someone else holds it), completes or undoes
-    /// a killed run's journal, and reads HEAD.
-    pub fn begin(&self) -> Result<Transaction<'_>, Error> {
+    /// Starts a transaction for `operation` (the command, as words that
+    /// identify it: a rerun of the same command passes the same text):
+    /// takes `.git/index.lock` (git's message and [`Error::Locked`] when
+    /// someone else holds it), completes or undoes a killed run's journal,
+    /// and reads HEAD.
+    pub fn begin(&self, operation: &str) -> Result<Transaction<'_>, Error> {
         if self.repo.workdir().is_none() {
             return Err(Error::Usage(
                 "this repository has no working tree (bare); run hydrate in a clone".into(),
@@ -91,6 +104,7 @@ impl Repo {
             lock,
             refname,
             head,
+            operation: operation.to_string(),
             recovered,
         })
     }
@@ -185,7 +199,18 @@ impl Transaction<'_> {
 
     /// What was done to finish or undo a killed run, one sentence each.
     pub fn recovered(&self) -> &[String] {
-        &self.recovered
+        &self.recovered.notes
+    }
+
+    /// The commit of a killed run of this same operation that committed
+    /// and that this transaction finished: the command is done, and
+    /// running it again must not make a second commit (a retried
+    /// `rollback --steps 1` would otherwise undo its own rollback).
+    pub fn finished_earlier(&self) -> Option<Oid> {
+        match &self.recovered.committed {
+            Some((op, id)) if *op == self.operation => Some(*id),
+            _ => None,
+        }
     }
 
     /// Commits `files` (paths relative to the working directory, symlinks
@@ -241,7 +266,7 @@ impl Transaction<'_> {
             });
         }
         let Some(message) = message else {
-            write_journal(self.repo, None, &touched)?;
+            write_journal(self.repo, &self.operation, None, &touched)?;
             let mut remaining = Vec::new();
             write_worktree(&workdir, &touched, files, &mut remaining);
             self.finish()?;
@@ -258,7 +283,12 @@ impl Transaction<'_> {
         let commit = self.repo.commit(tree, Some(head), message, who)?;
         let refname = refname.unwrap_or_default();
         let mut index = StagedIndex::prepare(self.repo, self.lock.nonce(), &touched)?;
-        write_journal(self.repo, Some((&refname, head, commit)), &touched)?;
+        write_journal(
+            self.repo,
+            &self.operation,
+            Some((&refname, head, commit)),
+            &touched,
+        )?;
         if let Err(e) = self
             .repo
             .update_ref(&refname, commit, Some(head), "hydrate: commit")
@@ -538,6 +568,7 @@ fn stat_into(e: &mut IndexEntry, md: &std::fs::Metadata) {
 /// Writes the journal (atomically: a temp file renamed into place).
 fn write_journal(
     repo: &Repo,
+    operation: &str,
     commit: Option<(&str, Oid, Oid)>,
     touched: &[Touched],
 ) -> Result<(), Error> {
@@ -552,6 +583,7 @@ fn write_journal(
         .collect();
     let doc = json!({
         "pid": std::process::id(),
+        "operation": operation,
         "ref": commit.map(|c| c.0),
         "old": commit.map(|c| c.1.to_string()),
         "new": commit.map(|c| c.2.to_string()),
@@ -581,13 +613,13 @@ fn remove_journal(repo: &Repo) -> Result<(), Error> {
 
 /// Finishes or undoes the run a journal describes (called under the lock,
 /// so that run is gone). Returns what was done, for the user.
-fn recover(repo: &Repo) -> Result<Vec<String>, Error> {
+fn recover(repo: &Repo) -> Result<Recovered, Error> {
     let path = repo.repo.path().join(JOURNAL);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             remove_stale_indexes(repo);
-            return Ok(Vec::new());
+            return Ok(Recovered::default());
         }
         Err(e) => {
             return Err(Error::Io {
@@ -618,7 +650,8 @@ fn recover(repo: &Repo) -> Result<Vec<String>, Error> {
                 .collect()
         })
         .unwrap_or_default();
-    let mut notes = Vec::new();
+    let mut out = Recovered::default();
+    let notes = &mut out.notes;
     for t in &touched {
         if confined(&t.temp) {
             let _ = std::fs::remove_file(workdir.join(&t.temp));
@@ -626,6 +659,7 @@ fn recover(repo: &Repo) -> Result<Vec<String>, Error> {
     }
     let (refname, old, new) = (doc["ref"].as_str(), oid(&doc["old"]), oid(&doc["new"]));
     if let (Some(refname), Some(old), Some(new)) = (refname, old, new) {
+        remove_our_ref_lock(repo, refname, new, notes);
         let now = repo.ref_target(refname)?;
         if now == Some(new) {
             let mut remaining = Vec::new();
@@ -636,6 +670,8 @@ fn recover(repo: &Repo) -> Result<Vec<String>, Error> {
                 done
             ));
             notes.extend(remaining);
+            let op = doc["operation"].as_str().unwrap_or_default().to_string();
+            out.committed = Some((op, new));
         } else if now == Some(old) {
             notes.push("undid a hydrate run that was killed before it committed".into());
         } else {
@@ -646,7 +682,31 @@ fn recover(repo: &Repo) -> Result<Vec<String>, Error> {
     }
     remove_stale_indexes(repo);
     let _ = std::fs::remove_file(&path);
-    Ok(notes)
+    Ok(out)
+}
+
+/// A run killed while libgit2 moved the branch leaves `<ref>.lock`
+/// behind (libgit2, like git, creates it exclusively, writes the new id
+/// into it and renames it over the ref). The journal was written just
+/// before, so a lock holding the journal's new commit, or nothing yet, is
+/// that run's: removed, after which the ref says whether it moved. A lock
+/// holding anything else belongs to someone else and stays.
+fn remove_our_ref_lock(repo: &Repo, refname: &str, new: Oid, notes: &mut Vec<String>) {
+    if !confined(refname) {
+        return;
+    }
+    let lock = repo.repo.commondir().join(format!("{refname}.lock"));
+    let Ok(text) = std::fs::read_to_string(&lock) else {
+        return;
+    };
+    let held = text.trim();
+    let ours = held.is_empty() || held == new.to_string();
+    if ours && std::fs::remove_file(&lock).is_ok() {
+        notes.push(format!(
+            "removed {} that the killed run left while it moved {refname}",
+            lock.display()
+        ));
+    }
 }
 
 /// Redoes the index and working-tree steps of a committed run; returns how
@@ -715,4 +775,214 @@ fn remove_stale_indexes(repo: &Repo) {
 /// A journal path names a file inside the working tree.
 fn confined(path: &str) -> bool {
     !path.starts_with('/') && !path.split('/').any(|p| p == ".." || p.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn who() -> Identity {
+        Identity {
+            name: "t".into(),
+            email: "t@example.com".into(),
+            time: 1,
+        }
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    /// A repository with one committed file, `a.yaml`.
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        git(dir.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.path().join("a.yaml"), "tag: 1\n").unwrap_or_else(|e| panic!("{e}"));
+        git(dir.path(), &["add", "a.yaml"]);
+        git(
+            dir.path(),
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@x",
+                "commit",
+                "-q",
+                "-m",
+                "one",
+            ],
+        );
+        dir
+    }
+
+    /// Runs a transaction up to its commit point and "dies" there: the
+    /// branch has moved, the index and the working tree have not, the
+    /// journal and the lock (now naming a dead process) are left behind.
+    fn die_after_commit_point(dir: &Path, op: &str) -> Oid {
+        let repo = Repo::discover(dir).unwrap_or_else(|e| panic!("{e}"));
+        let tx = repo.begin(op).unwrap_or_else(|e| panic!("{e}"));
+        let head = tx.head().unwrap_or_else(|| panic!("no HEAD"));
+        let new = repo
+            .repo
+            .blob(b"tag: 2\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let old = repo
+            .blob_entry(head, "a.yaml")
+            .ok()
+            .flatten()
+            .map(|(id, _)| id)
+            .unwrap_or_else(|| panic!("no a.yaml"));
+        let touched = vec![Touched {
+            path: "a.yaml".into(),
+            old,
+            new,
+            mode: 0o100644,
+            worktree: old,
+            temp: temp_name("a.yaml", tx.lock.nonce()),
+        }];
+        let blobs = BTreeMap::from([("a.yaml".to_string(), (new, 0o100644))]);
+        let tree = repo
+            .tree_with(head, &blobs)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let commit = repo
+            .commit(tree, Some(head), "two", &who())
+            .unwrap_or_else(|e| panic!("{e}"));
+        write_journal(&repo, op, Some(("refs/heads/main", head, commit)), &touched)
+            .unwrap_or_else(|e| panic!("{e}"));
+        repo.update_ref("refs/heads/main", commit, Some(head), "t")
+            .unwrap_or_else(|e| panic!("{e}"));
+        // The process dies: nothing runs its drop, and its pid is gone.
+        std::mem::forget(tx);
+        std::fs::write(
+            dir.join(".git/index.lock"),
+            "hydrate-index-lock pid=4194999 start=1 nonce=dead\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        commit
+    }
+
+    #[test]
+    fn the_next_run_finishes_a_run_killed_after_its_commit_point() {
+        let dir = repo();
+        let commit = die_after_commit_point(dir.path(), "bump a");
+        // git itself refuses to work on: the lock is there.
+        assert!(dir.path().join(".git/index.lock").exists());
+        let repo = Repo::discover(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let tx = repo.begin("bump a").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(tx.finished_earlier(), Some(commit));
+        assert!(
+            tx.recovered()[0].starts_with("finished commit"),
+            "{:?}",
+            tx.recovered()
+        );
+        tx.abort().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.yaml")).unwrap_or_default(),
+            "tag: 2\n"
+        );
+        assert_eq!(git(dir.path(), &["status", "--porcelain"]), "");
+        assert!(!dir.path().join(".git/index.lock").exists());
+        assert!(!dir.path().join(".git/hydrate/transaction.json").exists());
+    }
+
+    #[test]
+    fn a_ref_lock_left_by_a_run_killed_while_moving_the_branch_is_removed() {
+        let dir = repo();
+        let d = dir.path();
+        let commit = die_after_commit_point(d, "bump a");
+        // As if killed inside the ref update: the branch not moved yet, its
+        // lock holding the new id.
+        let first = git(d, &["rev-parse", "HEAD~1"]);
+        git(d, &["update-ref", "refs/heads/main", &first]);
+        std::fs::write(d.join(".git/refs/heads/main.lock"), format!("{commit}\n"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let repo = Repo::discover(d).unwrap_or_else(|e| panic!("{e}"));
+        let tx = repo.begin("bump a").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(tx.finished_earlier(), None, "it had not committed");
+        tx.abort().unwrap_or_else(|e| panic!("{e}"));
+        assert!(!d.join(".git/refs/heads/main.lock").exists());
+        assert_eq!(git(d, &["rev-parse", "HEAD"]), first);
+        assert_eq!(git(d, &["status", "--porcelain"]), "");
+        // Someone else's ref lock stays.
+        std::fs::write(d.join(".git/refs/heads/main.lock"), "0123\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        die_after_commit_point_without_ref(d);
+        let tx = repo.begin("bump a").unwrap_or_else(|e| panic!("{e}"));
+        tx.abort().unwrap_or_else(|e| panic!("{e}"));
+        assert!(d.join(".git/refs/heads/main.lock").exists());
+    }
+
+    /// A journal and a dead run's lock, the branch never moved.
+    fn die_after_commit_point_without_ref(dir: &Path) {
+        let repo = Repo::discover(dir).unwrap_or_else(|e| panic!("{e}"));
+        let head = repo
+            .head_id()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| panic!("HEAD"));
+        write_journal(&repo, "bump a", Some(("refs/heads/main", head, head)), &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            dir.join(".git/index.lock"),
+            "hydrate-index-lock pid=4194999 start=1 nonce=dead\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn another_operation_is_not_told_the_killed_run_was_its_own() {
+        let dir = repo();
+        die_after_commit_point(dir.path(), "bump a");
+        let repo = Repo::discover(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let tx = repo
+            .begin("something else")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(tx.finished_earlier(), None);
+        assert_eq!(git(dir.path(), &["status", "--porcelain"]), "");
+    }
+
+    #[test]
+    fn paths_resolve_through_links_in_the_tree_and_not_out_of_it() {
+        let dir = repo();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("x")).unwrap_or_else(|e| panic!("{e}"));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("../a.yaml", d.join("x/link.yaml"))
+                .unwrap_or_else(|e| panic!("{e}"));
+            std::os::unix::fs::symlink("x", d.join("dir")).unwrap_or_else(|e| panic!("{e}"));
+            std::os::unix::fs::symlink("../../etc/passwd", d.join("x/out"))
+                .unwrap_or_else(|e| panic!("{e}"));
+            git(d, &["add", "-A"]);
+            git(
+                d,
+                &[
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@x",
+                    "commit",
+                    "-q",
+                    "-m",
+                    "links",
+                ],
+            );
+            let repo = Repo::discover(d).unwrap_or_else(|e| panic!("{e}"));
+            let head = repo
+                .head_id()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| panic!("HEAD"));
+            let real = |p: &str| repo.real_path(head, p);
+            assert_eq!(real("x/link.yaml").ok().as_deref(), Some("a.yaml"));
+            assert_eq!(real("dir/link.yaml").ok().as_deref(), Some("a.yaml"));
+            assert!(matches!(real("x/out"), Err(Error::Outside { .. })));
+            assert!(matches!(real("nope.yaml"), Err(Error::NotFound { .. })));
+        }
+    }
 }

@@ -99,9 +99,12 @@ fn target_in<'a>(root: &'a Path, to: &'a Environment) -> impl Fn(&Pin) -> Option
 fn start<'r>(
     repo: &'r Repo,
     root: &Path,
-    commits: bool,
+    operation: Option<&str>,
 ) -> Result<(Option<Transaction<'r>>, Snapshot), Error> {
-    let tx = if commits { Some(repo.begin()?) } else { None };
+    let tx = match operation {
+        Some(op) => Some(repo.begin(op)?),
+        None => None,
+    };
     let head = match &tx {
         Some(t) => t.head(),
         None => repo.head_id()?,
@@ -196,7 +199,9 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
 /// TO's files as HEAD has them, as one commit (or a branch).
 pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
     let repo = Repo::discover(&o.root)?;
-    let (tx, snap) = start(&repo, &o.root, !o.dry_run && o.branch.is_none())?;
+    let op = format!("promote {} {:?} {:?} {}", o.from, o.to, o.apps, o.force);
+    let commits = !o.dry_run && o.branch.is_none();
+    let (tx, snap) = start(&repo, &o.root, commits.then_some(op.as_str()))?;
     let mut report = plan_promotion(o, snap.root(), &snap.commit().to_string())?;
     report.recovered = recovered(&tx);
     if report.plan.items.is_empty() || o.dry_run {
@@ -403,8 +408,8 @@ struct Edit<'r> {
 }
 
 impl<'r> Edit<'r> {
-    fn start(repo: &'r Repo, root: &Path) -> Result<Edit<'r>, Error> {
-        let (tx, snap) = start(repo, root, true)?;
+    fn start(repo: &'r Repo, root: &Path, operation: &str) -> Result<Edit<'r>, Error> {
+        let (tx, snap) = start(repo, root, Some(operation))?;
         Ok(Edit { repo, tx, snap })
     }
 
@@ -458,7 +463,8 @@ pub fn set_image(
     identity: &Identity,
 ) -> Result<SetReport, Error> {
     let repo = Repo::discover(root)?;
-    let edit = Edit::start(&repo, root)?;
+    let op = format!("set-image {env_name} {apps:?} {specs:?} {no_commit}");
+    let edit = Edit::start(&repo, root, &op)?;
     let view = edit.snap.root();
     let envs = env::load_environments(view)?;
     let e = find(&envs, env_name)?;
@@ -490,7 +496,8 @@ pub fn set_value(
     identity: &Identity,
 ) -> Result<SetReport, Error> {
     let repo = Repo::discover(root)?;
-    let edit = Edit::start(&repo, root)?;
+    let op = format!("set-value {env_name} {app} {path} {value} {no_commit}");
+    let edit = Edit::start(&repo, root, &op)?;
     let view = edit.snap.root();
     let envs = env::load_environments(view)?;
     let e = find(&envs, env_name)?;
@@ -550,7 +557,19 @@ pub fn rollback(
     identity: &Identity,
 ) -> Result<SetReport, Error> {
     let repo = Repo::discover(root)?;
-    let edit = Edit::start(&repo, root)?;
+    let edit = Edit::start(&repo, root, &format!("rollback {env_name} {target:?}"))?;
+    if let Some(c) = edit.tx.as_ref().and_then(Transaction::finished_earlier) {
+        // A killed run of this very rollback had committed; this run
+        // finished it. Rolling back again would undo that rollback.
+        return Ok(SetReport {
+            items: Vec::new(),
+            outcome: Some(Outcome {
+                commit: Some(c.to_string()),
+                ..Outcome::default()
+            }),
+            recovered: recovered(&edit.tx),
+        });
+    }
     let view = edit.snap.root();
     let envs = env::load_environments(view)?;
     let now = find(&envs, env_name)?;
@@ -598,7 +617,8 @@ pub fn rollback(
     let extra = |app: &str| decls(&both, app);
     let old_pins = pins::env_pins(past_snap.root(), past, &extra)?;
     let cur_pins = pins::env_pins(view, now, &extra)?;
-    let plan = plan::restore(&old_pins, &cur_pins, &target_in(view, now));
+    let past_apps: Vec<&str> = past.apps.iter().map(|a| a.name.as_str()).collect();
+    let plan = plan::restore(&old_pins, &cur_pins, &past_apps, &target_in(view, now));
     let to = past_commit.to_string();
     let short: String = to.chars().take(12).collect();
     let mut trailers = Vec::new();

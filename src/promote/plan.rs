@@ -127,14 +127,19 @@ pub fn compute(
 /// A rollback's items: every pin of ENV as it was (`past`) that differs
 /// now, written back, and every pin set now that was not set then,
 /// removed. Apps that did not exist then are left as they are.
-pub fn restore(past: &[Pin], now: &[Pin], target_of: &dyn Fn(&Pin) -> Option<Pin>) -> Plan {
+pub fn restore(
+    past: &[Pin],
+    now: &[Pin],
+    past_apps: &[&str],
+    target_of: &dyn Fn(&Pin) -> Option<Pin>,
+) -> Plan {
     let mut plan = compute(past, now, &[], target_of);
     for t in now {
         let Some(v) = &t.value else { continue };
         let was = past
             .iter()
             .any(|p| p.app == t.app && p.name == t.name && p.value.is_some());
-        if !was && past.iter().any(|p| p.app == t.app) {
+        if !was && past_apps.contains(&t.app.as_str()) {
             plan.items.push(Item {
                 app: t.app.clone(),
                 pin: t.name.clone(),
