@@ -100,12 +100,16 @@ fn promote_makes_one_commit_of_only_the_pinned_lines_and_is_idempotent() {
         ]
     );
     let msg = git(dir, &["log", "-1", "--format=%B"]);
-    assert!(msg.starts_with("promote staging → production: api sha256:4f3c… → sha256:9a1b…, api (none) → 2.8.1, status 2.3.0 → 2.3.1, web 1.4.2 → 1.4.3, worker (none) → 0.9.4\n"), "{msg}");
+    assert!(
+        msg.starts_with("promote staging → production: status 2.3.1, web 1.4.3, +2 more\n"),
+        "{msg}"
+    );
     for line in [
-        "- web ghcr.io/acme-shop/web:newTag: 1.4.2 → 1.4.3",
-        "- status image.tag: 2.3.0 → 2.3.1",
-        "- worker ghcr.io/acme-shop/worker:newTag: (none) → 0.9.4",
-        "- api ghcr.io/acme-shop/api:newTag: (none) → 2.8.1",
+        "- web: ghcr.io/acme-shop/web:newTag 1.4.2 → 1.4.3\n",
+        "- status: image.tag 2.3.0 → 2.3.1\n",
+        "- worker: ghcr.io/acme-shop/worker:newTag (none) → 0.9.4\n",
+        "- api: ghcr.io/acme-shop/api:digest sha256:4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b → sha256:9a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9, ghcr.io/acme-shop/api:newTag (none) → 2.8.1\n",
+        "Hydrate-Pin: worker ghcr.io/acme-shop/worker:newTag: (none) → 0.9.4",
         "Hydrate-Promoted-From: staging@",
         "Hydrate-Promotion: ",
         "Hydrate-Environment: production",
@@ -131,15 +135,38 @@ fn blocked_pins_and_downgrades_refuse_without_force_and_change_nothing() {
     fs::write(&k, s).unwrap();
     commit_all(dir, "staging: redis 7.2.5");
     let before = snapshot(dir);
-    let o = run(dir, &["promote", "staging", "production"]);
+    // All or nothing: refused whole, nothing changes.
+    let o = run(
+        dir,
+        &["promote", "staging", "production", "--all-or-nothing"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        text(&o).contains("redis/redis:newTag is blocked by the policy `redis`"),
+        text(&o).contains("redis is blocked by the policy `redis`"),
         "{}",
         text(&o)
     );
     assert_eq!(snapshot(dir), before);
     assert_eq!(commits(dir), 2);
+    // Only redis asked for: everything is held, exit 1, nothing changes.
+    let o = run(dir, &["promote", "staging", "production", "--app", "redis"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("held: redis (policy `redis`)"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(snapshot(dir), before);
+    // By default the rest goes ahead and redis is reported held.
+    let o = run(dir, &["promote", "staging", "production", "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("  held: redis (policy `redis`)\n"),
+        "{}",
+        text(&o)
+    );
+    assert!(!text(&o).contains("  redis redis:newTag"), "{}", text(&o));
+    assert_eq!(snapshot(dir), before);
     // A hotfix in production: web is newer there than in staging.
     let w = dir.join("testdata/apps/web/overlays/production/kustomization.yaml");
     let s = fs::read_to_string(&w)
@@ -148,11 +175,28 @@ fn blocked_pins_and_downgrades_refuse_without_force_and_change_nothing() {
     fs::write(&w, s).unwrap();
     commit_all(dir, "production: hotfix web 1.4.9");
     let before = snapshot(dir);
-    let o = run(dir, &["promote", "staging", "production", "--app", "web"]);
+    let o = run(
+        dir,
+        &[
+            "promote",
+            "staging",
+            "production",
+            "--app",
+            "web",
+            "--all-or-nothing",
+        ],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
         text(&o)
             .contains("web/ghcr.io/acme-shop/web:newTag: the target has 1.4.9, newer than 1.4.3"),
+        "{}",
+        text(&o)
+    );
+    let o = run(dir, &["promote", "staging", "production", "--app", "web"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("held: web (ghcr.io/acme-shop/web:newTag: 1.4.9 is newer in the target)"),
         "{}",
         text(&o)
     );

@@ -21,6 +21,10 @@ pub struct Args {
     /// Promote even what the policies refuse (blocked pins, downgrades).
     #[arg(long)]
     force: bool,
+    /// Refuse the whole promotion when a policy holds anything back
+    /// (default: promote the rest and list what is held).
+    #[arg(long, conflicts_with = "force")]
+    all_or_nothing: bool,
     /// Print the plan and change nothing.
     #[arg(long)]
     dry_run: bool,
@@ -46,8 +50,24 @@ fn plan_lines(r: &PromoteReport) -> String {
             it.new.as_deref().unwrap_or("(none)")
         ));
     }
+    if r.plan.held.is_empty() {
+        for f in &r.plan.refusals {
+            out.push_str(&format!("  refused: {f}\n"));
+        }
+    }
+    let mut held: Vec<String> = Vec::new();
     for f in &r.plan.refusals {
-        out.push_str(&format!("  refused: {f}\n"));
+        let what = match f.holds() {
+            Some(pin) => format!("{}/{pin}", f.app()),
+            None => f.app().to_string(),
+        };
+        let line = format!("held: {what} ({})", f.reason());
+        if !r.plan.held.is_empty() && !held.contains(&line) {
+            held.push(line);
+        }
+    }
+    for h in held {
+        out.push_str(&format!("  {h}\n"));
     }
     out
 }
@@ -91,6 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         to: args.to,
         apps: args.apps,
         force: args.force,
+        all_or_nothing: args.all_or_nothing,
         dry_run: args.dry_run,
         branch: args.branch.map(|b| (!b.is_empty()).then_some(b)),
         describe: args.describe.is_some(),
@@ -99,14 +120,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let r = promote::promote(&opts)?;
     super::set_image::print_notes(&r.recovered, r.outcome.as_ref());
-    if r.plan.items.is_empty() {
+    if r.plan.items.is_empty() && r.plan.held.is_empty() {
         println!("{} already has {}'s pins; nothing to promote", r.to, r.from);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", plan_lines(&r));
     if opts.dry_run {
         println!("dry run: nothing changed");
-        return Ok(ExitCode::SUCCESS);
+        // As the promotion itself would: 1 when everything is held.
+        let all_held = r.plan.items.is_empty();
+        return Ok(ExitCode::from(u8::from(all_held)));
     }
     if let Some(o) = &r.outcome {
         let files: Vec<String> = o.files.iter().map(|f| f.display().to_string()).collect();

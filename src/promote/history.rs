@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::message::{parse_body, PinChange};
+use super::message::{changes, PinChange};
 use super::Error;
 use crate::git::Repo;
 
@@ -85,7 +85,7 @@ pub fn history(root: &Path, env: &str) -> Result<Vec<HistoryEntry>, Error> {
             kind,
             from,
             promotion: c.trailer("Hydrate-Promotion").map(str::to_string),
-            changes: parse_body(&c.message),
+            changes: changes(&c.message, &c.trailers),
             reached_by: c.reached_by.clone(),
             before: c.before.clone(),
         });

@@ -2,6 +2,7 @@
 //! rollback): a minijinja subject template, a body listing every pin old →
 //! new per app in a fixed form that `history` reads back, and the trailers.
 
+use super::pins::Place;
 use super::plan::Item;
 use super::Error;
 
@@ -11,46 +12,141 @@ pub const DEFAULT_TEMPLATE: &str = "promote {{ from }} → {{ to }}: {{ summary 
 /// How a missing value is written in bodies.
 pub const NONE: &str = "(none)";
 
-/// A value shortened for a subject line: digests to `sha256:ab12…`.
+/// The longest subject a commit gets (git's and the forges' convention).
+pub const SUBJECT_MAX: usize = 72;
+
+/// A value shortened for a subject line or the board: a digest to its
+/// first 12 hex characters (`sha256:4f3c2b1a0e9d`), as `docker images`
+/// shows image ids.
 pub fn short(v: &str) -> String {
     match v.split_once(':') {
-        Some((algo, hex)) if algo.starts_with("sha") && hex.len() > 12 => {
-            format!("{algo}:{}…", &hex[..4])
+        Some((algo, hex)) if algo.starts_with("sha") && hex.chars().count() > 12 => {
+            format!("{algo}:{}", hex.chars().take(12).collect::<String>())
         }
         _ => v.to_string(),
     }
 }
 
-/// `web 1.4.2 → 1.5.0, api sha256:ab12… → sha256:cd34…`.
-pub fn summary(items: &[Item]) -> String {
-    items
-        .iter()
-        .map(|i| {
-            format!(
-                "{} {} → {}",
-                i.app,
-                short(i.old.as_deref().unwrap_or(NONE)),
-                short(i.new.as_deref().unwrap_or(NONE))
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The items of each app, in order.
+fn by_app(items: &[Item]) -> Vec<(&str, Vec<&Item>)> {
+    let mut out: Vec<(&str, Vec<&Item>)> = Vec::new();
+    for it in items {
+        match out.iter_mut().find(|(a, _)| *a == it.app) {
+            Some((_, v)) => v.push(it),
+            None => out.push((&it.app, vec![it])),
+        }
+    }
+    out
 }
 
-/// The body lines: `- app pin: old → new`.
-pub fn body(items: &[Item]) -> String {
-    items
+/// The image and field of an `images:` pin.
+fn image_field(it: &Item) -> Option<(&str, &str)> {
+    match &it.target.place {
+        Place::Image { image, field, .. } => Some((image, field)),
+        Place::Value { .. } => None,
+    }
+}
+
+/// What an app's part of a subject says: the version it gets, from a tag
+/// pin first (`newTag`, a value path ending in `tag`), else its first pin,
+/// as the reference that will run when the same image also gets a digest
+/// (`2.8.1@sha256:9a1b2c3d4e5f`: kustomize writes both, the digest is what
+/// is pulled); `(pins removed)` when a rollback only removes pins.
+fn headline(app: &str, items: &[&Item]) -> String {
+    let is_tag = |it: &Item| match image_field(it) {
+        Some((_, field)) => field == "newTag",
+        None => it.pin.ends_with("tag") || it.pin.ends_with("Tag"),
+    };
+    let set: Vec<&&Item> = items.iter().filter(|i| i.new.is_some()).collect();
+    let Some(pick) = set.iter().find(|i| is_tag(i)).or(set.first()) else {
+        return format!("{app} (pins removed)");
+    };
+    let value = pick.new.as_deref().unwrap_or_default();
+    let digest = image_field(pick).and_then(|(image, field)| {
+        (field == "newTag").then(|| {
+            set.iter()
+                .find(|i| image_field(i) == Some((image, "digest")))
+                .and_then(|i| i.new.as_deref())
+        })?
+    });
+    match digest {
+        Some(d) => format!("{app} {}@{}", short(value), short(d)),
+        None => format!("{app} {}", short(value)),
+    }
+}
+
+/// `status 2.3.1, web 1.4.3, +3 more`: as many apps as fit in `budget`
+/// characters, the shortest first so the most fit, listed in app order
+/// (at least one, cut with `…` if even that one is too long).
+pub fn summary(items: &[Item], budget: usize) -> String {
+    let heads: Vec<String> = by_app(items)
         .iter()
-        .map(|i| {
-            format!(
-                "- {} {}: {} → {}\n",
-                i.app,
-                i.pin,
-                i.old.as_deref().unwrap_or(NONE),
-                i.new.as_deref().unwrap_or(NONE)
-            )
+        .map(|(a, its)| headline(a, its))
+        .collect();
+    let line = |chosen: &[usize]| {
+        let mut parts: Vec<&str> = chosen.iter().map(|&i| heads[i].as_str()).collect();
+        let more = heads.len() - chosen.len();
+        let tail = format!("+{more} more");
+        if more > 0 {
+            parts.push(&tail);
+        }
+        parts.join(", ")
+    };
+    let mut by_length: Vec<usize> = (0..heads.len()).collect();
+    by_length.sort_by_key(|&i| heads[i].chars().count());
+    let mut chosen: Vec<usize> = Vec::new();
+    for i in by_length {
+        let mut next = chosen.clone();
+        next.push(i);
+        next.sort_unstable();
+        if line(&next).chars().count() <= budget {
+            chosen = next;
+        }
+    }
+    if !chosen.is_empty() || heads.is_empty() {
+        return line(&chosen);
+    }
+    let more = if heads.len() > 1 {
+        format!(", +{} more", heads.len() - 1)
+    } else {
+        String::new()
+    };
+    let room = budget.saturating_sub(more.chars().count() + 1);
+    format!("{}…{more}", heads[0].chars().take(room).collect::<String>())
+}
+
+/// The body: one line per app with every pin old → new, values in full.
+pub fn body(items: &[Item]) -> String {
+    by_app(items)
+        .iter()
+        .map(|(app, its)| {
+            let pins: Vec<String> = its
+                .iter()
+                .map(|i| {
+                    format!(
+                        "{} {} → {}",
+                        i.pin,
+                        i.old.as_deref().unwrap_or(NONE),
+                        i.new.as_deref().unwrap_or(NONE)
+                    )
+                })
+                .collect();
+            format!("- {app}: {}\n", pins.join(", "))
         })
         .collect()
+}
+
+/// The trailer that records one pin change, read back by `history`.
+pub const PIN_TRAILER: &str = "Hydrate-Pin";
+
+fn pin_trailer(i: &Item) -> String {
+    format!(
+        "{} {}: {} → {}",
+        i.app,
+        i.pin,
+        i.old.as_deref().unwrap_or(NONE),
+        i.new.as_deref().unwrap_or(NONE)
+    )
 }
 
 /// One pin change read back from a body line.
@@ -66,41 +162,61 @@ pub struct PinChange {
     pub new: Option<String>,
 }
 
-/// The pin changes listed in a commit message.
-pub fn parse_body(message: &str) -> Vec<PinChange> {
+/// One `app pin: old → new` (a `Hydrate-Pin` trailer's value).
+pub fn parse_change(text: &str) -> Option<PinChange> {
+    let (app, rest) = text.split_once(' ')?;
+    let (pin, rest) = rest.rsplit_once(": ").filter(|(_, r)| r.contains(" → "))?;
+    let (old, new) = rest.split_once(" → ")?;
+    Some(PinChange {
+        app: app.to_string(),
+        pin: pin.to_string(),
+        old: (old != NONE).then(|| old.to_string()),
+        new: (new != NONE).then(|| new.to_string()),
+    })
+}
+
+/// The pin changes a commit records: its `Hydrate-Pin` trailers, or, for
+/// commits made before those existed, the `- app pin: old → new` lines of
+/// the body.
+pub fn changes(message: &str, trailers: &[(String, String)]) -> Vec<PinChange> {
+    let from_trailers: Vec<PinChange> = trailers
+        .iter()
+        .filter(|(k, _)| k == PIN_TRAILER)
+        .filter_map(|(_, v)| parse_change(v))
+        .collect();
+    if !from_trailers.is_empty() {
+        return from_trailers;
+    }
     message
         .lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix("- ")?;
-            let (app, rest) = rest.split_once(' ')?;
-            let (pin, rest) = rest.rsplit_once(": ").filter(|(_, r)| r.contains(" → "))?;
-            let (old, new) = rest.split_once(" → ")?;
-            Some(PinChange {
-                app: app.to_string(),
-                pin: pin.to_string(),
-                old: (old != NONE).then(|| old.to_string()),
-                new: (new != NONE).then(|| new.to_string()),
-            })
-        })
+        .filter_map(|l| parse_change(l.strip_prefix("- ")?))
         .collect()
 }
 
-/// Subject from `template`, then the body, then the trailers.
+/// Subject from `template` (given the summary, fitted so the subject
+/// stays within [`SUBJECT_MAX`] characters), then the body, then the
+/// trailers and one `Hydrate-Pin` trailer per pin.
 pub fn render(
     template: &str,
-    ctx: minijinja::Value,
+    ctx: impl Fn(&str) -> minijinja::Value,
     items: &[Item],
     trailers: &[(&str, String)],
 ) -> Result<String, Error> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
-    let subject = env
-        .render_str(template, ctx)
-        .map_err(|e| Error::Template(e.to_string()))?;
-    let mut msg = format!("{}\n\n{}", subject.trim_end(), body(items));
+    let subject = |summary: &str| {
+        env.render_str(template, ctx(summary))
+            .map_err(|e| Error::Template(e.to_string()))
+    };
+    let frame = subject("")?.chars().count();
+    let fitted = summary(items, SUBJECT_MAX.saturating_sub(frame).max(12));
+    let mut msg = format!("{}\n\n{}", subject(&fitted)?.trim_end(), body(items));
     msg.push('\n');
     for (k, v) in trailers {
         msg.push_str(&format!("{k}: {v}\n"));
+    }
+    for i in items {
+        msg.push_str(&format!("{PIN_TRAILER}: {}\n", pin_trailer(i)));
     }
     Ok(msg)
 }
@@ -110,14 +226,79 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bodies_read_back() {
+    fn old_bodies_read_back() {
         let line =
             "- api ghcr.io/acme/api:digest: (none) → sha256:cd34\n- web image.tag: 1.0 → 1.1\n";
-        let c = parse_body(line);
+        let c = changes(line, &[]);
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].pin, "ghcr.io/acme/api:digest");
         assert_eq!(c[0].old, None);
         assert_eq!(c[1].new.as_deref(), Some("1.1"));
-        assert_eq!(short("sha256:4f3c2b1a0e9d8c7b6a5f"), "sha256:4f3c…");
+        assert_eq!(short("sha256:4f3c2b1a0e9d8c7b6a5f"), "sha256:4f3c2b1a0e9d");
+        assert_eq!(short("sha256:aéééééééééééééééé"), "sha256:aééééééééééé");
+    }
+
+    fn item(app: &str, pin: &str, old: Option<&str>, new: &str) -> Item {
+        let place = match pin.rsplit_once(':') {
+            Some((image, field)) => Place::Image {
+                file: "k.yaml".into(),
+                image: image.into(),
+                field: field.into(),
+            },
+            None => Place::Value {
+                file: "x".into(),
+                doc: 0,
+                path: Vec::new(),
+                resolver: crate::yaml::Resolver::V3,
+            },
+        };
+        Item {
+            app: app.into(),
+            pin: pin.into(),
+            old: old.map(str::to_string),
+            new: Some(new.into()),
+            target: super::super::pins::Pin {
+                app: app.into(),
+                name: pin.into(),
+                value: None,
+                place,
+            },
+        }
+    }
+
+    #[test]
+    fn subjects_fit_in_72_characters_and_name_each_app_once() {
+        let digest = "sha256:9a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9";
+        let items = vec![
+            item(
+                "api",
+                "ghcr.io/acme-shop/api:digest",
+                Some("sha256:4f3c"),
+                digest,
+            ),
+            item("api", "ghcr.io/acme-shop/api:newTag", None, "2.8.1"),
+            item("status", "image.tag", Some("2.3.0"), "2.3.1"),
+            item(
+                "web",
+                "ghcr.io/acme-shop/web:newTag",
+                Some("1.4.2"),
+                "1.4.3",
+            ),
+            item("worker", "ghcr.io/acme-shop/worker:newTag", None, "0.9.4"),
+        ];
+        let ctx =
+            |s: &str| minijinja::context! { from => "staging", to => "production", summary => s };
+        let msg = render(DEFAULT_TEMPLATE, ctx, &items, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let subject = msg.lines().next().unwrap_or_default();
+        assert!(subject.chars().count() <= SUBJECT_MAX, "{subject}");
+        assert_eq!(
+            subject,
+            "promote staging → production: status 2.3.1, web 1.4.3, +2 more"
+        );
+        assert!(msg.contains(&format!("- api: ghcr.io/acme-shop/api:digest sha256:4f3c → {digest}, ghcr.io/acme-shop/api:newTag (none) → 2.8.1\n")), "{msg}");
+        let trailers = crate::git::trailers(&msg);
+        let back = changes(&msg, &trailers);
+        assert_eq!(back.len(), 5);
+        assert_eq!(back[0].new.as_deref(), Some(digest));
     }
 }

@@ -59,6 +59,10 @@ pub enum Error {
     /// The policies refuse the plan (use `--force` to override).
     #[error("refused without --force:\n  {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
     Refused(Vec<Refusal>),
+    /// The policies hold back everything the promotion would change (a
+    /// finding: the rest would have gone ahead).
+    #[error("nothing promoted: everything is held:\n  {}", .0.iter().map(|r| format!("held: {} ({})", r.app(), r.reason())).collect::<Vec<_>>().join("\n  "))]
+    Held(Vec<Refusal>),
     /// Files to edit have uncommitted changes.
     #[error("uncommitted changes in {}; commit or stash them first", .0.join(", "))]
     Uncommitted(Vec<String>),

@@ -25,6 +25,9 @@ pub struct PromoteOptions {
     pub apps: Vec<String>,
     /// Override the policies.
     pub force: bool,
+    /// Refuse the whole promotion when a policy holds anything back
+    /// (default: promote the rest and report what is held).
+    pub all_or_nothing: bool,
     /// Print the plan, change nothing.
     pub dry_run: bool,
     /// Commit to a new branch (`Some(None)`: the default name).
@@ -149,6 +152,9 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
     let to_pins = pins::env_pins(root, to, &extra)?;
     let mut plan = plan::compute(&from_pins, &to_pins, &o.apps, &target_in(root, to));
     plan::check_policies(&mut plan, &to.promotion.block);
+    if !o.force && !o.all_or_nothing {
+        plan.hold();
+    }
     let id = plan::id(&from.name, &to.name, &plan.items);
     let mut sources: Vec<PathBuf> = Vec::new();
     for it in &plan.items {
@@ -166,10 +172,11 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
         .commit_message
         .as_deref()
         .unwrap_or(message::DEFAULT_TEMPLATE);
-    let ctx = minijinja::context! {
-        from => &from.name, to => &to.name, id => &id,
-        summary => message::summary(&plan.items),
-        source => minijinja::context! { sha => &sha },
+    let ctx = |summary: &str| {
+        minijinja::context! {
+            from => &from.name, to => &to.name, id => &id, summary => summary,
+            source => minijinja::context! { sha => &sha },
+        }
     };
     let msg = message::render(
         template,
@@ -199,16 +206,25 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
 /// TO's files as HEAD has them, as one commit (or a branch).
 pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
     let repo = Repo::discover(&o.root)?;
-    let op = format!("promote {} {:?} {:?} {}", o.from, o.to, o.apps, o.force);
+    let op = format!(
+        "promote {} {:?} {:?} {} {}",
+        o.from, o.to, o.apps, o.force, o.all_or_nothing
+    );
     let commits = !o.dry_run && o.branch.is_none();
     let (tx, snap) = start(&repo, &o.root, commits.then_some(op.as_str()))?;
     let mut report = plan_promotion(o, snap.root(), &snap.commit().to_string())?;
     report.recovered = recovered(&tx);
-    if report.plan.items.is_empty() || o.dry_run {
+    if o.dry_run {
         return Ok(report);
     }
-    if !report.plan.refusals.is_empty() && !o.force {
+    if !report.plan.refusals.is_empty() && !o.force && o.all_or_nothing {
         return Err(Error::Refused(report.plan.refusals.clone()));
+    }
+    if report.plan.items.is_empty() {
+        if !report.plan.held.is_empty() {
+            return Err(Error::Held(report.plan.refusals.clone()));
+        }
+        return Ok(report);
     }
     let mode = match &o.branch {
         Some(name) => {
@@ -475,7 +491,7 @@ pub fn set_image(
     let texts: Vec<&str> = specs.iter().map(|s| s.text.as_str()).collect();
     let msg = message::render(
         "set-image {{ env }}: {{ summary }}",
-        minijinja::context! { env => env_name, summary => message::summary(&items) },
+        |summary: &str| minijinja::context! { env => env_name, summary => summary },
         &items,
         &[
             ("Hydrate-Set-Image", texts.join(", ")),
@@ -526,7 +542,7 @@ pub fn set_value(
     }
     let msg = message::render(
         "set-value {{ env }}: {{ summary }}",
-        minijinja::context! { env => env_name, summary => message::summary(&items) },
+        |summary: &str| minijinja::context! { env => env_name, summary => summary },
         &items,
         &[
             ("Hydrate-Set-Value", format!("{app} {path}={value}")),
@@ -631,7 +647,7 @@ pub fn rollback(
     trailers.push(("Hydrate-Environment", env_name.to_string()));
     let msg = message::render(
         "rollback {{ env }} to {{ commit }}: {{ summary }}",
-        minijinja::context! { env => env_name, commit => short, summary => message::summary(&plan.items) },
+        |summary: &str| minijinja::context! { env => env_name, commit => &short, summary => summary },
         &plan.items,
         &trailers,
     )?;

@@ -25,16 +25,21 @@ pub struct Item {
 /// Why a plan item may not be promoted without `--force`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// A `block:` glob matches `app` or `app/pin`.
+    /// A `block:` glob matches `app` (pin None: the whole app) or
+    /// `app/pin`.
     Blocked {
-        /// `app/pin`.
-        pin: String,
+        /// The app.
+        app: String,
+        /// The pin, when the glob named one (`api/*:digest`).
+        pin: Option<String>,
         /// The glob.
         glob: String,
     },
     /// TO's version is higher than FROM's.
     Downgrade {
-        /// `app/pin`.
+        /// The app.
+        app: String,
+        /// The pin.
         pin: String,
         /// TO's value.
         to: String,
@@ -43,24 +48,59 @@ pub enum Refusal {
     },
     /// TO has a pin FROM lacks.
     Missing {
-        /// `app/pin`.
+        /// The app.
+        app: String,
+        /// The pin.
         pin: String,
         /// TO's value.
         to: String,
     },
 }
 
+impl Refusal {
+    /// The app it concerns.
+    pub fn app(&self) -> &str {
+        match self {
+            Refusal::Blocked { app, .. }
+            | Refusal::Downgrade { app, .. }
+            | Refusal::Missing { app, .. } => app,
+        }
+    }
+
+    /// What it holds back: one pin, or (None) every pin of the app. A
+    /// downgrade or a pin FROM lacks holds the whole app, so an app never
+    /// gets half of another environment's versions.
+    pub fn holds(&self) -> Option<&str> {
+        match self {
+            Refusal::Blocked { pin, .. } => pin.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Why, in a few words: `policy \`redis\``, `downgrade`, ….
+    pub fn reason(&self) -> String {
+        match self {
+            Refusal::Blocked { glob, .. } => format!("policy `{glob}`"),
+            Refusal::Downgrade { pin, to, .. } => format!("{pin}: {to} is newer in the target"),
+            Refusal::Missing { pin, .. } => format!("{pin}: set in the target only"),
+        }
+    }
+}
+
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Blocked { pin, glob } => write!(f, "{pin} is blocked by the policy `{glob}`"),
-            Refusal::Downgrade { pin, to, from } => write!(
+            Refusal::Blocked { app, pin, glob } => match pin {
+                Some(p) => write!(f, "{app}/{p} is blocked by the policy `{glob}`"),
+                None => write!(f, "{app} is blocked by the policy `{glob}`"),
+            },
+            Refusal::Downgrade { app, pin, to, from } => write!(
                 f,
-                "{pin}: the target has {to}, newer than {from} (a hotfix?); promoting would downgrade it"
+                "{app}/{pin}: the target has {to}, newer than {from} (a hotfix?); promoting would downgrade it"
             ),
-            Refusal::Missing { pin, to } => write!(
+            Refusal::Missing { app, pin, to } => write!(
                 f,
-                "{pin}: the target pins {to} but the source has no such pin"
+                "{app}/{pin}: the target pins {to} but the source has no such pin"
             ),
         }
     }
@@ -73,6 +113,24 @@ pub struct Plan {
     pub items: Vec<Item>,
     /// What the policies refuse.
     pub refusals: Vec<Refusal>,
+    /// The items the refusals hold back (after [`Plan::hold`]).
+    pub held: Vec<Item>,
+}
+
+impl Plan {
+    /// Moves every item a refusal holds back from `items` to `held`:
+    /// partial promotion, everything else goes ahead.
+    pub fn hold(&mut self) {
+        let refusals = &self.refusals;
+        let held = |it: &Item| {
+            refusals
+                .iter()
+                .any(|r| r.app() == it.app && r.holds().is_none_or(|p| p == it.pin))
+        };
+        let (held, kept): (Vec<Item>, Vec<Item>) = self.items.drain(..).partition(held);
+        self.items = kept;
+        self.held = held;
+    }
 }
 
 /// Compares FROM's pins with TO's. `target_of` finds where TO would write
@@ -114,7 +172,8 @@ pub fn compute(
         // Only for apps FROM has at all: a TO-only app is not promoted.
         if !in_from && from.iter().any(|f| f.app == t.app) {
             plan.refusals.push(Refusal::Missing {
-                pin: format!("{}/{}", t.app, t.name),
+                app: t.app.clone(),
+                pin: t.name.clone(),
                 to: v.clone(),
             });
         }
@@ -159,9 +218,19 @@ pub fn restore(
 pub fn check_policies(plan: &mut Plan, block: &[String]) {
     for it in &plan.items {
         let id = format!("{}/{}", it.app, it.pin);
-        if let Some(g) = block.iter().find(|g| glob(g, &it.app) || glob(g, &id)) {
+        if let Some(g) = block.iter().find(|g| glob(g, &it.app)) {
+            let r = Refusal::Blocked {
+                app: it.app.clone(),
+                pin: None,
+                glob: g.clone(),
+            };
+            if !plan.refusals.contains(&r) {
+                plan.refusals.push(r);
+            }
+        } else if let Some(g) = block.iter().find(|g| glob(g, &id)) {
             plan.refusals.push(Refusal::Blocked {
-                pin: id.clone(),
+                app: it.app.clone(),
+                pin: Some(it.pin.clone()),
                 glob: g.clone(),
             });
         }
@@ -169,7 +238,8 @@ pub fn check_policies(plan: &mut Plan, block: &[String]) {
             if let (Some(o), Some(n)) = (version_of(old), version_of(new)) {
                 if compare(&o, &n) == std::cmp::Ordering::Greater {
                     plan.refusals.push(Refusal::Downgrade {
-                        pin: id,
+                        app: it.app.clone(),
+                        pin: it.pin.clone(),
                         to: old.clone(),
                         from: new.clone(),
                     });
