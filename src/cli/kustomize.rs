@@ -164,6 +164,7 @@ fn options(args: &BuildArgs) -> Options {
             api_versions: args.helm_api_versions.clone(),
         },
         sources: None,
+        provenance: false,
     }
 }
 

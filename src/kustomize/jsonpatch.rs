@@ -13,6 +13,13 @@ pub struct Op {
     value: Option<Node>,
 }
 
+/// Marks the values of `ops` as read from `id` (a traced build).
+pub fn stamp(ops: &mut [Op], id: crate::yaml::SourceId) {
+    for v in ops.iter_mut().filter_map(|o| o.value.as_mut()) {
+        crate::yaml::source_map::stamp(v, id);
+    }
+}
+
 /// Decodes a patch: JSON when the text starts with `[`, else YAML read as
 /// `sigs.k8s.io/yaml`'s YAMLToJSON does (YAML 1.1 scalars).
 pub fn decode(text: &str) -> Result<Vec<Op>, String> {

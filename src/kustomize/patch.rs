@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 
 use super::jsonpatch::{self, Op};
 use super::model::{Kustomization, Patch, Selector};
-use super::resource::{read_file, ObjectId, Resource};
+use super::resource::{read_file, read_file_traced, ObjectId, Resource};
 use super::selector::Compiled;
 use super::{smp, Error};
 use crate::k8s::Catalog;
+use crate::yaml::source_map::{SourceMap, SourceText};
 use crate::yaml::{Node, Value};
 
 /// What a `patches` entry holds.
@@ -54,13 +55,19 @@ pub type Reader<'a> = dyn FnMut(&str) -> Result<(PathBuf, String), Error> + 'a;
 
 impl Patches {
     /// Loads the patches of `k`; `read` loads files relative to it.
-    pub fn load(k: &Kustomization, read: &mut Reader) -> Result<Patches, Error> {
+    /// With `trace`, every patch node is stamped with where it is written.
+    pub fn load(
+        k: &Kustomization,
+        read: &mut Reader,
+        trace: Option<&mut SourceMap>,
+    ) -> Result<Patches, Error> {
         Patches::from_parts(
             &k.path,
             &k.patches_strategic_merge,
             &k.patches,
             &k.patches_json6902,
             read,
+            trace,
         )
     }
 
@@ -73,16 +80,27 @@ impl Patches {
         patch_entries: &[Patch],
         json_entries: &[Patch],
         read: &mut Reader,
+        mut trace: Option<&mut SourceMap>,
     ) -> Result<Patches, Error> {
         let invalid = |m: String| Error::invalid(kpath, m);
         let mut strategic_merge = Vec::new();
         for entry in smp {
             // loadFromPaths: the entry is inline YAML if it parses as resources.
             match read_file(kpath, entry) {
-                Ok(nodes) => strategic_merge.extend(nodes),
+                // Traced, an inline entry is a string of the kustomization
+                // (its line is not kept: the list holds bare strings).
+                Ok(nodes) => match trace.as_deref_mut() {
+                    Some(map) => strategic_merge.extend(read_file_traced(
+                        kpath,
+                        entry,
+                        Some((map, Some(0))),
+                    )?),
+                    None => strategic_merge.extend(nodes),
+                },
                 Err(_) => {
                     let (file, text) = read(entry)?;
-                    strategic_merge.extend(read_file(&file, &text)?);
+                    let t = trace.as_deref_mut().map(|m| (m, None));
+                    strategic_merge.extend(read_file_traced(&file, &text, t)?);
                 }
             }
         }
@@ -91,7 +109,7 @@ impl Patches {
         }
         let mut patches = Vec::new();
         for p in patch_entries {
-            patches.push(Plugin::load(kpath, p, read)?);
+            patches.push(Plugin::load(kpath, p, read, trace.as_deref_mut())?);
         }
         let mut json6902 = Vec::new();
         for p in json_entries {
@@ -99,18 +117,24 @@ impl Patches {
             if target.name.is_empty() {
                 return Err(invalid("must specify the target name".into()));
             }
-            let text = match (p.path.is_empty(), p.patch.is_empty()) {
+            let (text, at) = match (p.path.is_empty(), p.patch.is_empty()) {
                 (true, true) => return Err(invalid("empty file path and empty jsonOp".into())),
                 (false, false) => {
                     return Err(invalid(
                         "must specify a file path or jsonOp, not both".into(),
                     ))
                 }
-                (false, true) => read(&p.path)?.1,
-                (true, false) => p.patch.clone(),
+                (false, true) => {
+                    let (file, text) = read(&p.path)?;
+                    (text, SourceText::file(&file, 0, 0))
+                }
+                (true, false) => (p.patch.clone(), SourceText::embedded(kpath, p.patch_line)),
             };
-            let ops =
+            let mut ops =
                 jsonpatch::decode(&text).map_err(|e| invalid(format!("decoding {text}: {e}")))?;
+            if let Some(map) = trace.as_deref_mut() {
+                jsonpatch::stamp(&mut ops, map.add(at));
+            }
             if ops.is_empty() {
                 return Err(invalid(format!(
                     "patch appears to be empty; file={}, JsonOp={text}",
@@ -272,7 +296,12 @@ impl Patches {
 }
 
 impl Plugin {
-    fn load(kpath: &Path, p: &Patch, read: &mut Reader) -> Result<Plugin, Error> {
+    fn load(
+        kpath: &Path,
+        p: &Patch,
+        read: &mut Reader,
+        mut trace: Option<&mut SourceMap>,
+    ) -> Result<Plugin, Error> {
         let at = |m: String| Error::Invalid {
             path: kpath.to_path_buf(),
             line: p.line,
@@ -299,11 +328,23 @@ impl Plugin {
                 (file, text, format!("[path: {:?}]", p.path))
             }
         };
-        let sm = read_file(&file, &text);
+        // Traced, an inline patch is a string of the kustomization at the
+        // `patch:` line; a patch file is its own text.
+        let embedded_at = (file == kpath).then_some(p.patch_line);
+        let sm = read_file_traced(&file, &text, trace.as_deref_mut().map(|m| (m, embedded_at)));
         let json = if text.is_empty() {
             Err("empty json patch operations".to_string())
         } else {
-            jsonpatch::decode(&text)
+            jsonpatch::decode(&text).map(|mut ops| {
+                if let Some(map) = trace {
+                    let at = match embedded_at {
+                        Some(line) => SourceText::embedded(&file, line),
+                        None => SourceText::file(&file, 0, 0),
+                    };
+                    jsonpatch::stamp(&mut ops, map.add(at));
+                }
+                ops
+            })
         };
         let body = match (sm, json) {
             (Ok(s), Ok(j)) if !s.is_empty() && !j.is_empty() => {
@@ -452,7 +493,7 @@ mod tests {
     fn build(k: &str, files: &[(&str, &str)]) -> Result<Vec<Resource>, Error> {
         let k = Kustomization::parse(Path::new("kustomization.yaml"), k)?;
         let mut read = fixed(files);
-        let p = Patches::load(&k, &mut read)?;
+        let p = Patches::load(&k, &mut read, None)?;
         let mut rs = resources();
         p.apply_strategic_merge(Catalog::builtin(), &mut rs)?;
         p.apply_patches(Catalog::builtin(), &mut rs, &mut |_, _| {})?;

@@ -181,7 +181,14 @@ impl Transformer {
             },
             "PatchTransformer" => {
                 let p = d.patch(config)?;
-                Transformer::Patches(Box::new(Patches::from_parts(file, &[], &[p], &[], read)?))
+                Transformer::Patches(Box::new(Patches::from_parts(
+                    file,
+                    &[],
+                    &[p],
+                    &[],
+                    read,
+                    None,
+                )?))
             }
             "PatchStrategicMergeTransformer" => {
                 let mut entries = config
@@ -200,6 +207,7 @@ impl Transformer {
                     &[],
                     &[],
                     read,
+                    None,
                 )?))
             }
             "PatchJson6902Transformer" => {
@@ -213,7 +221,14 @@ impl Transformer {
                     line: config.pos.line,
                     ..Default::default()
                 };
-                Transformer::Patches(Box::new(Patches::from_parts(file, &[], &[], &[p], read)?))
+                Transformer::Patches(Box::new(Patches::from_parts(
+                    file,
+                    &[],
+                    &[],
+                    &[p],
+                    read,
+                    None,
+                )?))
             }
             "HashTransformer" => Transformer::Hash,
             "ValueAddTransformer" => value_add(&d, config, file, read)?,

@@ -653,6 +653,10 @@ fn set_field(field: &mut Node, value: &Node, options: Option<&FieldOptions>) -> 
             if t.tag == Tag::Null {
                 t.tag = yaml::resolve_plain(&t.text, Resolver::V3);
             }
+            // A traced build: the text now comes from the source field.
+            if value.pos.source.is_some() {
+                field.pos = value.pos;
+            }
         }
         _ => *field = value,
     }

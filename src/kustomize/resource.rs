@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::Error;
 pub use crate::k8s::{Gvk, ObjectId};
+use crate::yaml::source_map::{SourceMap, SourceText};
 use crate::yaml::{self, Node, Resolver, Value};
 
 /// A current id as borrowed parts: group, version, kind, namespace, name.
@@ -132,15 +133,28 @@ impl Resource {
 /// resource factory do: CRLF normalised, documents split on `---` lines,
 /// empty documents dropped, `List` kinds inlined, kind and name required.
 pub fn read_file(path: &Path, src: &str) -> Result<Vec<Node>, Error> {
-    let src = match src.contains("\r\n") {
+    read_file_traced(path, src, None)
+}
+
+/// [`read_file`], stamping each document's nodes with its place in `path`
+/// when `trace` is given (see [`yaml::source_map`]): the map, and the line
+/// of the scalar holding `src` when it is a string inside `path` (an inline
+/// patch) rather than the file's text.
+pub fn read_file_traced(
+    path: &Path,
+    src: &str,
+    mut trace: Option<(&mut SourceMap, Option<u32>)>,
+) -> Result<Vec<Node>, Error> {
+    let crlf = src.contains("\r\n");
+    let src = match crlf {
         true => std::borrow::Cow::Owned(src.replace("\r\n", "\n")),
         false => std::borrow::Cow::Borrowed(src),
     };
     let pieces = split_documents(path, &src)?;
     let single = pieces.len() == 1;
     let mut out = Vec::new();
-    for (line_offset, piece) in pieces {
-        let node = yaml::parse_one(piece, Resolver::V3).map_err(|e| match e {
+    for (line_offset, offset, piece) in pieces {
+        let mut node = yaml::parse_one(piece, Resolver::V3).map_err(|e| match e {
             yaml::Error::Syntax { line, problem, .. } => Error::Yaml {
                 path: path.to_path_buf(),
                 line: line + line_offset,
@@ -150,6 +164,14 @@ pub fn read_file(path: &Path, src: &str) -> Result<Vec<Node>, Error> {
         })?;
         if is_empty(&node) {
             continue;
+        }
+        if let Some((map, embedded_at)) = trace.as_mut() {
+            let text = SourceText {
+                crlf,
+                embedded_at: *embedded_at,
+                ..SourceText::file(path, offset as u32, line_offset)
+            };
+            yaml::source_map::stamp(&mut node, map.add(text));
         }
         check_duplicate_keys(&node).map_err(|(line, message)| Error::Invalid {
             path: path.to_path_buf(),
@@ -289,7 +311,8 @@ fn is_empty(n: &Node) -> bool {
 /// separates documents; text after `---` other than a comment is an error.
 /// Returns each document (borrowed, ending with the line break before its
 /// separator) with the number of lines before it.
-fn split_documents<'s>(path: &Path, s: &'s str) -> Result<Vec<(u32, &'s str)>, Error> {
+/// The documents of `s`: each with the lines and bytes before it.
+fn split_documents<'s>(path: &Path, s: &'s str) -> Result<Vec<(u32, usize, &'s str)>, Error> {
     let mut docs = Vec::new();
     if s.is_empty() {
         return Ok(docs);
@@ -323,11 +346,11 @@ fn split_documents<'s>(path: &Path, s: &'s str) -> Result<Vec<(u32, &'s str)>, E
             });
         }
         // `s[start]` is the `\n` before `---`: the document keeps it.
-        docs.push((line_of(prev) - 1, &s[prev..=start]));
+        docs.push((line_of(prev) - 1, prev, &s[prev..=start]));
         prev = end;
         i = end - 1;
     }
-    docs.push((line_of(prev) - 1, &s[prev..]));
+    docs.push((line_of(prev) - 1, prev, &s[prev..]));
     Ok(docs)
 }
 

@@ -8,11 +8,12 @@ use super::model::{self, GeneratorKind, Kind, Kustomization, Var};
 use super::openapi::SchemaSetting;
 use super::origin::{self, Origin};
 use super::patch::Patches;
-use super::resource::{read_file, Resource};
+use super::resource::{read_file, read_file_traced, Resource};
 use super::vars;
 use super::{plugin, replacement};
 use super::{Error, LoadRestrictor, Options};
 use crate::k8s::Catalog;
+use crate::yaml::source_map::{SourceMap, SourceText};
 
 /// Accumulated state while building.
 pub struct Accumulator<'o> {
@@ -33,6 +34,9 @@ pub struct Accumulator<'o> {
     schema: SchemaSetting,
     /// Files read so far in this run.
     sources: std::sync::Arc<super::Sources>,
+    /// Where every node read was written, when the build traces values
+    /// (`Options::provenance`).
+    pub trace: Option<SourceMap>,
 }
 
 impl<'o> Accumulator<'o> {
@@ -46,6 +50,7 @@ impl<'o> Accumulator<'o> {
             origin: None,
             schema: SchemaSetting::default(),
             sources: opts.sources.clone().unwrap_or_default(),
+            trace: opts.provenance.then(SourceMap::default),
         }
     }
 
@@ -80,7 +85,15 @@ impl<'o> Accumulator<'o> {
             ));
         };
         self.files_read.push(file.clone());
-        let k = Kustomization::clone(&*self.sources.kustomization(&file)?);
+        let mut k = Kustomization::clone(&*self.sources.kustomization(&file)?);
+        if let Some(map) = &mut self.trace {
+            // The transformers that set values from the kustomization
+            // itself (`images:`) stamp them with its entries' places.
+            let id = map.add(SourceText::file(&k.path, 0, 0));
+            for image in &mut k.images {
+                image.at.source = id;
+            }
+        }
         self.warnings.extend(k.warnings.iter().cloned());
         // kustomize: SetSchema right after loading, resetting at the top.
         let mut schema = std::mem::take(&mut self.schema);
@@ -197,7 +210,14 @@ impl<'o> Accumulator<'o> {
             acc = out;
         }
         let mut resources = std::mem::take(&mut acc.resources);
-        let patches = Patches::load(k, &mut |name: &str| self.load_file(dir, name, &k.path))?;
+        let mut trace = self.trace.take();
+        let patches = Patches::load(
+            k,
+            &mut |name: &str| self.load_file(dir, name, &k.path),
+            trace.as_mut(),
+        );
+        self.trace = trace;
+        let patches = patches?;
         let configured_in = self.configured_in(&k.path);
         let custom = self.schema.custom();
         let cat = custom.as_deref().unwrap_or(Catalog::builtin());
@@ -465,7 +485,7 @@ impl<'o> Accumulator<'o> {
     }
 
     fn file(&mut self, path: &Path) -> Result<Vec<Resource>, Error> {
-        let resources = if self.opts.sources.is_some() {
+        let resources = if self.opts.sources.is_some() && self.trace.is_none() {
             // Shared by the run's builds: each takes its own copy.
             let nodes = self.sources.resources(path)?;
             nodes.iter().cloned().map(Resource::new).collect()
@@ -480,7 +500,7 @@ impl<'o> Accumulator<'o> {
                     "stream did not contain valid UTF-8",
                 ),
             })?;
-            read_file(path, text)?
+            read_file_traced(path, text, self.trace.as_mut().map(|m| (m, None)))?
                 .into_iter()
                 .map(Resource::new)
                 .collect()

@@ -321,6 +321,10 @@ pub fn images(
         };
         if re.is_match(&value) {
             *n = Node::string(new_image(&value, image));
+            // A traced build: the value now comes from the `images:` entry.
+            if image.at.source.is_some() {
+                n.pos = image.at;
+            }
         }
         Ok(())
     };

@@ -183,7 +183,7 @@ impl Span {
 
     fn of(n: &Node) -> Span {
         let (start, end) = (n.pos.start as usize, n.pos.end as usize);
-        match n.pos.origin {
+        match n.pos.origin() {
             Origin::Alias { .. } => {
                 return Span::Shared {
                     end,

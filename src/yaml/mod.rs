@@ -14,11 +14,12 @@ mod node;
 mod number;
 mod parse;
 mod resolve;
+pub mod source_map;
 
 pub use emit::{float_text, to_string};
 pub use json::{to_json, write_json_string};
 pub use keyorder::natural_cmp;
-pub use node::{Node, Origin, Pos, Scalar, Style, Tag, Value};
+pub use node::{Node, Origin, Pos, Scalar, SourceId, Style, Tag, Value};
 pub use number::{format_e, format_f, format_g, format_json};
 pub use parse::{in_guarded_parse, parse_all, parse_one, MAX_DEPTH};
 pub use resolve::{

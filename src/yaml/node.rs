@@ -22,11 +22,36 @@ pub struct Pos {
     /// 1-based line where the node begins, counting its anchor or tag as
     /// go-yaml v3's `Node.Line` does (0 when the node was made in memory).
     pub line: u32,
-    /// Whether the node is where it was written, an alias, or merged.
-    pub origin: Origin,
+    /// [`Origin`], packed with `anchor` so a position stays 24 bytes with
+    /// its source id (read it with [`Pos::origin`]).
+    pub(super) how: How,
+    /// The anchored node's start, for [`Origin::Alias`].
+    pub(super) anchor: u32,
     /// A collection written in flow style (`[a]`, `{k: v}`); false for block
     /// collections and for scalars (see [`Scalar::style`]).
     pub flow: bool,
+    /// Which parsed text the offsets are in, when the caller traces where
+    /// values come from ([`SourceId::NONE`] otherwise): a build that
+    /// records provenance stamps every node it reads with the id of its
+    /// file, so a value keeps naming its file and span however far a
+    /// patch or a replacement carries it.
+    pub source: SourceId,
+}
+
+/// The id of one parsed text (a file, a document of it, or a YAML string
+/// embedded in another file) in a provenance table kept by whoever parsed
+/// it; 0 is none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceId(pub u32);
+
+impl SourceId {
+    /// No source recorded.
+    pub const NONE: SourceId = SourceId(0);
+
+    /// Whether a source was recorded.
+    pub fn is_some(self) -> bool {
+        self != SourceId::NONE
+    }
 }
 
 /// How a node got to its place in the tree.
@@ -47,7 +72,41 @@ pub enum Origin {
     Merge,
 }
 
+/// [`Origin`]'s variant, stored apart from the alias's anchor offset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum How {
+    #[default]
+    Source,
+    Alias,
+    Merge,
+}
+
 impl Pos {
+    /// How the node got to its place.
+    pub fn origin(&self) -> Origin {
+        match self.how {
+            How::Source => Origin::Source,
+            How::Alias => Origin::Alias {
+                anchor: self.anchor,
+            },
+            How::Merge => Origin::Merge,
+        }
+    }
+
+    /// The same position, reached as `origin` says.
+    pub fn with_origin(self, origin: Origin) -> Pos {
+        let (how, anchor) = match origin {
+            Origin::Source => (How::Source, 0),
+            Origin::Alias { anchor } => (How::Alias, anchor),
+            Origin::Merge => (How::Merge, 0),
+        };
+        Pos {
+            how,
+            anchor,
+            ..self
+        }
+    }
+
     /// The node's text in `src`, the source it was parsed from (`None` for a
     /// node made in memory or a `src` that is not its source).
     pub fn text<'a>(&self, src: &'a str) -> Option<&'a str> {

@@ -246,10 +246,10 @@ impl<'a> Builder<'a> {
                         anchor: node.pos.start,
                     };
                     let pos = Pos {
-                        origin,
                         flow: node.pos.flow,
                         ..pos(start, end)
-                    };
+                    }
+                    .with_origin(origin);
                     self.push(Node { pos, ..node }, None, 1 + size);
                 }
                 EventData::Scalar {
@@ -510,10 +510,7 @@ fn merge_keys(entries: Vec<(Node, Node)>, pos: Pos) -> Result<Node, Error> {
             if own.iter().any(|(ok, _)| ok.key_text() == Some(&s.text)) {
                 continue;
             }
-            let merged = |pos: Pos| Pos {
-                origin: Origin::Merge,
-                ..pos
-            };
+            let merged = |pos: Pos| pos.with_origin(Origin::Merge);
             let v = Node {
                 pos: merged(v.pos),
                 ..v

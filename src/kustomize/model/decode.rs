@@ -37,6 +37,9 @@ pub struct Image {
     pub new_tag: String,
     /// Replacement digest.
     pub digest: String,
+    /// Where the entry is written (its mapping's span and line), so a
+    /// traced build can say which entry set an image.
+    pub at: crate::yaml::Pos,
 }
 
 /// One entry of `replicas:`.
@@ -78,6 +81,8 @@ pub struct Patch {
     pub allow_kind_change: bool,
     /// Line of the entry, for messages.
     pub line: u32,
+    /// Line of the `patch:` value (where an inline patch's text starts).
+    pub patch_line: u32,
 }
 
 /// `generatorOptions`, or the `options` of one generator.
@@ -308,7 +313,10 @@ impl<'a> Decoder<'a> {
     }
 
     pub fn image(&self, n: &Node) -> Result<Image, Error> {
-        let mut i = Image::default();
+        let mut i = Image {
+            at: n.pos,
+            ..Image::default()
+        };
         self.object(
             n,
             &mut i,
@@ -333,7 +341,10 @@ impl<'a> Decoder<'a> {
             &mut p,
             &[
                 field!("path", |d, v, p| p.path = d.string(v)?),
-                field!("patch", |d, v, p| p.patch = d.string(v)?),
+                field!("patch", |d, v, p| {
+                    p.patch_line = v.pos.line;
+                    p.patch = d.string(v)?
+                }),
                 field!("target", |d, v, p| {
                     if !v.is_null() {
                         p.target = Some(d.selector(v)?);

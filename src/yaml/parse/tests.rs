@@ -178,7 +178,7 @@ fn anchors_aliases_and_merges_keep_their_spans() {
     let base = n.get("base").unwrap().pos;
     let r = n.get("ref").unwrap();
     assert_eq!(r.pos.text(src), Some("*b"));
-    assert_eq!(r.pos.origin, Origin::Alias { anchor: base.start });
+    assert_eq!(r.pos.origin(), Origin::Alias { anchor: base.start });
     assert!(r.pos.flow);
     // Below an alias, spans are the anchored node's.
     assert_eq!(text(src, &n, &["ref", "x"]), "1");
@@ -189,7 +189,7 @@ fn anchors_aliases_and_merges_keep_their_spans() {
     let w = n.get("w").unwrap();
     assert_eq!(w.pos.text(src), Some("*s"));
     let v = n.get("v").unwrap().pos;
-    assert_eq!(w.pos.origin, Origin::Alias { anchor: v.start });
+    assert_eq!(w.pos.origin(), Origin::Alias { anchor: v.start });
 
     let m = n.get("m").unwrap();
     let (k, x) = m
@@ -198,9 +198,12 @@ fn anchors_aliases_and_merges_keep_their_spans() {
         .iter()
         .find(|(k, _)| k.key_text() == Some("x"))
         .unwrap();
-    assert_eq!((k.pos.origin, x.pos.origin), (Origin::Merge, Origin::Merge));
+    assert_eq!(
+        (k.pos.origin(), x.pos.origin()),
+        (Origin::Merge, Origin::Merge)
+    );
     assert_eq!((k.pos.text(src), x.pos.text(src)), (Some("x"), Some("1")));
-    assert_eq!(m.get("z").unwrap().pos.origin, Origin::Source);
+    assert_eq!(m.get("z").unwrap().pos.origin(), Origin::Source);
     assert_eq!(text(src, &n, &["m"]), "<<: *b\n  z: 3");
 }
 
@@ -312,7 +315,7 @@ fn shape(n: &Node) -> String {
 
 /// Each node's span, put back at its column and parsed alone, gives the node.
 fn holds_alias(n: &Node) -> bool {
-    n.pos.origin != Origin::Source
+    n.pos.origin() != Origin::Source
         || match &n.value {
             Value::Scalar(_) => false,
             Value::Seq(items) => items.iter().any(holds_alias),
@@ -321,7 +324,7 @@ fn holds_alias(n: &Node) -> bool {
 }
 
 fn reparses(src: &str, n: &Node, file: &std::path::Path) {
-    if n.pos.origin != Origin::Source {
+    if n.pos.origin() != Origin::Source {
         return; // its span is the alias text or lies in the merged mapping
     }
     let text = n
