@@ -107,7 +107,8 @@ fn promote_makes_one_commit_of_only_the_pinned_lines_and_is_idempotent() {
     for line in [
         "- web: ghcr.io/acme-shop/web:newTag 1.4.2 → 1.4.3\n",
         "- status: image.tag 2.3.0 → 2.3.1\n",
-        "- worker: ghcr.io/acme-shop/worker:newTag (none) → 0.9.4\n",
+        // What production runs today, from the base: not "(none)".
+        "- worker: ghcr.io/acme-shop/worker:newTag 0.9.3 (base) → 0.9.4\n",
         "- api: ghcr.io/acme-shop/api:digest sha256:4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b → sha256:9a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9, ghcr.io/acme-shop/api:newTag (none) → 2.8.1\n",
         "Hydrate-Pin: worker ghcr.io/acme-shop/worker:newTag: (none) → 0.9.4",
         "Hydrate-Promoted-From: staging@",

@@ -18,6 +18,7 @@ mod layout;
 mod limits;
 mod promote;
 mod promote_kill;
+mod promote_layouts;
 mod promote_trust;
 mod remote;
 mod safety_config;

@@ -46,11 +46,33 @@ fn plan_lines(r: &PromoteReport) -> String {
             "  {} {}: {} → {}\n",
             it.app,
             it.pin,
-            it.old.as_deref().unwrap_or("(none)"),
+            it.old_text(),
             it.new.as_deref().unwrap_or("(none)")
         ));
     }
-    if r.plan.held.is_empty() {
+    for c in &r.plan.copies {
+        out.push_str(&format!(
+            "  {} {}: copied from {}\n",
+            c.app,
+            c.to.display(),
+            c.from.display()
+        ));
+        for line in promote::copy_diff(c).lines() {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    for n in &r.plan.not_copied {
+        out.push_str(&format!(
+            "  not copied: {} exists only in {} ({}); hydrate does not create files\n",
+            n.from.display(),
+            r.from,
+            n.to.display()
+        ));
+    }
+    for n in &r.notes {
+        out.push_str(&format!("  {n}\n"));
+    }
+    if !r.plan.holds_any() {
         for f in &r.plan.refusals {
             out.push_str(&format!("  refused: {f}\n"));
         }
@@ -62,7 +84,7 @@ fn plan_lines(r: &PromoteReport) -> String {
             None => f.app().to_string(),
         };
         let line = format!("held: {what} ({})", f.reason());
-        if !r.plan.held.is_empty() && !held.contains(&line) {
+        if r.plan.holds_any() && !held.contains(&line) {
             held.push(line);
         }
     }
@@ -83,8 +105,23 @@ fn description(r: &PromoteReport) -> String {
             "| {} | `{}` | `{}` | `{}` |\n",
             it.app,
             it.pin,
-            it.old.as_deref().unwrap_or("(none)"),
+            it.old_text(),
             it.new.as_deref().unwrap_or("(none)")
+        ));
+    }
+    for c in &r.plan.copies {
+        out.push_str(&format!(
+            "| {} | `{}` (whole file) | | copied from `{}` |\n",
+            c.app,
+            c.to.display(),
+            c.from.display()
+        ));
+    }
+    for c in &r.plan.copies {
+        out.push_str(&format!(
+            "\n<details><summary>{}</summary>\n\n```diff\n{}```\n</details>\n",
+            c.to.display(),
+            promote::copy_diff(c)
         ));
     }
     if let Some(o) = &r.outcome {
@@ -120,15 +157,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let r = promote::promote(&opts)?;
     super::set_image::print_notes(&r.recovered, r.outcome.as_ref());
-    if r.plan.items.is_empty() && r.plan.held.is_empty() {
+    if r.plan.is_empty() && !r.plan.holds_any() {
         println!("{} already has {}'s pins; nothing to promote", r.to, r.from);
+        for n in &r.notes {
+            println!("  {n}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", plan_lines(&r));
     if opts.dry_run {
         println!("dry run: nothing changed");
         // As the promotion itself would: 1 when everything is held.
-        let all_held = r.plan.items.is_empty();
+        let all_held = r.plan.is_empty();
         return Ok(ExitCode::from(u8::from(all_held)));
     }
     if let Some(o) = &r.outcome {

@@ -149,6 +149,8 @@ pub struct App {
     pub source: Source,
     /// `pins:`: declared pins (helm value paths, file pins).
     pub pins: Vec<super::pins::PinDecl>,
+    /// `promotion:`: how promotion treats this app (files copied whole).
+    pub promotion: super::pins::AppPromotion,
 }
 
 /// How an app renders.
@@ -495,7 +497,7 @@ impl Decoder<'_> {
     }
 
     fn app(&self, n: &Node) -> Result<App, Error> {
-        let mut app = (None, None, Vec::new());
+        let mut app = (None, None, (Vec::new(), Default::default()));
         self.fields(
             n,
             &mut app,
@@ -512,13 +514,17 @@ impl Decoder<'_> {
                     let chart = Box::new(d.chart_app(v)?);
                     d.only_one_source(v, source, Source::Helm(chart))
                 }),
-                ("pins", |d, v, (_, _, pins)| {
+                ("pins", |d, v, (_, _, (pins, _))| {
                     *pins = super::pins::decode_pins(d.file, v)?;
+                    Ok(())
+                }),
+                ("promotion", |d, v, (_, _, (_, promotion))| {
+                    *promotion = super::pins::decode_app_promotion(d.file, v)?;
                     Ok(())
                 }),
             ],
         )?;
-        let (name, source, pins) = app;
+        let (name, source, (pins, promotion)) = app;
         let name = name.ok_or_else(|| self.err(n, "an app needs `name`"))?;
         if !is_valid_name(&name) {
             return Err(self.err(n, format!("invalid app name `{name}`")));
@@ -531,7 +537,12 @@ impl Decoder<'_> {
             }
         }
         self.pin_files(n, &source);
-        Ok(App { name, source, pins })
+        Ok(App {
+            name,
+            source,
+            pins,
+            promotion,
+        })
     }
 
     /// Remembers each file pin's `file` (its `{dir}` the app's directory,

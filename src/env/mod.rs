@@ -22,7 +22,7 @@ pub use config::{
     is_valid_name, App, ChartApp, DiffConfig, DiffRule, Discover, Environment, Layout, Output,
     Readme, Source,
 };
-pub use pins::{PinDecl, Promotion};
+pub use pins::{AppPromotion, PinDecl, Promotion};
 
 use crate::k8s::Object;
 use crate::kustomize;
@@ -259,6 +259,7 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
                         name,
                         source: Source::Kustomize(dir),
                         pins: Vec::new(),
+                        promotion: Default::default(),
                     });
                 }
             }

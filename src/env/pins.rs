@@ -32,6 +32,14 @@ pub struct Promotion {
     pub commit_message: Option<String>,
 }
 
+/// An app's `promotion:`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AppPromotion {
+    /// `copy:` globs, relative to the app's directory in each environment:
+    /// the files promotion copies whole from FROM's directory to TO's.
+    pub copy: Vec<String>,
+}
+
 fn err(file: &Path, at: &Node, message: impl Into<String>) -> Error {
     Error::Config {
         path: file.to_path_buf(),
@@ -101,6 +109,33 @@ pub fn decode_pins(file: &Path, n: &Node) -> Result<Vec<PinDecl>, Error> {
             }
         })
         .collect()
+}
+
+/// Decodes an app's `promotion:`. A copy glob stays inside the app's
+/// directory: no absolute path, no `..`.
+pub fn decode_app_promotion(file: &Path, n: &Node) -> Result<AppPromotion, Error> {
+    let mut p = AppPromotion::default();
+    for (_, v) in entries(file, n, &["copy"])? {
+        let items = v
+            .as_seq()
+            .ok_or_else(|| err(file, v, "`copy` must be a list of globs"))?;
+        for x in items {
+            let glob = string(file, x)?;
+            let escapes = glob.starts_with('/') || glob.split(['/', '\\']).any(|part| part == "..");
+            if escapes {
+                return Err(err(
+                    file,
+                    x,
+                    format!("copy glob `{glob}` leaves the app's directory"),
+                ));
+            }
+            if let Err(e) = globset::Glob::new(&glob) {
+                return Err(err(file, x, format!("copy glob `{glob}`: {e}")));
+            }
+            p.copy.push(glob);
+        }
+    }
+    Ok(p)
 }
 
 /// Decodes `promotion:`.

@@ -96,6 +96,9 @@ pub struct Build {
     /// With [`Options::provenance`]: the texts the objects' nodes were
     /// read from, by the [`crate::yaml::SourceId`] in each node's position.
     pub provenance: Option<crate::yaml::source_map::SourceMap>,
+    /// With [`Options::provenance`]: each object's id before the build
+    /// renamed it (namePrefix, nameSuffix, namespace), in `objects` order.
+    pub original_ids: Vec<ObjectId>,
 }
 
 /// The version string kustomize stamps into `managed-by` labels.
@@ -204,6 +207,10 @@ fn build_in(acc: &mut target::Accumulator, dir: &Path, opts: &Options) -> Result
             }
         }
     }
+    let original_ids = match acc.trace.is_some() {
+        true => resources.iter().map(Resource::org_id).collect(),
+        false => Vec::new(),
+    };
     let objects = resources
         .into_iter()
         .map(|r| {
@@ -221,6 +228,7 @@ fn build_in(acc: &mut target::Accumulator, dir: &Path, opts: &Options) -> Result
         warnings: std::mem::take(&mut acc.warnings),
         files_read: std::mem::take(&mut acc.files_read),
         provenance: acc.trace.take(),
+        original_ids,
     })
 }
 

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::copy::Copy;
 use super::pins::Place;
 use super::plan::Item;
 use super::snapshot::Snapshot;
@@ -42,6 +43,8 @@ pub struct Request<'a> {
     pub env: &'a str,
     /// The pins to write.
     pub items: &'a [Item],
+    /// The files to copy whole (written before the pins).
+    pub copies: &'a [Copy],
     /// Further files (relative to the root) that must not have uncommitted
     /// changes: where FROM's promoted values are read.
     pub clean: &'a [PathBuf],
@@ -72,6 +75,9 @@ pub struct Outcome {
 /// The editor change that writes `value` at `place`, given the file's text.
 fn change_for(src: &str, place: &Place, value: &str) -> Result<Change, String> {
     match place {
+        Place::Inline { .. } | Place::Shared { .. } => {
+            Err("not a plain value (an inline patch, or a shared file)".into())
+        }
         Place::Value { doc, path, .. } => Ok(Change::Set {
             doc: *doc,
             path: path.clone(),
@@ -121,9 +127,34 @@ fn image_path(i: usize, field: &str) -> Vec<Seg> {
 fn edit_pin(src: &str, place: &Place, value: Option<&str>) -> Result<String, String> {
     let resolver = resolver_of(place);
     let fail = |e: edit::EditError| e.to_string();
-    if let Some(v) = value {
-        let change = change_for(src, place, v)?;
-        return edit::apply(src, resolver, &change).map_err(fail);
+    match (place, value) {
+        (Place::Shared { file, line }, _) => {
+            return Err(format!(
+                "set at {}:{line}, a file other environments render too: not this environment's to change",
+                file.display()
+            ))
+        }
+        (
+            Place::Inline {
+                doc,
+                path,
+                inner_doc,
+                inner_path,
+                ..
+            },
+            Some(v),
+        ) => {
+            return edit::set_in_string(src, resolver, (*doc, path), (*inner_doc, inner_path), v)
+                .map_err(fail)
+        }
+        (Place::Inline { .. }, None) => {
+            return Err("removing a value from an inline patch: edit the patch by hand".into())
+        }
+        (_, Some(v)) => {
+            let change = change_for(src, place, v)?;
+            return edit::apply(src, resolver, &change).map_err(fail);
+        }
+        _ => {}
     }
     let (doc, mut path) = match place {
         Place::Value { doc, path, .. } => (*doc, path.clone()),
@@ -131,6 +162,7 @@ fn edit_pin(src: &str, place: &Place, value: Option<&str>) -> Result<String, Str
             Some(i) => (0, image_path(i, field)),
             None => return Ok(src.to_string()),
         },
+        Place::Inline { .. } | Place::Shared { .. } => return Ok(src.to_string()),
     };
     let docs = yaml::parse_all(src, resolver).map_err(|e| e.to_string())?;
     if docs.get(doc).and_then(|d| edit::get(d, &path)).is_none() {
@@ -162,7 +194,7 @@ fn edit_pin(src: &str, place: &Place, value: Option<&str>) -> Result<String, Str
 fn resolver_of(place: &Place) -> Resolver {
     match place {
         Place::Value { resolver, .. } => *resolver,
-        Place::Image { .. } => Resolver::V3,
+        Place::Image { .. } | Place::Inline { .. } | Place::Shared { .. } => Resolver::V3,
     }
 }
 
@@ -174,9 +206,23 @@ struct Edited {
     new: String,
 }
 
-/// The new content of every file the items touch, read from the snapshot.
-fn edit_files(repo: &Repo, snap: &Snapshot, items: &[Item]) -> Result<Vec<Edited>, Error> {
+/// The new content of every file the copies and items touch: a copy's
+/// text, then each pin edited into the file as the snapshot has it.
+fn edit_files(
+    repo: &Repo,
+    snap: &Snapshot,
+    copies: &[Copy],
+    items: &[Item],
+) -> Result<Vec<Edited>, Error> {
     let mut files: Vec<Edited> = Vec::new();
+    for c in copies {
+        let real = real_path(repo, snap, &c.to)?;
+        files.push(Edited {
+            real,
+            named: vec![snap.git_path(&c.to)],
+            new: c.new.clone(),
+        });
+    }
     for it in items {
         let file = it.target.place.file().to_path_buf();
         let real = real_path(repo, snap, &file)?;
@@ -275,8 +321,13 @@ fn changed_resources(before: &[Rendered], after: &[Rendered]) -> BTreeMap<String
 /// snapshot with the edits; only then is anything committed or written.
 pub fn execute(req: Request) -> Result<Outcome, Error> {
     let snap = req.snapshot;
-    let edited = edit_files(req.repo, snap, req.items)?;
-    let apps: BTreeSet<String> = req.items.iter().map(|i| i.app.clone()).collect();
+    let edited = edit_files(req.repo, snap, req.copies, req.items)?;
+    let apps: BTreeSet<String> = req
+        .items
+        .iter()
+        .map(|i| i.app.clone())
+        .chain(req.copies.iter().map(|c| c.app.clone()))
+        .collect();
     let mut check: Vec<String> = Vec::new();
     for f in &edited {
         for p in std::iter::once(&f.real).chain(&f.named) {

@@ -2,6 +2,7 @@
 //! rollback): a minijinja subject template, a body listing every pin old →
 //! new per app in a fixed form that `history` reads back, and the trailers.
 
+use super::copy::Copy;
 use super::pins::Place;
 use super::plan::Item;
 use super::Error;
@@ -43,7 +44,7 @@ fn by_app(items: &[Item]) -> Vec<(&str, Vec<&Item>)> {
 fn image_field(it: &Item) -> Option<(&str, &str)> {
     match &it.target.place {
         Place::Image { image, field, .. } => Some((image, field)),
-        Place::Value { .. } => None,
+        _ => None,
     }
 }
 
@@ -61,7 +62,16 @@ fn headline(app: &str, items: &[&Item]) -> String {
     let Some(pick) = set.iter().find(|i| is_tag(i)).or(set.first()) else {
         return format!("{app} (pins removed)");
     };
-    let value = pick.new.as_deref().unwrap_or_default();
+    let mut value = pick.new.as_deref().unwrap_or_default();
+    // A container image field (a pin kustomize's trace found in a patch):
+    // the version is its digest when it has one, else its tag.
+    if pick.pin.ends_with(".image") {
+        if let Some(v) = super::traced::digest_of_reference(value)
+            .or_else(|| super::traced::tag_of_reference(value))
+        {
+            value = v;
+        }
+    }
     let digest = image_field(pick).and_then(|(image, field)| {
         (field == "newTag").then(|| {
             set.iter()
@@ -78,11 +88,20 @@ fn headline(app: &str, items: &[&Item]) -> String {
 /// `status 2.3.1, web 1.4.3, +3 more`: as many apps as fit in `budget`
 /// characters, the shortest first so the most fit, listed in app order
 /// (at least one, cut with `…` if even that one is too long).
-pub fn summary(items: &[Item], budget: usize) -> String {
-    let heads: Vec<String> = by_app(items)
+/// An app whose only change is a copied file is named by it
+/// (`checkout settings.yml`).
+pub fn summary(items: &[Item], copies: &[Copy], budget: usize) -> String {
+    let mut heads: Vec<(String, String)> = by_app(items)
         .iter()
-        .map(|(a, its)| headline(a, its))
+        .map(|(a, its)| (a.to_string(), headline(a, its)))
         .collect();
+    for c in copies {
+        if !heads.iter().any(|(a, _)| *a == c.app) {
+            heads.push((c.app.clone(), format!("{} {}", c.app, c.name)));
+        }
+    }
+    heads.sort();
+    let heads: Vec<String> = heads.into_iter().map(|(_, h)| h).collect();
     let line = |chosen: &[usize]| {
         let mut parts: Vec<&str> = chosen.iter().map(|&i| heads[i].as_str()).collect();
         let more = heads.len() - chosen.len();
@@ -126,7 +145,7 @@ pub fn body(items: &[Item]) -> String {
                     format!(
                         "{} {} → {}",
                         i.pin,
-                        i.old.as_deref().unwrap_or(NONE),
+                        i.old_text(),
                         i.new.as_deref().unwrap_or(NONE)
                     )
                 })
@@ -202,6 +221,19 @@ pub fn render(
     items: &[Item],
     trailers: &[(&str, String)],
 ) -> Result<String, Error> {
+    render_with_copies(template, ctx, items, &[], trailers)
+}
+
+/// [`render`] for a promotion that also copies files whole: each copy is
+/// named in the subject as its app's change when the app has no pin, and
+/// listed in the body with its diff; a `Hydrate-Copy` trailer records it.
+pub fn render_with_copies(
+    template: &str,
+    ctx: impl Fn(&str) -> minijinja::Value,
+    items: &[Item],
+    copies: &[Copy],
+    trailers: &[(&str, String)],
+) -> Result<String, Error> {
     let mut env = minijinja::Environment::new();
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     let subject = |summary: &str| {
@@ -209,8 +241,24 @@ pub fn render(
             .map_err(|e| Error::Template(e.to_string()))
     };
     let frame = subject("")?.chars().count();
-    let fitted = summary(items, SUBJECT_MAX.saturating_sub(frame).max(12));
+    let fitted = summary(items, copies, SUBJECT_MAX.saturating_sub(frame).max(12));
     let mut msg = format!("{}\n\n{}", subject(&fitted)?.trim_end(), body(items));
+    for c in copies {
+        if c.from == c.to {
+            // A rollback: the file as it was.
+            msg.push_str(&format!("- {}: {} restored\n", c.app, c.name));
+        } else {
+            msg.push_str(&format!(
+                "- {}: {} copied from {}\n",
+                c.app,
+                c.name,
+                c.from.display()
+            ));
+        }
+        for line in super::copy::diff(c).lines() {
+            msg.push_str(&format!("    {line}\n"));
+        }
+    }
     msg.push('\n');
     for (k, v) in trailers {
         msg.push_str(&format!("{k}: {v}\n"));
@@ -218,8 +266,20 @@ pub fn render(
     for i in items {
         msg.push_str(&format!("{PIN_TRAILER}: {}\n", pin_trailer(i)));
     }
+    for c in copies {
+        msg.push_str(&format!(
+            "{COPY_TRAILER}: {} {} {} → {}\n",
+            c.app,
+            c.name,
+            c.from.display(),
+            c.to.display()
+        ));
+    }
     Ok(msg)
 }
+
+/// The trailer that records a whole-file copy.
+pub const COPY_TRAILER: &str = "Hydrate-Copy";
 
 #[cfg(test)]
 mod tests {
@@ -263,6 +323,7 @@ mod tests {
                 value: None,
                 place,
             },
+            runs_now: None,
         }
     }
 

@@ -7,17 +7,21 @@
 
 mod apply;
 mod board;
+mod copy;
 mod history;
 mod message;
 mod ops;
 mod pins;
 mod plan;
+mod selector;
 mod snapshot;
+mod traced;
 
 use std::path::PathBuf;
 
 pub use apply::{Mode, Outcome};
 pub use board::{board, Board, BoardRow};
+pub use copy::{diff as copy_diff, Copy, NotCopied};
 pub use history::{history, HistoryEntry, Kind};
 pub use message::{PinChange, DEFAULT_TEMPLATE};
 pub use ops::{

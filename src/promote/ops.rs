@@ -5,9 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use super::apply::{self, Mode, Outcome, Request};
+use super::copy;
 use super::pins::{self, Pin, Place};
 use super::plan::{self, Item, Plan};
 use super::snapshot::Snapshot;
+use super::traced::Tracer;
 use super::{history, message, Error};
 use crate::env::{self, Environment, PinDecl, Source};
 use crate::git::{Identity, Repo, Transaction};
@@ -61,8 +63,69 @@ pub struct PromoteReport {
     pub rendered: Vec<crate::render::EnvReport>,
     /// FROM's files the promoted values are read from (relative to the root).
     pub sources: Vec<PathBuf>,
+    /// What a reviewer should know that the plan does not show: apps with
+    /// no pins, and where their version is set.
+    pub notes: Vec<String>,
     /// What was done to finish or undo a hydrate run killed earlier.
     pub recovered: Vec<String>,
+}
+
+/// For each app of TO (of `apps`, when given) that FROM also has and that
+/// has no pin in TO: a note saying so and where its version is set.
+fn unpinned_notes(
+    tracer: &Tracer,
+    from: &Environment,
+    to: &Environment,
+    to_pins: &[Pin],
+    apps: &[String],
+    in_plan: &dyn Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for app in &to.apps {
+        let wanted = apps.is_empty() || apps.contains(&app.name);
+        let in_from = from.apps.iter().any(|a| a.name == app.name);
+        let pinned = in_plan(&app.name)
+            || to_pins
+                .iter()
+                .any(|p| p.app == app.name && p.place.is_editable());
+        if !wanted || !in_from || pinned || !app.promotion.copy.is_empty() {
+            continue;
+        }
+        let set = match tracer.app(&to.name, &app.name) {
+            Ok(Some(t)) => t
+                .images
+                .iter()
+                .filter_map(|f| f.set_at.as_ref())
+                .map(|a| a.display())
+                .fold(Vec::<String>::new(), |mut v, a| {
+                    if !v.contains(&a) {
+                        v.push(a);
+                    }
+                    v
+                }),
+            _ => Vec::new(),
+        };
+        let note = match (&app.source, set.is_empty()) {
+            (Source::Helm(_), _) => format!(
+                "no pins for {}: a chart app's pins are declared (`pins: [image.tag]`)",
+                app.name
+            ),
+            (Source::Kustomize(_), true) => format!(
+                "no pins for {}: its render has no container image kustomize traced",
+                app.name
+            ),
+            (Source::Kustomize(_), false) => format!(
+                "no pins for {}: its image is set by {}, which {} shares with other environments; \
+                 set it in {}'s own files (a patch, an images: entry) or add promotion.copy",
+                app.name,
+                set.join(", "),
+                to.name,
+                to.name
+            ),
+        };
+        notes.push(note);
+    }
+    notes
 }
 
 fn find<'a>(envs: &'a [Environment], name: &str) -> Result<&'a Environment, Error> {
@@ -92,7 +155,7 @@ fn target_in<'a>(root: &'a Path, to: &'a Environment) -> impl Fn(&Pin) -> Option
         let app = to.apps.iter().find(|a| a.name == p.app)?;
         match &p.place {
             Place::Image { .. } => pins::missing_image_pin(root, app, &p.name),
-            Place::Value { .. } => None,
+            _ => None,
         }
     }
 }
@@ -148,14 +211,39 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
     }
     let both = [from, to];
     let extra = |app: &str| decls(&both, app);
-    let from_pins = pins::env_pins(root, from, &extra)?;
-    let to_pins = pins::env_pins(root, to, &extra)?;
+    let tracer = Tracer::new(root)?;
+    let from_pins = pins::env_pins_traced(&tracer, from, &extra)?;
+    let to_pins = pins::env_pins_traced(&tracer, to, &extra)?;
     let mut plan = plan::compute(&from_pins, &to_pins, &o.apps, &target_in(root, to));
+    for it in plan.items.iter_mut().filter(|it| it.old.is_none()) {
+        it.runs_now = pins::runs_now(&tracer, to, &it.target);
+    }
+    for to_app in to
+        .apps
+        .iter()
+        .filter(|a| o.apps.is_empty() || o.apps.contains(&a.name))
+    {
+        let Some(from_app) = from.apps.iter().find(|a| a.name == to_app.name) else {
+            continue;
+        };
+        let (copies, missing) = copy::find(root, from_app, to_app)?;
+        plan.copies.extend(copies);
+        plan.not_copied.extend(missing);
+    }
     plan::check_policies(&mut plan, &to.promotion.block);
     if !o.force && !o.all_or_nothing {
         plan.hold();
     }
-    let id = plan::id(&from.name, &to.name, &plan.items);
+    let in_plan = |app: &str| {
+        let items = plan.items.iter().chain(&plan.held);
+        let copies = plan.copies.iter().chain(&plan.held_copies);
+        items
+            .map(|i| &i.app)
+            .chain(copies.map(|c| &c.app))
+            .any(|a| a == app)
+    };
+    let notes = unpinned_notes(&tracer, from, to, &to_pins, &o.apps, &in_plan);
+    let id = plan::id(&from.name, &to.name, &plan.items, &plan.copies);
     let mut sources: Vec<PathBuf> = Vec::new();
     for it in &plan.items {
         let f = from_pins
@@ -165,6 +253,11 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
             if !sources.contains(&file) {
                 sources.push(file);
             }
+        }
+    }
+    for c in &plan.copies {
+        if !sources.contains(&c.from) {
+            sources.push(c.from.clone());
         }
     }
     let template = to
@@ -178,10 +271,11 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
             source => minijinja::context! { sha => &sha },
         }
     };
-    let msg = message::render(
+    let msg = message::render_with_copies(
         template,
         ctx,
         &plan.items,
+        &plan.copies,
         &[
             ("Hydrate-Promoted-From", format!("{}@{sha}", from.name)),
             ("Hydrate-Promotion", id.clone()),
@@ -198,6 +292,7 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
         message: msg,
         rendered: Vec::new(),
         sources,
+        notes,
         recovered: Vec::new(),
     })
 }
@@ -220,8 +315,8 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
     if !report.plan.refusals.is_empty() && !o.force && o.all_or_nothing {
         return Err(Error::Refused(report.plan.refusals.clone()));
     }
-    if report.plan.items.is_empty() {
-        if !report.plan.held.is_empty() {
+    if report.plan.is_empty() {
+        if report.plan.holds_any() {
             return Err(Error::Held(report.plan.refusals.clone()));
         }
         return Ok(report);
@@ -242,6 +337,7 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
         tx,
         env: &report.to,
         items: &report.plan.items,
+        copies: &report.plan.copies,
         clean: &report.sources,
         message: report.message.clone(),
         mode,
@@ -378,6 +474,7 @@ fn image_items(
                 old,
                 new: Some(value),
                 target,
+                runs_now: None,
             });
         }
         matched += 1;
@@ -437,8 +534,20 @@ impl<'r> Edit<'r> {
         no_commit: bool,
         identity: &Identity,
     ) -> Result<SetReport, Error> {
+        self.finish_with_copies(env, items, &[], message, no_commit, identity)
+    }
+
+    fn finish_with_copies(
+        self,
+        env: &str,
+        items: Vec<Item>,
+        copies: &[copy::Copy],
+        message: String,
+        no_commit: bool,
+        identity: &Identity,
+    ) -> Result<SetReport, Error> {
         let recovered = recovered(&self.tx);
-        if items.is_empty() {
+        if items.is_empty() && copies.is_empty() {
             return Ok(SetReport {
                 items,
                 outcome: None,
@@ -451,6 +560,7 @@ impl<'r> Edit<'r> {
             tx: self.tx,
             env,
             items: &items,
+            copies,
             clean: &[],
             message,
             mode: if no_commit {
@@ -537,6 +647,7 @@ pub fn set_value(
                 old: p.value.clone(),
                 new: Some(value.to_string()),
                 target: p,
+                runs_now: None,
             });
         }
     }
@@ -631,10 +742,18 @@ pub fn rollback(
         })?;
     let both = [past, now];
     let extra = |app: &str| decls(&both, app);
-    let old_pins = pins::env_pins(past_snap.root(), past, &extra)?;
-    let cur_pins = pins::env_pins(view, now, &extra)?;
+    let old_pins = pins::env_pins_traced(&Tracer::new(past_snap.root())?, past, &extra)?;
+    let cur_pins = pins::env_pins_traced(&Tracer::new(view)?, now, &extra)?;
     let past_apps: Vec<&str> = past.apps.iter().map(|a| a.name.as_str()).collect();
     let plan = plan::restore(&old_pins, &cur_pins, &past_apps, &target_in(view, now));
+    let mut copies = Vec::new();
+    for app in now
+        .apps
+        .iter()
+        .filter(|a| past_apps.contains(&a.name.as_str()))
+    {
+        copies.extend(copy::restore(past_snap.root(), view, app)?);
+    }
     let to = past_commit.to_string();
     let short: String = to.chars().take(12).collect();
     let mut trailers = Vec::new();
@@ -645,11 +764,12 @@ pub fn rollback(
     }
     trailers.push(("Hydrate-Rollback-To", to));
     trailers.push(("Hydrate-Environment", env_name.to_string()));
-    let msg = message::render(
+    let msg = message::render_with_copies(
         "rollback {{ env }} to {{ commit }}: {{ summary }}",
         |summary: &str| minijinja::context! { env => env_name, commit => &short, summary => summary },
         &plan.items,
+        &copies,
         &trailers,
     )?;
-    edit.finish(env_name, plan.items, msg, false, identity)
+    edit.finish_with_copies(env_name, plan.items, &copies, msg, false, identity)
 }

@@ -7,6 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::selector;
+use super::traced::{self, Tracer};
 use super::Error;
 use crate::env::{App, Environment, PinDecl, Source};
 use crate::yaml::edit::{parse_path, Seg};
@@ -40,14 +42,45 @@ pub enum Place {
         /// How the file's scalars resolve.
         resolver: Resolver,
     },
+    /// A scalar inside an inline patch: the literal block string at
+    /// `path` of document `doc` of a kustomization holds YAML, and the
+    /// value is at `inner_path` of its document `inner_doc`.
+    Inline {
+        /// The kustomization, relative to the repository root.
+        file: PathBuf,
+        /// Document index of the string.
+        doc: usize,
+        /// The string.
+        path: Vec<Seg>,
+        /// Document index inside the string.
+        inner_doc: usize,
+        /// The value inside the string.
+        inner_path: Vec<Seg>,
+    },
+    /// Not this environment's to change: the value it renders is set in a
+    /// file other environments render too (a base). Read, never written.
+    Shared {
+        /// The file, relative to the repository root.
+        file: PathBuf,
+        /// The line that sets it.
+        line: u32,
+    },
 }
 
 impl Place {
     /// The file it lives in.
     pub fn file(&self) -> &Path {
         match self {
-            Place::Image { file, .. } | Place::Value { file, .. } => file,
+            Place::Image { file, .. }
+            | Place::Value { file, .. }
+            | Place::Inline { file, .. }
+            | Place::Shared { file, .. } => file,
         }
+    }
+
+    /// Whether promotion may write there.
+    pub fn is_editable(&self) -> bool {
+        !matches!(self, Place::Shared { .. })
     }
 }
 
@@ -99,28 +132,55 @@ pub fn app_pins(
         }
     };
     for d in decls {
-        if let PinDecl::File { file, path } = d {
-            let file = PathBuf::from(file.replace("{dir}", &dir.to_string_lossy()));
-            let segs = parse_path(path);
-            let docs = read_yaml(root, &file, Resolver::V3)?;
-            let found = docs
-                .iter()
-                .enumerate()
-                .find_map(|(i, d)| Some((i, crate::yaml::edit::get(d, &segs)?)));
-            out.push(Pin {
-                app: app.name.clone(),
-                name: format!("{}#{path}", file.display()),
-                value: found.and_then(|(_, n)| scalar(n)),
-                place: Place::Value {
-                    file,
-                    doc: found.map_or(0, |(i, _)| i),
-                    path: segs,
-                    resolver: Resolver::V3,
-                },
-            });
+        if let PinDecl::File {
+            file: template,
+            path,
+        } = d
+        {
+            let file = PathBuf::from(template.replace("{dir}", &dir.to_string_lossy()));
+            out.push(file_pin(root, &app.name, template, &file, path)?);
         }
     }
     Ok(out)
+}
+
+/// A declared file pin, named by its template (`{dir}/version.yml#path`)
+/// so it is the same pin in every environment. Its path may select list
+/// items as the diff prints them (`containers[name=app].image`).
+fn file_pin(root: &Path, app: &str, template: &str, file: &Path, path: &str) -> Result<Pin, Error> {
+    let steps =
+        selector::parse(path).map_err(|e| Error::Pin(format!("{app}: pin path `{path}`: {e}")))?;
+    let docs = read_yaml(root, file, Resolver::V3)?;
+    let found = docs.iter().enumerate().find_map(|(i, d)| {
+        let segs = selector::resolve(d, &steps)?;
+        let n = crate::yaml::edit::get(d, &segs)?;
+        Some((i, segs, scalar(n)))
+    });
+    let (doc, segs, value) = match found {
+        Some(f) => f,
+        // Not set yet: written where a plain path says (a selector
+        // cannot say where a new list item would go).
+        None => match selector::plain(&steps) {
+            Some(segs) => (0, segs, None),
+            None => {
+                return Err(Error::Pin(format!(
+                    "{app}: {}: nothing at `{path}` (a list selector must match an item)",
+                    file.display()
+                )))
+            }
+        },
+    };
+    Ok(Pin {
+        app: app.to_string(),
+        name: format!("{template}#{path}"),
+        value,
+        place: Place::Value {
+            file: file.to_path_buf(),
+            doc,
+            path: segs,
+            resolver: Resolver::V3,
+        },
+    })
 }
 
 fn scalar(n: &Node) -> Option<String> {
@@ -200,6 +260,49 @@ fn image_pins(root: &Path, app: &str, dir: &Path, out: &mut Vec<Pin>) -> Result<
         }
     }
     Ok(())
+}
+
+/// What `env` runs now for an `images:` pin it does not set: the tag (or
+/// digest) its render has for that image, from a base or a component,
+/// as `0.9.3 (base)`. Found by kustomize's trace: the container the app's
+/// own `images:` entry for the image rewrote (keeping a tag it does not
+/// set), else a container whose image is that repository.
+pub fn runs_now(tracer: &Tracer, env: &Environment, pin: &Pin) -> Option<String> {
+    let Place::Image { file, image, field } = &pin.place else {
+        return None;
+    };
+    let t = tracer.app(&env.name, &pin.app).ok()??;
+    let entry = read_yaml(tracer.root(), file, Resolver::V3)
+        .ok()?
+        .first()
+        .and_then(|d| d.get("images"))
+        .and_then(Node::as_seq)
+        .and_then(|s| {
+            s.iter()
+                .find(|e| e.get("name").and_then(Node::as_str) == Some(image.as_str()))
+                .map(|e| e.pos.start)
+        });
+    let by_entry = |f: &&traced::ImageField| {
+        f.set_at
+            .as_ref()
+            .is_some_and(|a| a.by_images_entry() && a.file == *file && Some(a.start) == entry)
+    };
+    let field_ref = t.images.iter().find(by_entry).or_else(|| {
+        t.images
+            .iter()
+            .find(|f| traced::repository_of_reference(&f.value) == image)
+    })?;
+    let value = match field.as_str() {
+        // A reference pinned by digest runs no tag: nothing to show.
+        "newTag" => match traced::tag_of_reference(&field_ref.value) {
+            Some(tag) => tag,
+            None if traced::digest_of_reference(&field_ref.value).is_some() => return None,
+            None => "latest",
+        },
+        "digest" => traced::digest_of_reference(&field_ref.value)?,
+        _ => return None,
+    };
+    Some(format!("{value} (base)"))
 }
 
 /// Where a pin missing from an environment's kustomization would go.
@@ -285,12 +388,29 @@ fn value_pin(
 }
 
 /// Every pin of every app of `env`, with `extra` declared pins per app
-/// (from the environment compared with).
+/// (from the environment compared with): those [`app_pins`] reads, and
+/// the container images kustomize's trace finds set in `env`'s own files
+/// ([`field_pins`]).
 pub fn env_pins(
     root: &Path,
     env: &Environment,
     extra: &dyn Fn(&str) -> Vec<PinDecl>,
 ) -> Result<Vec<Pin>, Error> {
+    let tracer = Tracer::new(root)?;
+    let mut all = env_pins_traced(&tracer, env, extra)?;
+    all.retain(|p| p.place.is_editable());
+    Ok(all)
+}
+
+/// [`env_pins`] with a shared tracer, and with the values `env` renders
+/// from files it shares with other environments ([`Place::Shared`]): what
+/// it runs, for a promotion out of it.
+pub fn env_pins_traced(
+    tracer: &Tracer,
+    env: &Environment,
+    extra: &dyn Fn(&str) -> Vec<PinDecl>,
+) -> Result<Vec<Pin>, Error> {
+    let root = tracer.root();
     let mut out = Vec::new();
     for app in &env.apps {
         let mut decls = app.pins.clone();
@@ -300,6 +420,66 @@ pub fn env_pins(
             }
         }
         out.extend(app_pins(root, env, app, &decls)?);
+        out.extend(field_pins(tracer, env, app)?);
+    }
+    Ok(out)
+}
+
+/// The container images of `app`'s render in `env` that kustomize's trace
+/// finds set outside `images:` entries (those are read as entries): each
+/// set in a file only `env` renders (a patch file, an inline patch, a
+/// replacement's source) is a pin there; each set in a file other
+/// environments render too comes back as [`Place::Shared`], the value
+/// `env` runs but may not change.
+pub fn field_pins(tracer: &Tracer, env: &Environment, app: &App) -> Result<Vec<Pin>, Error> {
+    let Some(me) = tracer.app(&env.name, &app.name)? else {
+        return Ok(Vec::new());
+    };
+    let others = tracer.others(&env.name, &app.name)?;
+    let mut out = Vec::new();
+    for f in &me.images {
+        let Some(at) = &f.set_at else { continue };
+        if at.by_images_entry() {
+            continue;
+        }
+        let shared = others.iter().any(|(_, t)| t.files_read.contains(&at.file));
+        let (value, place) = if shared {
+            let place = Place::Shared {
+                file: at.file.clone(),
+                line: at.line,
+            };
+            (f.value.clone(), place)
+        } else {
+            let spot = traced::locate(tracer.root(), at)?;
+            let place = match spot.inner {
+                None => Place::Value {
+                    file: at.file.clone(),
+                    doc: spot.doc,
+                    path: spot.path,
+                    resolver: Resolver::V3,
+                },
+                Some((inner_doc, inner_path)) => Place::Inline {
+                    file: at.file.clone(),
+                    doc: spot.doc,
+                    path: spot.path,
+                    inner_doc,
+                    inner_path,
+                },
+            };
+            (spot.text, place)
+        };
+        let name = f.pin_name();
+        // One pin per field: two containers of one resource never share
+        // a path, but a List can repeat a resource.
+        if out.iter().any(|p: &Pin| p.name == name) {
+            continue;
+        }
+        out.push(Pin {
+            app: app.name.clone(),
+            name,
+            value: Some(value),
+            place,
+        });
     }
     Ok(out)
 }

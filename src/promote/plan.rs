@@ -4,6 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
+use super::copy::{Copy, NotCopied};
 use super::pins::Pin;
 
 /// One pin to change.
@@ -20,6 +21,20 @@ pub struct Item {
     pub new: Option<String>,
     /// Where it is written in TO.
     pub target: Pin,
+    /// Where `old` is None, what TO runs now and where that is set:
+    /// `0.9.3 (base)` (the image's tag rendered from a file TO shares).
+    pub runs_now: Option<String>,
+}
+
+impl Item {
+    /// TO's value as a reviewer reads it: the pin's value, else what TO
+    /// runs now, else `(none)`.
+    pub fn old_text(&self) -> &str {
+        self.old
+            .as_deref()
+            .or(self.runs_now.as_deref())
+            .unwrap_or(super::message::NONE)
+    }
 }
 
 /// Why a plan item may not be promoted without `--force`.
@@ -115,21 +130,42 @@ pub struct Plan {
     pub refusals: Vec<Refusal>,
     /// The items the refusals hold back (after [`Plan::hold`]).
     pub held: Vec<Item>,
+    /// Files to copy whole (`promotion.copy`).
+    pub copies: Vec<Copy>,
+    /// The copies the refusals hold back (after [`Plan::hold`]).
+    pub held_copies: Vec<Copy>,
+    /// Files a copy glob matched in FROM that TO lacks (not created).
+    pub not_copied: Vec<NotCopied>,
 }
 
 impl Plan {
-    /// Moves every item a refusal holds back from `items` to `held`:
-    /// partial promotion, everything else goes ahead.
+    /// Moves every item and copy a refusal holds back to `held` and
+    /// `held_copies`: partial promotion, everything else goes ahead.
     pub fn hold(&mut self) {
         let refusals = &self.refusals;
-        let held = |it: &Item| {
+        let holds = |app: &str, what: &str| {
             refusals
                 .iter()
-                .any(|r| r.app() == it.app && r.holds().is_none_or(|p| p == it.pin))
+                .any(|r| r.app() == app && r.holds().is_none_or(|p| p == what))
         };
-        let (held, kept): (Vec<Item>, Vec<Item>) = self.items.drain(..).partition(held);
+        let (held, kept): (Vec<Item>, Vec<Item>) =
+            self.items.drain(..).partition(|it| holds(&it.app, &it.pin));
         self.items = kept;
         self.held = held;
+        let (held, kept): (Vec<Copy>, Vec<Copy>) =
+            self.copies.drain(..).partition(|c| holds(&c.app, &c.name));
+        self.copies = kept;
+        self.held_copies = held;
+    }
+
+    /// Whether it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.copies.is_empty()
+    }
+
+    /// Whether anything is held back.
+    pub fn holds_any(&self) -> bool {
+        !self.held.is_empty() || !self.held_copies.is_empty()
     }
 }
 
@@ -145,7 +181,10 @@ pub fn compute(
     let wanted = |app: &str| apps.is_empty() || apps.iter().any(|a| a == app);
     for f in from.iter().filter(|p| wanted(&p.app)) {
         let Some(new) = &f.value else { continue };
-        let t = to.iter().find(|t| t.app == f.app && t.name == f.name);
+        // A value TO renders from a file it shares is not TO's to change.
+        let t = to
+            .iter()
+            .find(|t| t.app == f.app && t.name == f.name && t.place.is_editable());
         let target = match t {
             Some(t) => t.clone(),
             None => match target_of(f) {
@@ -162,9 +201,13 @@ pub fn compute(
             old: target.value.clone(),
             new: Some(new.clone()),
             target,
+            runs_now: None,
         });
     }
-    for t in to.iter().filter(|p| wanted(&p.app)) {
+    for t in to
+        .iter()
+        .filter(|p| wanted(&p.app) && p.place.is_editable())
+    {
         let Some(v) = &t.value else { continue };
         let in_from = from
             .iter()
@@ -193,7 +236,7 @@ pub fn restore(
     target_of: &dyn Fn(&Pin) -> Option<Pin>,
 ) -> Plan {
     let mut plan = compute(past, now, &[], target_of);
-    for t in now {
+    for t in now.iter().filter(|t| t.place.is_editable()) {
         let Some(v) = &t.value else { continue };
         let was = past
             .iter()
@@ -205,6 +248,7 @@ pub fn restore(
                 old: Some(v.clone()),
                 new: None,
                 target: t.clone(),
+                runs_now: None,
             });
         }
     }
@@ -216,6 +260,27 @@ pub fn restore(
 
 /// Adds the policy verdicts: `block` globs and the downgrade guard.
 pub fn check_policies(plan: &mut Plan, block: &[String]) {
+    for c in &plan.copies {
+        let id = format!("{}/{}", c.app, c.name);
+        let r = match block.iter().find(|g| glob(g, &c.app)) {
+            Some(g) => Refusal::Blocked {
+                app: c.app.clone(),
+                pin: None,
+                glob: g.clone(),
+            },
+            None => match block.iter().find(|g| glob(g, &id)) {
+                Some(g) => Refusal::Blocked {
+                    app: c.app.clone(),
+                    pin: Some(c.name.clone()),
+                    glob: g.clone(),
+                },
+                None => continue,
+            },
+        };
+        if !plan.refusals.contains(&r) {
+            plan.refusals.push(r);
+        }
+    }
     for it in &plan.items {
         let id = format!("{}/{}", it.app, it.pin);
         if let Some(g) = block.iter().find(|g| glob(g, &it.app)) {
@@ -250,9 +315,14 @@ pub fn check_policies(plan: &mut Plan, block: &[String]) {
 }
 
 /// The plan's id: the first 12 hex digits of a SHA-256 over what it changes.
-pub fn id(from: &str, to: &str, items: &[Item]) -> String {
+pub fn id(from: &str, to: &str, items: &[Item], copies: &[Copy]) -> String {
     let mut h = Sha256::new();
     h.update(format!("{from}\n{to}\n"));
+    for c in copies {
+        h.update(format!("{}\t{}\t", c.app, c.name));
+        h.update(Sha256::digest(c.new.as_bytes()));
+        h.update("\n");
+    }
     for it in items {
         h.update(format!(
             "{}\t{}\t{}\t{}\n",

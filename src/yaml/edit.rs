@@ -10,7 +10,9 @@
 use super::node::{Node, Origin, Scalar, Style, Tag, Value};
 use super::resolve::{resolve_plain, Resolver};
 
+mod embedded;
 mod remove;
+pub use embedded::set_in_string;
 pub use remove::remove;
 
 /// One step of a path into a document.

@@ -1,0 +1,214 @@
+//! Promotion on the layouts real repositories have, beyond `images:`
+//! entries: `testdata/repos/env-folders` (an overlay folder per
+//! environment under `envs/`, the image set by a strategic-merge patch
+//! file, a JSON 6902 patch file or an inline JSON 6902 patch, and a
+//! `settings.yml` promoted as a whole file), three regions.
+
+use std::path::Path;
+
+use crate::support::{copy_tree, git, hydrate, need, repo, Need};
+
+/// A git repository holding a copy of the env-folders fixture.
+fn env_folders() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("testdata/repos/env-folders"), dir.path());
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "Add the env folders"]);
+    dir
+}
+
+fn run(dir: &Path, args: &[&str]) -> std::process::Output {
+    hydrate()
+        .args(args)
+        .arg("--root")
+        .arg(dir)
+        .env("HYDRATE_AUTHOR", "CI Bot <ci@example.com>")
+        .env("HYDRATE_TIMESTAMP", "1700000000")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// `hydrate kustomize build` of an overlay.
+fn build(dir: &Path, overlay: &str) -> String {
+    let o = hydrate()
+        .args(["kustomize", "build"])
+        .arg(dir.join(overlay))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+const IMAGE_PIN: &str = "Deployment/checkout#spec.template.spec.containers[name=web].image";
+
+/// Each region sets the image its own way; each promotes as one commit of
+/// the image line and the copied settings, and renders the new image.
+fn promotes_one_region(region: &str, version_file: &str) {
+    let dir = env_folders();
+    let d = dir.path();
+    let (from, to) = (format!("staging-{region}"), format!("prod-{region}"));
+    let o = run(d, &["promote", &from, &to, "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let plan = text(&o);
+    assert!(
+        plan.contains(&format!(
+            "  checkout {IMAGE_PIN}: ghcr.io/acme/checkout:1.2.0 → ghcr.io/acme/checkout:1.3.0\n"
+        )),
+        "{plan}"
+    );
+    assert!(
+        plan.contains(&format!(
+            "  checkout envs/{to}/settings.yml: copied from envs/{from}/settings.yml\n"
+        )),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("    -  NEW_CHECKOUT_FLOW: \"false\"\n    +  NEW_CHECKOUT_FLOW: \"true\"\n"),
+        "{plan}"
+    );
+    let o = run(d, &["promote", &from, &to]);
+    assert!(o.status.success(), "{}", text(&o));
+    let stat = git(d, &["show", "--stat", "--format=%s", "HEAD"]);
+    assert!(
+        stat.starts_with(&format!("promote {from} → {to}: checkout 1.3.0\n")),
+        "{stat}"
+    );
+    for file in ["settings.yml", version_file] {
+        let line = |l: &&str| {
+            let (name, count) = l.split_once('|').unwrap_or_default();
+            name.trim() == format!("envs/{to}/{file}") && count.trim() == "2 +-"
+        };
+        assert!(stat.lines().any(|l| line(&l)), "{file}: {stat}");
+    }
+    assert!(
+        stat.contains("2 files changed, 2 insertions(+), 2 deletions(-)"),
+        "{stat}"
+    );
+    let body = git(d, &["log", "-1", "--format=%B"]);
+    assert!(body.contains(&format!("Hydrate-Pin: checkout {IMAGE_PIN}: ghcr.io/acme/checkout:1.2.0 → ghcr.io/acme/checkout:1.3.0\n")), "{body}");
+    assert!(
+        body.contains(&format!(
+            "Hydrate-Copy: checkout settings.yml envs/{from}/settings.yml → envs/{to}/settings.yml"
+        )),
+        "{body}"
+    );
+    assert_eq!(git(d, &["status", "--porcelain"]), "");
+    let out = build(d, &format!("envs/{to}"));
+    assert!(
+        out.contains("image: ghcr.io/acme/checkout:1.3.0\n"),
+        "{out}"
+    );
+    assert!(out.contains("NEW_CHECKOUT_FLOW: \"true\"\n"), "{out}");
+    assert!(
+        out.contains("LOG_LEVEL: warn\n"),
+        "env.yml is the environment's own: {out}"
+    );
+    // Nothing left to promote; running again changes nothing.
+    let o = run(d, &["promote", &from, &to]);
+    assert!(text(&o).contains("already has"), "{}", text(&o));
+    if let Some(kubectl) = need(Need::Kubectl) {
+        let o = std::process::Command::new(kubectl)
+            .arg("kustomize")
+            .arg(d.join(format!("envs/{to}")))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout),
+            out,
+            "kubectl kustomize agrees"
+        );
+    }
+}
+
+#[test]
+fn a_strategic_merge_patch_file_is_promoted() {
+    promotes_one_region("us", "version.yml");
+}
+
+#[test]
+fn a_json6902_patch_file_is_promoted() {
+    promotes_one_region("eu", "version-patch.yml");
+}
+
+#[test]
+fn an_inline_json6902_patch_is_promoted_on_its_line() {
+    promotes_one_region("asia", "kustomization.yml");
+}
+
+#[test]
+fn a_blocked_copy_is_held_and_the_image_still_goes() {
+    let dir = env_folders();
+    let d = dir.path();
+    let f = d.join("environments/prod-us.yaml");
+    let s = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(
+        &f,
+        format!("{s}promotion:\n  block: [checkout/settings.yml]\n"),
+    )
+    .unwrap();
+    git(d, &["commit", "-q", "-am", "hold settings"]);
+    let o = run(d, &["promote", "staging-us", "prod-us"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("  held: checkout/settings.yml (policy `checkout/settings.yml`)\n"),
+        "{}",
+        text(&o)
+    );
+    let files = git(d, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files, "envs/prod-us/version.yml");
+}
+
+#[test]
+fn a_rollback_restores_the_image_and_the_copied_file() {
+    let dir = env_folders();
+    let d = dir.path();
+    let before = build(d, "envs/prod-eu");
+    let o = run(d, &["promote", "staging-eu", "prod-eu"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_ne!(build(d, "envs/prod-eu"), before);
+    let o = run(d, &["rollback", "prod-eu", "--steps", "1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(build(d, "envs/prod-eu"), before, "{}", text(&o));
+    let body = git(d, &["log", "-1", "--format=%B"]);
+    assert!(
+        body.contains("- checkout: settings.yml restored\n"),
+        "{body}"
+    );
+    assert_eq!(git(d, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn an_image_set_in_the_shared_base_is_not_a_pin() {
+    let dir = env_folders();
+    let d = dir.path();
+    // prod-us stops setting the image: it runs the base's.
+    std::fs::remove_file(d.join("envs/prod-us/version.yml")).unwrap();
+    let k = d.join("envs/prod-us/kustomization.yml");
+    let s = std::fs::read_to_string(&k).unwrap();
+    std::fs::write(&k, s.replace("  - path: version.yml\n", "")).unwrap();
+    let e = d.join("environments/prod-us.yaml");
+    let s = std::fs::read_to_string(&e).unwrap();
+    std::fs::write(
+        &e,
+        s.replace("    promotion:\n      copy: [settings.yml]\n", ""),
+    )
+    .unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "prod-us runs the base"]);
+    let o = run(d, &["promote", "staging-us", "prod-us", "--dry-run"]);
+    let out = text(&o);
+    assert!(out.contains("nothing to promote"), "{out}");
+    assert!(
+        out.contains("no pins for checkout: its image is set by base/deployment.yml:17, which prod-us shares with other environments"),
+        "{out}"
+    );
+}
