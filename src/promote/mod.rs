@@ -6,8 +6,11 @@
 //! through `git/`.
 
 mod apply;
+mod assignment;
 mod board;
 mod history;
+mod image_ref;
+mod image_spec;
 mod message;
 mod ops;
 mod pins;
@@ -17,12 +20,14 @@ mod snapshot;
 use std::path::PathBuf;
 
 pub use apply::{Mode, Outcome};
+pub use assignment::{Assignment, AssignmentError, ValueProblem};
 pub use board::{board, Board, BoardRow};
 pub use history::{history, HistoryEntry, Kind};
+pub use image_ref::RefError;
+pub use image_spec::{Field, ImageSpec, Part, Problem, SpecError};
 pub use message::{PinChange, DEFAULT_TEMPLATE};
 pub use ops::{
-    promote, rollback, set_image, set_value, ImageSpec, PromoteOptions, PromoteReport, Rollback,
-    SetReport,
+    promote, rollback, set_image, set_value, PromoteOptions, PromoteReport, Rollback, SetReport,
 };
 pub use pins::{Pin, Place};
 pub use plan::{Item, Plan, Refusal};
