@@ -23,5 +23,6 @@ mod remote;
 mod safety_config;
 mod safety_output;
 mod schema;
+mod set_image;
 mod shard;
 mod support;
