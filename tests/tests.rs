@@ -24,5 +24,6 @@ mod remote;
 mod safety_config;
 mod safety_output;
 mod schema;
+mod set_image;
 mod shard;
 mod support;

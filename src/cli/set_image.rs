@@ -4,15 +4,17 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::promote::{self, ImageSpec, SetReport};
+use crate::promote::{self, Assignment, ImageSpec, SetReport};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// The environment.
     env: String,
-    /// `NAME=IMAGE[:TAG][@DIGEST]`, as `kustomize edit set image` takes it.
-    #[arg(required = true)]
-    images: Vec<String>,
+    /// `NAME=NEWNAME[:TAG][@DIGEST]` or `NAME[:TAG][@DIGEST]`, as `kustomize
+    /// edit set image` takes it; `*` as NEWNAME, TAG or DIGEST keeps the
+    /// entry's value, a part not given is removed.
+    #[arg(required = true, value_parser = ImageSpec::parse)]
+    images: Vec<ImageSpec>,
     /// Only these apps (repeatable); one app also adds a missing entry.
     #[arg(long = "app")]
     apps: Vec<String>,
@@ -31,7 +33,8 @@ pub struct ValueArgs {
     /// The chart app.
     app: String,
     /// `PATH=VALUE`, e.g. `image.tag=2.4.0`.
-    assignment: String,
+    #[arg(value_parser = Assignment::parse)]
+    assignment: Assignment,
     /// The repository root (holds `environments/`).
     #[arg(long, default_value = ".")]
     root: PathBuf,
@@ -81,18 +84,15 @@ pub(super) fn print_report(r: &SetReport, what: &str) {
     }
 }
 
+/// Malformed arguments never get here: clap refuses them through the
+/// value parsers (exit 2, nothing read or written).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let specs = args
-        .images
-        .iter()
-        .map(|s| ImageSpec::parse(s))
-        .collect::<Result<Vec<_>, _>>()?;
     let who = super::render::identity(&args.root)?;
     let r = promote::set_image(
         &args.root,
         &args.env,
         &args.apps,
-        &specs,
+        &args.images,
         args.no_commit,
         &who,
     )?;
@@ -101,16 +101,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run_value(args: ValueArgs) -> anyhow::Result<ExitCode> {
-    let Some((path, value)) = args.assignment.split_once('=') else {
-        anyhow::bail!("`{}`: expected PATH=VALUE", args.assignment);
-    };
     let who = super::render::identity(&args.root)?;
     let r = promote::set_value(
         &args.root,
         &args.env,
         &args.app,
-        path,
-        value,
+        &args.assignment,
         args.no_commit,
         &who,
     )?;

@@ -55,6 +55,15 @@ fn string(file: &Path, n: &Node) -> Result<String, Error> {
     }
 }
 
+/// A pin's dotted path, checked as set-value checks its PATH (an empty
+/// segment would otherwise be read as a neighbouring path).
+fn value_path(file: &Path, n: &Node) -> Result<String, Error> {
+    let text = string(file, n)?;
+    crate::yaml::edit::try_parse_path(&text)
+        .map_err(|e| err(file, n, format!("pin path `{}`: {e}", text.escape_debug())))?;
+    Ok(text)
+}
+
 fn entries<'n>(
     file: &Path,
     n: &'n Node,
@@ -94,13 +103,13 @@ pub fn decode_pins(file: &Path, n: &Node) -> Result<Vec<PinDecl>, Error> {
         .iter()
         .map(|item| {
             if item.as_scalar().is_some() {
-                return Ok(PinDecl::Value(string(file, item)?));
+                return Ok(PinDecl::Value(value_path(file, item)?));
             }
             let (mut f, mut p) = (None, None);
             for (k, v) in entries(file, item, &["file", "path"])? {
                 match k {
                     "file" => f = Some(string(file, v)?),
-                    _ => p = Some(string(file, v)?),
+                    _ => p = Some(value_path(file, v)?),
                 }
             }
             match (f, p) {
@@ -184,5 +193,21 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.block, ["api", "web/*"]);
         assert!(decode_promotion(f, &node("block: api\n")).is_err());
+    }
+
+    #[test]
+    fn a_pin_path_with_an_empty_segment_is_refused_at_its_line() {
+        let f = Path::new("e.yaml");
+        let e = decode_pins(f, &node("- image.tag\n- image..tag\n")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "e.yaml:2: pin path `image..tag`: segment 2 is empty (a path is KEY.KEY…, as `image.tag`; no leading, trailing or doubled `.`)"
+        );
+        let e = decode_pins(f, &node("- {file: v.yaml, path: .spec}\n")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("pin path `.spec`: segment 1 is empty"),
+            "{e}"
+        );
     }
 }

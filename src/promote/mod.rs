@@ -6,9 +6,12 @@
 //! through `git/`.
 
 mod apply;
+mod assignment;
 mod board;
 mod copy;
 mod history;
+mod image_ref;
+mod image_spec;
 mod message;
 mod ops;
 mod pins;
@@ -20,13 +23,15 @@ mod traced;
 use std::path::PathBuf;
 
 pub use apply::{Mode, Outcome};
+pub use assignment::{Assignment, AssignmentError, ValueProblem};
 pub use board::{board, Board, BoardRow};
 pub use copy::{diff as copy_diff, Copy, NotCopied};
 pub use history::{history, HistoryEntry, Kind};
+pub use image_ref::RefError;
+pub use image_spec::{Field, ImageSpec, Part, Problem, SpecError};
 pub use message::{PinChange, DEFAULT_TEMPLATE};
 pub use ops::{
-    promote, rollback, set_image, set_value, ImageSpec, PromoteOptions, PromoteReport, Rollback,
-    SetReport,
+    promote, rollback, set_image, set_value, PromoteOptions, PromoteReport, Rollback, SetReport,
 };
 pub use pins::{Pin, Place};
 pub use plan::{Item, Plan, Refusal};

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use super::apply::{self, Mode, Outcome, Request};
+use super::assignment::Assignment;
 use super::copy;
+use super::image_spec::{Field, ImageSpec};
 use super::pins::{self, Pin, Place};
 use super::plan::{self, Item, Plan};
 use super::snapshot::Snapshot;
@@ -360,48 +362,6 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
     Ok(report)
 }
 
-/// `NAME=IMAGE[:TAG][@DIGEST]` (or `IMAGE[:TAG][@DIGEST]`, named by IMAGE).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ImageSpec {
-    /// The `images:` entry's `name`.
-    pub name: String,
-    /// The image to use (`newName` when it differs from `name`).
-    pub image: String,
-    /// `newTag`.
-    pub tag: Option<String>,
-    /// `digest`.
-    pub digest: Option<String>,
-    /// As given.
-    pub text: String,
-}
-
-impl ImageSpec {
-    /// Parses the command-line form.
-    pub fn parse(s: &str) -> Result<ImageSpec, Error> {
-        let (name, rhs) = s.split_once('=').map_or((None, s), |(n, r)| (Some(n), r));
-        let (rest, digest) = rhs
-            .split_once('@')
-            .map_or((rhs, None), |(r, d)| (r, Some(d.to_string())));
-        let slash = rest.rfind('/').map_or(0, |i| i + 1);
-        let (image, tag) = match rest[slash..].rfind(':') {
-            Some(i) => (&rest[..slash + i], Some(rest[slash + i + 1..].to_string())),
-            None => (rest, None),
-        };
-        if image.is_empty() || tag.as_deref() == Some("") || digest.as_deref() == Some("") {
-            return Err(Error::Usage(format!(
-                "`{s}`: expected NAME=IMAGE[:TAG][@DIGEST]"
-            )));
-        }
-        Ok(ImageSpec {
-            name: name.unwrap_or(image).to_string(),
-            image: image.to_string(),
-            tag,
-            digest,
-            text: s.to_string(),
-        })
-    }
-}
-
 /// What set-image / set-value / rollback did.
 #[derive(Debug)]
 pub struct SetReport {
@@ -426,57 +386,18 @@ fn image_items(
         .filter(|a| apps.is_empty() || apps.contains(&a.name))
         .collect();
     for app in &selected {
-        let current = pins::app_pins(root, e, app, &[])?;
         let Source::Kustomize(dir) = &app.source else {
             continue;
         };
         let Some(file) = pins::kustomization_file(root, dir) else {
             continue;
         };
-        let has_entry = kustomization_has_image(root, &file, &spec.name)?;
+        let entry = image_entry(root, &file, &spec.name)?;
         let may_add = apps.len() == 1 && selected.len() == 1;
-        if !has_entry && !may_add {
+        if entry.is_none() && !may_add {
             continue;
         }
-        let mut fields = Vec::new();
-        if spec.image != spec.name
-            || (has_entry && entry_field(root, &file, &spec.name, "newName")?.is_some())
-        {
-            fields.push(("newName", spec.image.clone()));
-        }
-        fields.extend(spec.tag.clone().map(|t| ("newTag", t)));
-        fields.extend(spec.digest.clone().map(|d| ("digest", d)));
-        for (field, value) in fields {
-            let name = format!("{}:{field}", spec.name);
-            let old = match field {
-                "newName" => entry_field(root, &file, &spec.name, field)?,
-                _ => current
-                    .iter()
-                    .find(|p| p.name == name)
-                    .and_then(|p| p.value.clone()),
-            };
-            if old.as_deref() == Some(value.as_str()) {
-                continue;
-            }
-            let target = Pin {
-                app: app.name.clone(),
-                name: name.clone(),
-                value: old.clone(),
-                place: Place::Image {
-                    file: file.clone(),
-                    image: spec.name.clone(),
-                    field: field.to_string(),
-                },
-            };
-            found.push(Item {
-                app: app.name.clone(),
-                pin: name,
-                old,
-                new: Some(value),
-                target,
-                runs_now: None,
-            });
-        }
+        found.extend(entry_changes(&app.name, &file, spec, entry.as_ref()));
         matched += 1;
     }
     if matched == 0 {
@@ -488,8 +409,66 @@ fn image_items(
     Ok(found)
 }
 
-fn kustomization_has_image(root: &Path, file: &Path, name: &str) -> Result<bool, Error> {
-    Ok(image_entry(root, file, name)?.is_some())
+/// The pin edits that make the `images:` entry (or a new one) what `spec`
+/// says. kustomize setimage.go RunSetImage: the argument replaces the
+/// entry, `*` keeps the entry's value (replaceNewName, replaceNewTag,
+/// replaceDigest) or none, and a part not given is removed. One exception
+/// keeps edits minimal: a newName equal to the entry's name is not added
+/// to an entry without one (kustomize writes it; the render is the same).
+/// Values are written before removals, so an entry is never emptied (and
+/// dropped) on the way.
+fn entry_changes(
+    app: &str,
+    file: &Path,
+    spec: &ImageSpec,
+    entry: Option<&crate::yaml::Node>,
+) -> Vec<Item> {
+    let (mut sets, mut removals) = (Vec::new(), Vec::new());
+    let wanted = [
+        ("newName", &spec.new_name),
+        ("newTag", &spec.tag),
+        ("digest", &spec.digest),
+    ];
+    for (field, want) in wanted {
+        let old = entry
+            .and_then(|e| e.get(field))
+            .filter(|v| !v.is_null())
+            .and_then(|v| v.as_scalar())
+            .map(|s| s.text.clone());
+        let new = match want {
+            Field::Keep => continue,
+            Field::Remove => None,
+            Field::Set(v) if field == "newName" && *v == spec.name && old.is_none() => continue,
+            Field::Set(v) => Some(v.clone()),
+        };
+        if old == new {
+            continue;
+        }
+        let name = format!("{}:{field}", spec.name);
+        let item = Item {
+            app: app.to_string(),
+            pin: name.clone(),
+            old: old.clone(),
+            new: new.clone(),
+            target: Pin {
+                app: app.to_string(),
+                name,
+                value: old,
+                place: Place::Image {
+                    file: file.to_path_buf(),
+                    image: spec.name.clone(),
+                    field: field.to_string(),
+                },
+            },
+            runs_now: None,
+        };
+        match new {
+            Some(_) => sets.push(item),
+            None => removals.push(item),
+        }
+    }
+    sets.extend(removals);
+    sets
 }
 
 fn image_entry(root: &Path, file: &Path, name: &str) -> Result<Option<crate::yaml::Node>, Error> {
@@ -505,11 +484,6 @@ fn image_entry(root: &Path, file: &Path, name: &str) -> Result<Option<crate::yam
                 .find(|e| e.get("name").and_then(|n| n.as_str()) == Some(name))
         })
         .cloned())
-}
-
-fn entry_field(root: &Path, file: &Path, name: &str, field: &str) -> Result<Option<String>, Error> {
-    Ok(image_entry(root, file, name)?
-        .and_then(|e| e.get(field).and_then(|v| v.as_str()).map(str::to_string)))
 }
 
 /// A source edit of ENV under way: the repository, the transaction and
@@ -579,7 +553,7 @@ impl<'r> Edit<'r> {
     }
 }
 
-/// `hydrate set-image ENV [--app APP] NAME=IMAGE[:TAG][@DIGEST]...`.
+/// `hydrate set-image ENV [--app APP] NAME=NEWNAME[:TAG][@DIGEST]...`.
 pub fn set_image(
     root: &Path,
     env_name: &str,
@@ -588,6 +562,14 @@ pub fn set_image(
     no_commit: bool,
     identity: &Identity,
 ) -> Result<SetReport, Error> {
+    for (i, s) in specs.iter().enumerate() {
+        if specs[..i].iter().any(|t| t.name == s.name) {
+            return Err(Error::Usage(format!(
+                "`{}` is set twice (`{}`); give one argument per image",
+                s.name, s.text
+            )));
+        }
+    }
     let repo = Repo::discover(root)?;
     let op = format!("set-image {env_name} {apps:?} {specs:?} {no_commit}");
     let edit = Edit::start(&repo, root, &op)?;
@@ -616,11 +598,11 @@ pub fn set_value(
     root: &Path,
     env_name: &str,
     app: &str,
-    path: &str,
-    value: &str,
+    assignment: &Assignment,
     no_commit: bool,
     identity: &Identity,
 ) -> Result<SetReport, Error> {
+    let (path, value) = (assignment.path.as_str(), assignment.value.as_str());
     let repo = Repo::discover(root)?;
     let op = format!("set-value {env_name} {app} {path} {value} {no_commit}");
     let edit = Edit::start(&repo, root, &op)?;

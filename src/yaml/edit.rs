@@ -11,8 +11,10 @@ use super::node::{Node, Origin, Scalar, Style, Tag, Value};
 use super::resolve::{resolve_plain, Resolver};
 
 mod embedded;
+mod path;
 mod remove;
 pub use embedded::set_in_string;
+pub use path::{is_yaml_break, parse_path, path_text, try_parse_path, PathError};
 pub use remove::remove;
 
 /// One step of a path into a document.
@@ -82,43 +84,6 @@ pub enum EditError {
         /// The path, dotted.
         path: String,
     },
-}
-
-/// A path as `a.b[0].c`.
-pub fn path_text(path: &[Seg]) -> String {
-    let mut s = String::new();
-    for p in path {
-        match p {
-            Seg::Key(k) => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(k);
-            }
-            Seg::Index(i) => s.push_str(&format!("[{i}]")),
-        }
-    }
-    s
-}
-
-/// Parses `a.b[0].c` (or `a.b.0.c`) into segments.
-pub fn parse_path(text: &str) -> Vec<Seg> {
-    let mut out = Vec::new();
-    for part in text.split('.') {
-        let (key, rest) = part.split_once('[').unwrap_or((part, ""));
-        if !key.is_empty() {
-            match key.parse::<usize>() {
-                Ok(i) if !out.is_empty() => out.push(Seg::Index(i)),
-                _ => out.push(Seg::Key(key.to_string())),
-            }
-        }
-        for idx in rest.split('[') {
-            if let Ok(i) = idx.trim_end_matches(']').parse::<usize>() {
-                out.push(Seg::Index(i));
-            }
-        }
-    }
-    out
 }
 
 /// A node's spans, as the editor needs them (from [`Pos`]).
