@@ -151,8 +151,18 @@ mod tests {
 
     const K: &str = "patches:\n  - target: {kind: Deployment}\n    # keep\n    patch: |-\n      - op: replace\n        path: /spec/template/spec/containers/0/image\n        value: web:1.0   # the version\n\n      - op: add\n        path: /x\n        value: y\n";
 
+    /// `a.b` keys, and `[n]` (a whole segment) for an index.
     fn at(p: &str) -> Vec<Seg> {
-        super::super::parse_path(p)
+        p.split('.')
+            .flat_map(|part| match part.split_once('[') {
+                Some((key, idx)) => {
+                    let i = idx.trim_end_matches(']').parse().unwrap_or_default();
+                    let key = (!key.is_empty()).then(|| Seg::Key(key.into()));
+                    key.into_iter().chain([Seg::Index(i)]).collect::<Vec<_>>()
+                }
+                None => vec![Seg::Key(part.into())],
+            })
+            .collect()
     }
 
     #[test]
