@@ -286,3 +286,42 @@ fn an_empty_environments_directory_is_filled() {
         ["dev.yaml", "production.yaml", "staging.yaml"]
     );
 }
+
+/// Region-suffixed environments promote within their region, and an
+/// overlay at the root of a clone named `xyz` is named after the
+/// repository (origin's URL), which init says.
+#[test]
+fn regions_promote_in_order_and_the_root_app_is_named_after_origin() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("xyz");
+    let base = "resources: []\n";
+    let overlay = "resources:\n- ../../base\n";
+    fs::create_dir_all(dir.join("base")).unwrap();
+    fs::write(dir.join("base/kustomization.yaml"), base).unwrap();
+    for env in ["qa-eu", "staging-us", "staging-eu", "prod-us", "prod-eu"] {
+        let o = dir.join("overlays").join(env);
+        fs::create_dir_all(&o).unwrap();
+        fs::write(o.join("kustomization.yaml"), overlay).unwrap();
+    }
+    crate::support::git(&dir, &["init", "-q"]);
+    let url = "git@github.com:acme/shop-config.git";
+    crate::support::git(&dir, &["remote", "add", "origin", url]);
+    let (code, out, err) = run_in(&dir, &["init", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    let summary: Vec<&str> = out.lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(
+        summary,
+        [
+            "Found 5 environment(s), 5 app(s):",
+            "  prod-eu: shop-config",
+            "  prod-us: shop-config",
+            "  qa-eu: shop-config -> promotes to staging-eu",
+            "  staging-eu: shop-config -> promotes to prod-eu",
+            "  staging-us: shop-config -> promotes to prod-us",
+            "The app at the root is `shop-config`, named after the repository (origin git@github.com:acme/shop-config.git)",
+            "Apps per source:",
+            "  kustomize overlays: 5",
+        ]
+    );
+    assert!(out.contains("promotesTo: prod-eu\n"), "{out}");
+}

@@ -1,4 +1,4 @@
-//! `hydrate promote`, `set-image`, `rollback`, `history` and `pins` on a
+//! `hydrate promote`, `set-image`, `rollback` and `history` on a
 //! temporary git repository made from the demo: one commit with only the
 //! pinned lines, policies, the all-or-nothing render check, branches and
 //! what they never touch.
@@ -376,24 +376,6 @@ fn set_image_rollback_and_history() {
         .collect();
     assert_eq!(kinds, ["rollback", "set-image", "promotion"]);
     assert_eq!(h[1]["pins"][0]["new"], "1.5.0");
-}
-
-#[test]
-fn pins_board_html_is_one_self_contained_file() {
-    let repo = demo_repo();
-    let dir = repo.path();
-    let o = run(dir, &["pins", "--output", "html"]);
-    assert!(o.status.success(), "{}", text(&o));
-    let html = String::from_utf8(o.stdout).unwrap();
-    assert!(html.starts_with("<!doctype html>") && html.contains("</html>"));
-    assert!(
-        !html.to_lowercase().contains("http"),
-        "external reference in {html}"
-    );
-    assert!(html.contains("awaits promotion"));
-    let o = run(dir, &["pins", "production", "staging"]);
-    let t = text(&o);
-    assert!(t.contains("1.4.3 (awaits promotion)"), "{t}");
 }
 
 #[test]

@@ -36,6 +36,8 @@ pub enum Need {
     Helm3,
     /// `~/.cache/oracles/helm4` (helm v4.1.4).
     Helm4,
+    /// `/usr/bin/chromium` (Debian's `chromium` package), for screenshots.
+    Chromium,
 }
 
 /// The path of what `need` names, or `None` after reporting the skip: the
@@ -49,6 +51,10 @@ pub fn need(need: Need) -> Option<PathBuf> {
         ),
         Need::Helm3 => (oracle("helm3"), "~/.cache/oracles/helm3 is not installed"),
         Need::Helm4 => (oracle("helm4"), "~/.cache/oracles/helm4 is not installed"),
+        Need::Chromium => (
+            Some(PathBuf::from("/usr/bin/chromium")).filter(|p| p.is_file()),
+            "chromium not installed (/usr/bin/chromium; Debian: apt-get install chromium)",
+        ),
     };
     match found {
         Some(_) => skips::register(),

@@ -16,6 +16,7 @@ mod hydrator;
 mod init;
 mod layout;
 mod limits;
+mod pins;
 mod promote;
 mod promote_kill;
 mod promote_layouts;

@@ -107,6 +107,19 @@ fn print_summary(out: &mut impl Write, p: &Proposal) -> std::io::Result<()> {
             writeln!(out, "    discover: {g}")?;
         }
     }
+    if let Some(r) = &p.root_app {
+        let from = match &r.from {
+            init::RootAppSource::Origin(url) => format!("the repository (origin {url})"),
+            init::RootAppSource::Directory => {
+                "the directory (no `origin` remote names the repository)".to_string()
+            }
+        };
+        writeln!(
+            out,
+            "The app at the root is `{}`, named after {from}",
+            r.name
+        )?;
+    }
     let per_source = p.apps_per_source();
     if !per_source.is_empty() {
         writeln!(out, "Apps per source:")?;

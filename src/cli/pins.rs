@@ -1,5 +1,5 @@
-//! `hydrate pins [ENV]...`: the board of every pin per app and environment,
-//! what awaits promotion, and the last promotion into each environment.
+//! `hydrate pins [ENV]...`: the board of what each app runs in each
+//! environment, what awaits promotion, and the last change into each.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,7 +18,8 @@ enum Format {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Only these environments (all when none).
+    /// Only these environments, in this order (all, in promotion order,
+    /// when none).
     envs: Vec<String>,
     /// The repository root (holds `environments/`).
     #[arg(long, default_value = ".")]
@@ -29,7 +30,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let b = promote::board(&args.root, &args.envs)?;
+    // The board's clock: now, or HYDRATE_TIMESTAMP (stable snapshots).
+    let now = super::render::identity(&args.root)?.time;
+    let b = promote::board(&args.root, &args.envs, now)?;
     match args.output {
         Format::Text => print!("{}", b.text()),
         Format::Json => println!("{}", serde_json::to_string_pretty(&b.json())?),

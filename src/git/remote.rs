@@ -165,6 +165,19 @@ pub fn merge_notes(git_dir: &Path, remote: &str, notes: &str, who: &Identity) ->
     Ok(())
 }
 
+/// A repository's name from a remote URL: its last path component without
+/// `.git` (`git@github.com:acme/shop.git`, `https://host/acme/shop/` and
+/// `/srv/git/shop.git` and `host:shop/.git` all give `shop`), the
+/// "humanish" name `git clone` gives the directory it creates (dir.c:
+/// git_url_basename). None when the URL has no such component.
+pub fn repository_name(url: &str) -> Option<String> {
+    let path = url.trim_end_matches(['/', '\\']);
+    let path = path.strip_suffix("/.git").unwrap_or(path);
+    let last = path.rsplit(['/', ':', '\\']).next()?;
+    let name = last.strip_suffix(".git").unwrap_or(last);
+    (!name.is_empty() && name != "." && name != "..").then(|| name.to_string())
+}
+
 /// Reads `git push --porcelain` lines: `FLAG \t SRC:DST \t SUMMARY (REASON)`.
 /// builtin/push.c and transport.c print `!` for a rejected ref, with
 /// "[rejected]" when the remote tip is not an ancestor and "[remote
@@ -221,5 +234,23 @@ mod tests {
         assert!(matches!(o["refs/heads/env/prod"], PushOutcome::Refused(_)));
         assert!(matches!(o["refs/heads/env/x"], PushOutcome::Behind(_)));
         assert_eq!(o.len(), 5);
+    }
+
+    #[test]
+    fn repository_names_are_the_last_url_component() {
+        for url in [
+            "git@github.com:acme/shop.git",
+            "https://github.com/acme/shop",
+            "https://github.com/acme/shop.git/",
+            "ssh://git@host:22/srv/shop.git",
+            "/srv/git/shop.git",
+            "host.xz:shop/.git",
+            "shop",
+        ] {
+            assert_eq!(repository_name(url).as_deref(), Some("shop"), "{url}");
+        }
+        assert_eq!(repository_name("https://host/"), Some("host".into()));
+        assert_eq!(repository_name(".git"), None);
+        assert_eq!(repository_name(""), None);
     }
 }

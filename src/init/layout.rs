@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::tree::Tree;
-use super::{base_name, is_usual_env, EnvProposal, Found, Origin, Unclassified};
+use super::{base_name, is_usual_env, EnvProposal, Found, Origin, RootName, Unclassified};
 use crate::env::{is_valid_name, ChartApp, Source};
 
 /// Directory names that hold one overlay per environment.
@@ -25,12 +25,15 @@ struct Pair {
 }
 
 /// The apps of the kustomize layouts: every kustomization no other one
-/// uses and no Argo CD or Flux object claimed.
+/// uses and no Argo CD or Flux object claimed. An overlay at the root
+/// (`overlays/<env>`, `<env>` next to `base/`) is named after the
+/// repository (`root_name`).
 pub fn overlays(
     root: &Path,
     t: &Tree,
     claimed: &BTreeSet<PathBuf>,
     known: &BTreeSet<String>,
+    root_name: &RootName,
     unclassified: &mut Vec<Unclassified>,
 ) -> Vec<Found> {
     let used = t.referenced();
@@ -59,7 +62,7 @@ pub fn overlays(
         if n >= 2 && MARKERS.contains(&c[n - 2].as_str()) {
             // <prefix>/<app>/overlays/<env>, or overlays/<env> at the root.
             let (app, glob) = match n {
-                2 => (base_name(root, Path::new("")), None),
+                2 => (root_name.app(), None),
                 _ => {
                     let prefix: PathBuf = c[..n - 3].iter().collect();
                     let glob = prefix.join("*").join(&c[n - 2]).join("{env}");
@@ -77,12 +80,10 @@ pub fn overlays(
                 "the repository root is a kustomization: no environment in its path",
                 unclassified,
             ),
-            1 if is_env(&c[0]) && root.join("base").is_dir() => {
-                match base_name(root, Path::new("")) {
-                    Some(app) => out.push(found(&c[0], &app, dir, None)),
-                    None => leave("cannot name the app of this overlay", unclassified),
-                }
-            }
+            1 if is_env(&c[0]) && root.join("base").is_dir() => match root_name.app() {
+                Some(app) => out.push(found(&c[0], &app, dir, None)),
+                None => leave("cannot name the app of this overlay", unclassified),
+            },
             1 => leave(
                 "a top-level kustomization: no environment and app in its path",
                 unclassified,
@@ -193,6 +194,7 @@ pub fn charts(
     root: &Path,
     t: &Tree,
     claimed: &BTreeSet<PathBuf>,
+    root_name: &RootName,
     unclassified: &mut Vec<Unclassified>,
 ) -> Vec<Found> {
     let mut out = Vec::new();
@@ -212,13 +214,6 @@ pub fn charts(
             .file_name()
             .is_some_and(|n| n == "chart" || n == "helm");
         let app_dir = if wrapper { parent } else { chart.as_path() };
-        let Some(app) = base_name(root, app_dir).filter(|a| is_valid_name(a)) else {
-            unclassified.push(Unclassified {
-                path: chart.clone(),
-                reason: "cannot name the app of this chart".into(),
-            });
-            continue;
-        };
         let mut dirs = vec![chart.as_path()];
         if wrapper {
             dirs.push(app_dir);
@@ -231,7 +226,21 @@ pub fn charts(
                          values/<env>.yaml or <env>/values.yaml)"
                     .into(),
             });
+            continue;
         }
+        // A chart at the root (or in `chart/` there) is named after the repository.
+        let name = if app_dir.as_os_str().is_empty() {
+            root_name.app()
+        } else {
+            base_name(root, app_dir)
+        };
+        let Some(app) = name.filter(|a| is_valid_name(a)) else {
+            unclassified.push(Unclassified {
+                path: chart.clone(),
+                reason: "cannot name the app of this chart".into(),
+            });
+            continue;
+        };
         for (env, file) in values {
             out.push(Found {
                 env,
@@ -391,20 +400,42 @@ mod tests {
 
     #[test]
     fn overlays_next_to_a_base_name_the_app_after_the_repository() {
+        use super::super::{RootApp, RootAppSource};
         let d = repo(&[
-            "base",
-            "overlays/dev=../../base",
-            "overlays/prod=../../base",
+            "xyz/base",
+            "xyz/overlays/dev=../../base",
+            "xyz/overlays/prod=../../base",
         ]);
-        let name = std::fs::canonicalize(d.path()).unwrap();
-        let name = name.file_name().unwrap().to_str().unwrap();
+        // `git clone … xyz`: no origin yet, so the directory names it.
+        let root = d.path().join("xyz");
         assert_eq!(
-            apps(d.path()),
+            apps(&root),
+            ["dev/xyz overlays/dev", "prod/xyz overlays/prod"]
+        );
+        let p = scan(&root).unwrap();
+        let directory = RootApp {
+            name: "xyz".into(),
+            from: RootAppSource::Directory,
+        };
+        assert_eq!(p.root_app, Some(directory));
+        // With an origin, the repository's name wherever it is cloned.
+        let url = "https://github.com/acme/shop-config.git";
+        let git = git2::Repository::init(&root).unwrap();
+        git.remote("origin", url).unwrap();
+        assert_eq!(
+            apps(&root),
             [
-                format!("dev/{name} overlays/dev"),
-                format!("prod/{name} overlays/prod"),
+                "dev/shop-config overlays/dev",
+                "prod/shop-config overlays/prod"
             ]
         );
+        let origin = RootApp {
+            name: "shop-config".into(),
+            from: RootAppSource::Origin(url.into()),
+        };
+        assert_eq!(scan(&root).unwrap().root_app, Some(origin));
+        // A scan of a directory inside the repository names it after that directory.
+        assert_eq!(scan(&root.join("overlays")).unwrap().root_app, None);
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod emit;
 mod layout;
 mod tree;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -173,6 +174,76 @@ pub struct Proposal {
     pub environments: Vec<EnvProposal>,
     /// What could not be classified, and why.
     pub unclassified: Vec<Unclassified>,
+    /// The name given to an app at the repository root (an `overlays/<env>`
+    /// or chart there), and where it comes from; None when there is none.
+    pub root_app: Option<RootApp>,
+}
+
+/// The name of an app at the repository root, which has no directory of
+/// its own to be named after.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RootApp {
+    /// The app's name.
+    pub name: String,
+    /// Where it comes from.
+    pub from: RootAppSource,
+}
+
+/// Where [`RootApp`]'s name comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RootAppSource {
+    /// The last component of the `origin` remote's URL (this URL): the
+    /// repository's name wherever it is cloned to.
+    Origin(String),
+    /// The root directory's name (no `origin`, or its name is not a valid
+    /// app name).
+    Directory,
+}
+
+/// The name for apps at the root, handed to the recognisers, which note
+/// when they use it.
+pub(crate) struct RootName {
+    name: Option<RootApp>,
+    used: Cell<bool>,
+}
+
+impl RootName {
+    /// The repository's name: `origin`'s, when `root` is the top of a git
+    /// working tree that has one, else the directory's.
+    fn of(root: &Path) -> RootName {
+        let canonical = std::fs::canonicalize(root).ok();
+        let origin = crate::git::Repo::discover(root)
+            .ok()
+            .filter(|r| r.workdir().and_then(|w| std::fs::canonicalize(w).ok()) == canonical)
+            .and_then(|r| r.remote_url("origin").ok().flatten())
+            .and_then(|url| {
+                let name = crate::git::remote::repository_name(&url)?;
+                is_valid_name(&name).then_some((name, url))
+            });
+        let name = match origin {
+            Some((name, url)) => Some(RootApp {
+                name,
+                from: RootAppSource::Origin(url),
+            }),
+            None => base_name(root, Path::new(""))
+                .filter(|n| is_valid_name(n))
+                .map(|name| RootApp {
+                    name,
+                    from: RootAppSource::Directory,
+                }),
+        };
+        RootName {
+            name,
+            used: Cell::new(false),
+        }
+    }
+
+    /// The name for an app at the root (noting that one was so named).
+    pub(crate) fn app(&self) -> Option<String> {
+        let n = self.name.as_ref()?;
+        self.used.set(true);
+        Some(n.name.clone())
+    }
 }
 
 impl Proposal {
@@ -205,13 +276,74 @@ const ORDER: &[&[&str]] = &[
     &["prod", "production", "live"],
 ];
 
-/// Whether `name` is a usual environment name.
+/// Whether `name` is a usual environment name, alone or with a region
+/// (`prod-eu`, `us_staging`).
 pub(crate) fn is_usual_env(name: &str) -> bool {
-    ORDER.iter().any(|g| g.contains(&name))
+    stage(name).is_some()
 }
 
-fn rank(name: &str) -> Option<usize> {
-    ORDER.iter().position(|g| g.contains(&name))
+/// Separators between a stage and a region in an environment's name.
+const REGION_SEPARATORS: [char; 2] = ['-', '_'];
+
+/// An environment name's place in [`ORDER`] and its region: `staging` is
+/// (3, ""), `prod-eu` and `eu-prod` are (4, "eu"). The whole name is tried
+/// first (`pre-prod` is a stage, not `pre` in region `prod`), then the
+/// longest stage before or after a separator.
+fn stage(name: &str) -> Option<(usize, &str)> {
+    let rank = |n: &str| ORDER.iter().position(|g| g.contains(&n));
+    if let Some(r) = rank(name) {
+        return Some((r, ""));
+    }
+    let cuts: Vec<usize> = name
+        .match_indices(REGION_SEPARATORS)
+        .map(|(i, _)| i)
+        .collect();
+    // `<stage>-<region>`, the longest stage first.
+    for &i in cuts.iter().rev() {
+        let (head, tail) = (&name[..i], &name[i + 1..]);
+        if let (Some(r), false) = (rank(head), tail.is_empty()) {
+            return Some((r, tail));
+        }
+    }
+    // `<region>-<stage>`, the longest stage first.
+    for &i in &cuts {
+        let (head, tail) = (&name[..i], &name[i + 1..]);
+        if let (Some(r), false) = (rank(tail), head.is_empty()) {
+            return Some((r, head));
+        }
+    }
+    None
+}
+
+/// Where `name` promotes to among `names`: an environment of the nearest
+/// later stage, of the same region (`staging-us` → `prod-us`) or else of
+/// none (`dev-eu` → `staging`). One without a region goes to the nearest
+/// later stage's environment without a region, else to its only one
+/// (`dev` → `staging-eu` when that is the sole staging, nowhere when
+/// there are `staging-eu` and `staging-us`).
+fn promotes_to(name: &str, names: &[String]) -> Option<String> {
+    let (mine, region) = stage(name)?;
+    let later: Vec<(usize, &str, &String)> = names
+        .iter()
+        .filter_map(|n| {
+            let (r, g) = stage(n)?;
+            (r > mine && (region.is_empty() || g == region || g.is_empty())).then_some((r, g, n))
+        })
+        .collect();
+    let next = later.iter().map(|(r, _, _)| *r).min()?;
+    let at_next: Vec<_> = later.iter().filter(|(r, _, _)| *r == next).collect();
+    let pick = |g: &str| {
+        at_next
+            .iter()
+            .filter(|(_, x, _)| *x == g)
+            .map(|(_, _, n)| *n)
+            .min()
+    };
+    let sole = || match at_next[..] {
+        [(_, _, n)] => Some(*n),
+        _ => None,
+    };
+    pick(region).or_else(|| pick("")).or_else(sole).cloned()
 }
 
 /// Scans `root` and proposes its environments.
@@ -222,13 +354,15 @@ pub fn scan(root: &Path) -> Result<Proposal, Error> {
     let claimed: BTreeSet<PathBuf> = found.iter().map(|f| f.path().to_path_buf()).collect();
     let mut known: BTreeSet<String> = found.iter().map(|f| f.env.clone()).collect();
     known.extend(t.cluster_dirs.iter().cloned());
-    let charts = layout::charts(root, &t, &claimed, &mut unclassified);
+    let root_name = RootName::of(root);
+    let charts = layout::charts(root, &t, &claimed, &root_name, &mut unclassified);
     known.extend(charts.iter().map(|f| f.env.clone()));
     found.extend(layout::overlays(
         root,
         &t,
         &claimed,
         &known,
+        &root_name,
         &mut unclassified,
     ));
     let elsewhere: BTreeSet<String> = found.iter().map(|f| f.env.clone()).collect();
@@ -255,24 +389,25 @@ pub fn scan(root: &Path) -> Result<Proposal, Error> {
         .into_iter()
         .map(|(name, apps)| layout::choose_globs(root, name, apps))
         .collect();
-    let ranked: Vec<(usize, &String)> = {
-        let mut r: Vec<_> = names.iter().filter_map(|n| Some((rank(n)?, n))).collect();
-        r.sort();
-        r
-    };
     for e in &mut environments {
-        let Some(mine) = rank(&e.name) else { continue };
-        e.promotes_to = ranked
-            .iter()
-            .find(|(r, _)| *r > mine)
-            .map(|(_, n)| (*n).clone());
+        e.promotes_to = promotes_to(&e.name, &names);
     }
     environments.retain(|e| is_valid_name(&e.name));
     unclassified.sort();
     unclassified.dedup();
+    let root_app = root_name.name.filter(|n| {
+        root_name.used.get()
+            && environments.iter().any(|e| {
+                e.listed
+                    .iter()
+                    .chain(&e.discovered)
+                    .any(|f| f.app == n.name)
+            })
+    });
     Ok(Proposal {
         environments,
         unclassified,
+        root_app,
     })
 }
 
@@ -555,9 +690,58 @@ mod tests {
 
     #[test]
     fn promotion_follows_usual_names() {
-        assert!(rank("dev") < rank("staging"));
-        assert!(rank("staging") < rank("prod"));
-        assert_eq!(rank("blue"), None);
-        assert!(is_usual_env("production"));
+        let names = |s: &[&str]| s.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let order = |all: &[&str]| {
+            let all = names(all);
+            all.iter()
+                .map(|n| match promotes_to(n, &all) {
+                    Some(t) => format!("{n} → {t}"),
+                    None => n.clone(),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            order(&["dev", "prod", "staging", "blue"]),
+            ["dev → staging", "prod", "staging → prod", "blue"]
+        );
+        assert_eq!(order(&["stage", "prod"]), ["stage → prod", "prod"]);
+        assert_eq!(
+            order(&["prod-eu", "prod-us", "staging-eu", "staging-us", "qa-eu"]),
+            [
+                "prod-eu",
+                "prod-us",
+                "staging-eu → prod-eu",
+                "staging-us → prod-us",
+                "qa-eu → staging-eu"
+            ]
+        );
+        assert_eq!(
+            order(&["qa-eu", "prod-eu", "eu_preprod", "pre-prod"]),
+            [
+                "qa-eu → eu_preprod",
+                "prod-eu",
+                "eu_preprod → prod-eu",
+                "pre-prod → prod-eu"
+            ]
+        );
+        assert_eq!(
+            order(&["dev", "dev-eu", "staging-eu", "staging-us", "prod"]),
+            [
+                "dev",
+                "dev-eu → staging-eu",
+                "staging-eu → prod",
+                "staging-us → prod",
+                "prod"
+            ]
+        );
+        assert_eq!(
+            order(&["dev", "staging-eu"]),
+            ["dev → staging-eu", "staging-eu"]
+        );
+        assert_eq!(stage("blue"), None);
+        assert_eq!(stage("prod-"), None);
+        assert_eq!(stage("pre-prod"), Some((3, "")));
+        assert!(is_usual_env("production") && is_usual_env("prod-eu"));
+        assert!(!is_usual_env("eu"));
     }
 }

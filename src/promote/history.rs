@@ -36,6 +36,8 @@ impl Kind {
 /// One recorded change into an environment.
 #[derive(Clone, Debug)]
 pub struct HistoryEntry {
+    /// The environment it changed.
+    pub env: String,
     /// The commit.
     pub sha: String,
     /// Seconds since the epoch.
@@ -52,20 +54,46 @@ pub struct HistoryEntry {
     pub changes: Vec<PinChange>,
     /// The commit that brought it into the branch (itself, or a merge).
     pub reached_by: String,
+    /// When `reached_by` was committed, seconds since the epoch: when the
+    /// change arrived in the branch.
+    pub reached_at: i64,
     /// The branch just before that commit: where a rollback of this change
     /// goes back to (None: it was the first commit).
     pub before: Option<String>,
 }
 
+impl HistoryEntry {
+    /// The environment a promotion came from (`Hydrate-Promoted-From:
+    /// FROM@sha`); None for other kinds.
+    pub fn promoted_from(&self) -> Option<&str> {
+        if self.kind != Kind::Promotion {
+            return None;
+        }
+        Some(
+            self.from
+                .rsplit_once('@')
+                .map_or(self.from.as_str(), |(e, _)| e),
+        )
+    }
+}
+
 /// Every recorded change into `env` reachable from HEAD (merged branches
 /// included), the last to reach the branch first.
 pub fn history(root: &Path, env: &str) -> Result<Vec<HistoryEntry>, Error> {
+    let mut all = every_change(root)?;
+    all.retain(|e| e.env == env);
+    Ok(all)
+}
+
+/// Every recorded change into any environment reachable from HEAD, the
+/// last to reach the branch first: one walk of the log for all of them.
+pub fn every_change(root: &Path) -> Result<Vec<HistoryEntry>, Error> {
     let repo = Repo::discover(root)?;
     let mut out = Vec::new();
     for c in repo.log(100_000)? {
-        if c.trailer("Hydrate-Environment") != Some(env) {
+        let Some(env) = c.trailer("Hydrate-Environment") else {
             continue;
-        }
+        };
         let kinds = [
             ("Hydrate-Promoted-From", Kind::Promotion),
             ("Hydrate-Set-Image", Kind::SetImage),
@@ -79,6 +107,7 @@ pub fn history(root: &Path, env: &str) -> Result<Vec<HistoryEntry>, Error> {
             continue;
         };
         out.push(HistoryEntry {
+            env: env.to_string(),
             sha: c.sha.clone(),
             time: c.time,
             author: c.author.clone(),
@@ -87,6 +116,7 @@ pub fn history(root: &Path, env: &str) -> Result<Vec<HistoryEntry>, Error> {
             promotion: c.trailer("Hydrate-Promotion").map(str::to_string),
             changes: changes(&c.message, &c.trailers),
             reached_by: c.reached_by.clone(),
+            reached_at: c.reached_at,
             before: c.before.clone(),
         });
     }

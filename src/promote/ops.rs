@@ -152,7 +152,10 @@ fn decls(envs: &[&Environment], app: &str) -> Vec<PinDecl> {
 }
 
 /// Where TO would take a pin it lacks: a missing `images:` entry or field.
-fn target_in<'a>(root: &'a Path, to: &'a Environment) -> impl Fn(&Pin) -> Option<Pin> + 'a {
+pub(super) fn target_in<'a>(
+    root: &'a Path,
+    to: &'a Environment,
+) -> impl Fn(&Pin) -> Option<Pin> + 'a {
     move |p: &Pin| {
         let app = to.apps.iter().find(|a| a.name == p.app)?;
         match &p.place {
