@@ -64,13 +64,20 @@ impl Source {
         match &p.place {
             Place::Image { image, .. } => Some(Source::Image(image.clone())),
             Place::Value { .. } if p.name == "chart" => None,
-            Place::Value { .. } => Some(Source::Pin(p.name.clone())),
+            Place::Value { .. } | Place::Inline { .. } => Some(Source::Pin(p.name.clone())),
+            // What the environment runs from a shared file is not its pin.
+            Place::Shared { .. } => None,
         }
     }
 
     fn label(&self) -> String {
         match self {
             Source::Image(i) => i.rsplit('/').next().unwrap_or(i).to_string(),
+            // A container image pin: the container's name.
+            Source::Pin(p) if p.ends_with(".image") => p
+                .rsplit_once("[name=")
+                .and_then(|(_, rest)| rest.split_once(']'))
+                .map_or_else(|| p.clone(), |(name, _)| name.to_string()),
             Source::Pin(p) => p.rsplit('#').next().unwrap_or(p).to_string(),
             Source::Rendered => "image".into(),
         }
@@ -208,6 +215,15 @@ fn pinned(pins: &[Pin], app: &str, source: &Source, labelled: bool) -> Version {
             value(&format!("{image}:newTag")),
             value(&format!("{image}:digest")),
         ),
+        // A container image pin (kustomize's trace found it in a patch)
+        // holds a whole reference: its tag and digest are the version.
+        Source::Pin(name) if name.ends_with(".image") => match value(name) {
+            Some(r) => (
+                super::super::traced::tag_of_reference(&r).map(str::to_string),
+                super::super::traced::digest_of_reference(&r).map(str::to_string),
+            ),
+            None => (None, None),
+        },
         Source::Pin(name) => (value(name), None),
         Source::Rendered => (None, None),
     };
