@@ -60,6 +60,13 @@ pub struct HistoryEntry {
 /// Every recorded change into `env` reachable from HEAD (merged branches
 /// included), the last to reach the branch first.
 pub fn history(root: &Path, env: &str) -> Result<Vec<HistoryEntry>, Error> {
+    // An unknown name is a mistake, not an environment with no history.
+    if !crate::env::load_environments(root)?
+        .iter()
+        .any(|e| e.name == env)
+    {
+        return Err(Error::Usage(format!("no environment named `{env}`")));
+    }
     let repo = Repo::discover(root)?;
     let mut out = Vec::new();
     for c in repo.log(100_000)? {
