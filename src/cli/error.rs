@@ -3,7 +3,7 @@
 //! | code | meaning |
 //! |------|---------|
 //! | 0 | done |
-//! | 1 | a finding: stale output (`render --check`), differences (`diff`), a promotion held by a policy |
+//! | 1 | a finding: stale output (`render --check`), differences (`diff`), a promotion held by a policy, a push the remote refuses |
 //! | 2 | a usage or runtime error: unknown environment or app, bad input, I/O |
 //!
 //! `hydrate kustomize` and `hydrate helm` stand in for the real tools and
@@ -40,18 +40,27 @@ impl Outcome {
             Outcome::Done
         }
     }
+
+    /// The exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::Done => 0,
+            Outcome::Finding => 1,
+        }
+    }
 }
 
 /// What kind of failure an error is; [`Kind::code`] is the exit-code table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// A finding reported as an error: the policies hold back the whole
-    /// promotion (`--all-or-nothing`, or everything held). Exit 1.
+    /// promotion (`--all-or-nothing`, or everything held), the remote
+    /// refuses a push. Exit 1.
     Finding,
     /// The command line or its input is wrong: an unknown environment or
     /// app, a flag, an invalid file, a failing render. Exit 2.
     Usage,
-    /// The work failed: I/O, git, a lock, a push. Exit 2.
+    /// The work failed: I/O, git, a lock. Exit 2.
     Runtime,
     /// An error of a drop-in (`hydrate kustomize`, `hydrate helm`): exit 1,
     /// as the real tools exit.
@@ -64,16 +73,6 @@ impl Kind {
         match self {
             Kind::Finding | Kind::Tool => 1,
             Kind::Usage | Kind::Runtime => 2,
-        }
-    }
-}
-
-impl Outcome {
-    /// The exit code.
-    pub fn code(self) -> u8 {
-        match self {
-            Outcome::Done => 0,
-            Outcome::Finding => 1,
         }
     }
 }
@@ -286,5 +285,56 @@ impl From<crate::render::Error> for CommandError {
             }
             _ => one(kind, e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table() {
+        let codes = [Kind::Finding, Kind::Usage, Kind::Runtime, Kind::Tool].map(Kind::code);
+        assert_eq!(codes, [1, 2, 2, 1]);
+        assert_eq!([Outcome::Done, Outcome::Finding].map(Outcome::code), [0, 1]);
+    }
+
+    #[test]
+    fn a_promotion_held_whole_is_a_finding_and_an_unknown_name_is_usage() {
+        let held = CommandError::from(crate::promote::Error::Held(Vec::new()));
+        assert_eq!(held.kind, Kind::Finding);
+        let usage = CommandError::from(crate::promote::Error::Usage("no env".into()));
+        assert_eq!(usage.kind, Kind::Usage);
+    }
+
+    #[test]
+    fn a_push_the_remote_refuses_is_a_finding_and_io_is_an_error() {
+        let push = crate::output::Error::Push {
+            remote: "origin".into(),
+            refname: "refs/heads/env/dev".into(),
+            reason: "[remote rejected]".into(),
+        };
+        assert_eq!(CommandError::from(push).kind, Kind::Finding);
+        let io = std::io::Error::other("disk");
+        assert_eq!(CommandError::from(io).kind, Kind::Runtime);
+    }
+
+    #[test]
+    fn failed_renders_are_one_error_each_then_the_count() {
+        let failed = |app: &str| crate::env::Error::Config {
+            path: format!("environments/{app}.yaml").into(),
+            line: 3,
+            message: "bad".into(),
+        };
+        let e = CommandError::from(crate::render::Error::Renders(vec![
+            failed("a"),
+            failed("b"),
+        ]));
+        assert_eq!(e.kind, Kind::Usage);
+        assert_eq!(
+            e.messages(),
+            ["environments/a.yaml:3: bad", "environments/b.yaml:3: bad"]
+        );
+        assert_eq!(e.hints, ["2 render(s) failed; nothing was written"]);
     }
 }
