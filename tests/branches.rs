@@ -200,7 +200,7 @@ fn a_failing_app_moves_no_branch_and_writes_no_directory() {
     .unwrap();
     git(dir, &["commit", "-q", "-am", "break worker"]);
     let out = render(dir, &[]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("/worker:") && err.contains("service.yaml:"),
@@ -214,7 +214,7 @@ fn a_failing_app_moves_no_branch_and_writes_no_directory() {
         .args(["--to", "dir"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(!dir.join("rendered").exists());
 }
 

@@ -484,7 +484,7 @@ fn a_cached_secret_keeps_its_data_for_the_secret_guard() {
     let text = std::fs::read_to_string(&prod).unwrap();
     std::fs::write(&prod, text.replace("secrets: allow", "secrets: refuse")).unwrap();
     let out = render_at(root).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("Secret"), "{err}");
 }

@@ -120,10 +120,20 @@ fn unsupported_field_is_a_clear_error() {
 #[test]
 fn bad_usage_exits_2() {
     let out = hydrate()
-        .args(["kustomize", "build", "--reorder", "sideways"])
+        .args(["render", "--shard", "sideways"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// kustomize (cobra) exits 1 for a flag value it refuses; so does the drop-in.
+#[test]
+fn bad_usage_of_a_drop_in_exits_1_as_the_tool_does() {
+    let out = hydrate()
+        .args(["kustomize", "build", "--reorder", "sideways"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
@@ -173,7 +183,7 @@ fn one_failing_app_writes_nothing() {
     )
     .unwrap();
     let out = render_at(repo.path()).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("/api:") && err.contains("deployment.yaml:"),
@@ -215,7 +225,7 @@ fn unknown_environment_key_names_file_and_line() {
     )
     .unwrap();
     let out = render_at(repo.path()).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("dev.yaml:4") && err.contains("kustomise"),
@@ -463,7 +473,7 @@ fn failing_chart_app_writes_nothing() {
     .unwrap();
     let out = render_at(repo.path()).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("dev/status"), "{err}");
     assert!(err.contains("testdata/apps/status/chart"), "{err}");
     assert!(err.contains("broken.yaml"), "{err}");

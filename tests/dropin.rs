@@ -237,13 +237,14 @@ fn global_flags_before_the_subcommand() {
     }
     let v = stdout_of(Command::new(&helm).args(["-n", "ns", "--debug", "version", "--short"]));
     assert_eq!(v, "v3.17.3+ge4da497\n");
-    // A flag helm does not have is still refused, before or after.
+    // A flag helm does not have is still refused, before or after, with
+    // helm's exit code.
     let bad = Command::new(&helm)
         .args(["--bogus", "template", "r"])
         .arg(&chart)
         .output()
         .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(bad.status.code(), Some(1));
 }
 
 /// `helm version --template '{{.Version}}'` prints the bare version with

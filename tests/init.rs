@@ -196,7 +196,7 @@ fn existing_environments_are_kept_unless_forced() {
     fs::write(dir.join("environments/dev.yaml"), mine).unwrap();
     fs::write(dir.join("environments/notes.txt"), "mine\n").unwrap();
     let (code, _, err) = run_in(dir, &["init"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("never overwrites it"), "{err}");
     assert_eq!(
         fs::read_to_string(dir.join("environments/dev.yaml")).unwrap(),
@@ -227,11 +227,11 @@ fn existing_environments_are_kept_unless_forced() {
 fn empty_repository_suggests_init() {
     let dir = tempfile::tempdir().unwrap();
     let (code, out, err) = run_in(dir.path(), &["render"]);
-    assert_eq!((code, out.as_str()), (1, ""));
+    assert_eq!((code, out.as_str()), (2, ""));
     insta::assert_snapshot!("empty_repository", err);
     assert_eq!(run_in(dir.path(), &["list"]).2, err);
     let (code, _, err) = run_in(dir.path(), &["init"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     insta::assert_snapshot!("init_finds_nothing", err);
     assert!(!dir.path().join("environments").exists());
 }

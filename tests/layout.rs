@@ -78,7 +78,7 @@ fn a_resource_a_chart_renders_twice_is_an_error_naming_both_templates() {
     .unwrap();
     let out = render_at(root).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("production/status: v1 ConfigMap status-status-page is rendered twice"),
         "{err}"
@@ -109,7 +109,7 @@ fn a_kind_that_is_not_a_file_name_is_refused() {
     );
     let out = render_at(root).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("dev/shop") && err.contains("cannot name a file after it"),
         "{err}"

@@ -37,8 +37,14 @@ fn write(dir: &Path, name: &str, text: &str) {
     fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// Runs `cmd` and checks: exit 1, stderr names `file` and says `what`, fast.
+/// Runs `cmd` and checks: exit 1 for the drop-ins (as kustomize and helm
+/// exit), 2 for hydrate's own commands (bad input), stderr names `file` and
+/// says `what`, fast.
 fn fails_fast(mut cmd: assert_cmd::Command, file: &str, what: &str) {
+    let drop_in = cmd
+        .get_args()
+        .next()
+        .is_some_and(|a| a == "kustomize" || a == "helm");
     let start = Instant::now();
     let out = cmd
         .timeout(Duration::from_secs(20))
@@ -46,7 +52,8 @@ fn fails_fast(mut cmd: assert_cmd::Command, file: &str, what: &str) {
         .unwrap_or_else(|e| panic!("{e}"));
     let took = start.elapsed();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let code = if drop_in { 1 } else { 2 };
+    assert_eq!(out.status.code(), Some(code), "{err}");
     assert!(err.contains(file) && err.contains(what), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(out.stdout.is_empty(), "printed output on failure");

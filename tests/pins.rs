@@ -180,10 +180,10 @@ fn pins_board_fits_a_1280_px_window_in_chromium() {
         .unwrap_or_else(|| panic!("no measurement in {dom}"));
     let (scroll, client) = measured.split_once(' ').unwrap();
     let (scroll, client): (u32, u32) = (scroll.parse().unwrap(), client.parse().unwrap());
-    println!(
+    crate::support::report(&format!(
         "pins board in chromium: screenshot {width} px wide ({}), document scrollWidth {scroll} px, window clientWidth {client} px",
         shot.display()
-    );
+    ));
     assert_eq!(width, 1280);
     assert_eq!(client, 1280, "{measured}");
     assert!(scroll <= client, "horizontal scroll: {measured}");

@@ -242,7 +242,7 @@ fn a_render_failure_after_the_edit_writes_and_commits_nothing() {
     commit_all(dir, "staging: status chart 0.5.0");
     let before = snapshot(dir);
     let o = run(dir, &["promote", "staging", "production"]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let out = text(&o);
     assert!(
         out.contains("this chart is broken")
@@ -417,7 +417,7 @@ fn set_value_edits_the_value_file_and_dirty_files_are_refused() {
     let dirty = format!("{}# local note\n", fs::read_to_string(&prod).unwrap());
     fs::write(&prod, &dirty).unwrap();
     let o = run(dir, &["promote", "staging", "production"]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
         text(&o).contains("uncommitted changes in testdata/apps/status/values/production.yaml"),
         "{}",

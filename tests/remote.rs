@@ -247,7 +247,7 @@ fn a_diverged_branch_stops_the_run_naming_both_commits_and_pushes_nothing() {
     let local = |env: &str| w.git.git(&b, &["rev-parse", &format!("env/{env}")]);
     let local_before: Vec<String> = ENVS.iter().map(|e| local(e)).collect();
     let out = w.render(&b, &["--push"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     let production_remote = remote_before[2].clone().unwrap();
     assert!(
@@ -272,7 +272,7 @@ fn push_without_a_remote_says_so_and_writes_nothing() {
     let w = World::new();
     let seed = w.dir.path().join("seed");
     let out = w.render(&seed, &["--push"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("--push: env/dev has no remote to push to"),
@@ -283,7 +283,7 @@ fn push_without_a_remote_says_so_and_writes_nothing() {
         &["rev-parse", "-q", "--verify", "refs/heads/env/dev"]
     ));
     let out = w.render(&seed, &["--push", "--remote", "upstream"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("no remote named `upstream`: this repository has no remote"),
@@ -535,7 +535,7 @@ fn affected_in_a_shallow_clone_asks_for_more_depth() {
         .arg(&shallow)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "Error: HEAD~1 is not in this shallow clone; fetch with more depth \
@@ -694,7 +694,7 @@ fn check_in_a_shallow_clone_missing_history_asks_for_more_depth() {
     ok(&w.render(&a, &["--push"]));
     w.git.git(&s, &["fetch", "-q", "--depth", "1", "origin"]);
     let out = w.render(&s, &["--check", "--env", "dev"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("the history joining env/dev (")

@@ -138,13 +138,13 @@ fn output_dir_parent() {
         "dev.yaml",
         &env_with("output:\n  dir: ../outside/rendered\n"),
     )]);
-    c.refused("output_dir_parent", &[], &[], 1);
+    c.refused("output_dir_parent", &[], &[], 2);
 }
 
 #[test]
 fn output_dir_absolute() {
     let c = Case::new(&[("dev.yaml", &env_with("output:\n  dir: /var/tmp/rendered\n"))]);
-    c.refused("output_dir_absolute", &[], &[], 1);
+    c.refused("output_dir_absolute", &[], &[], 2);
 }
 
 #[cfg(unix)]
@@ -152,7 +152,7 @@ fn output_dir_absolute() {
 fn output_dir_symlink_out() {
     let c = Case::new(&[("dev.yaml", &env_with("output: {dir: rendered/dev}\n"))]);
     std::os::unix::fs::symlink(c.tmp.path().join("outside"), c.root().join("rendered")).unwrap();
-    c.refused("output_dir_symlink_out", &[], &[], 1);
+    c.refused("output_dir_symlink_out", &[], &[], 2);
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn value_files_absolute() {
         "dev.yaml",
         "name: dev\napps:\n- name: chart\n  helm:\n    chart: charts/x\n    valueFiles:\n    - /etc/hostname\n",
     )]);
-    c.refused("value_files_absolute", &[], &[], 1);
+    c.refused("value_files_absolute", &[], &[], 2);
 }
 
 #[test]
@@ -170,7 +170,7 @@ fn kustomize_parent() {
         "dev.yaml",
         "name: dev\napps:\n- name: web\n  kustomize: ../outside/app\n",
     )]);
-    c.refused("kustomize_parent", &[], &[], 1);
+    c.refused("kustomize_parent", &[], &[], 2);
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn chart_parent() {
         "dev.yaml",
         "name: dev\napps:\n- name: x\n  helm: {chart: apps/../../outside/chart}\n",
     )]);
-    c.refused("chart_parent", &[], &[], 1);
+    c.refused("chart_parent", &[], &[], 2);
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn discover_parent() {
         "dev.yaml",
         "name: dev\ndiscover:\n- kustomize: \"../outside/*\"\n",
     )]);
-    c.refused("discover_parent", &[], &[], 1);
+    c.refused("discover_parent", &[], &[], 2);
 }
 
 #[cfg(unix)]
@@ -200,7 +200,7 @@ fn discover_symlink_out() {
     )]);
     std::os::unix::fs::symlink(c.tmp.path().join("outside/app"), c.root().join("apps/evil"))
         .unwrap();
-    c.refused("discover_symlink_out", &[], &[], 1);
+    c.refused("discover_symlink_out", &[], &[], 2);
 }
 
 /// The documented opt-out renders a tree outside the root, and writes only
@@ -238,7 +238,7 @@ macro_rules! bad_branch {
                 "dev.yaml",
                 &env_with(&format!("output:\n  branch: {}\n", $branch)),
             )]);
-            c.refused(stringify!($test), &[], &[], 1);
+            c.refused(stringify!($test), &[], &[], 2);
         }
     )*};
 }
@@ -262,7 +262,7 @@ fn branch_checked_out() {
     let c = Case::new(&[("dev.yaml", &env_with("output:\n  branch: main\n"))]);
     c.git_init();
     let head = git(&c.root(), &["rev-parse", "main"]);
-    c.refused("branch_checked_out", &[], &[], 1);
+    c.refused("branch_checked_out", &[], &[], 2);
     assert_eq!(git(&c.root(), &["rev-parse", "main"]), head);
     assert_eq!(git(&c.root(), &["status", "--porcelain"]), "");
 }
@@ -278,7 +278,7 @@ fn branch_checked_out_in_another_worktree() {
         &["worktree", "add", "-q", "-b", "env/dev", "../wt"],
     );
     let head = git(&c.root(), &["rev-parse", "env/dev"]);
-    c.refused("branch_checked_out_in_another_worktree", &[], &[], 1);
+    c.refused("branch_checked_out_in_another_worktree", &[], &[], 2);
     assert_eq!(git(&c.root(), &["rev-parse", "env/dev"]), head);
 }
 
@@ -299,7 +299,7 @@ fn branch_checked_out_in_the_main_worktree_seen_from_a_linked_one() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("which is checked out in the worktree at"),
         "{stderr}"
@@ -316,7 +316,7 @@ fn shared_output_dir() {
             "name: b\noutput:\n  dir: ./rendered/x\napps: []\n",
         ),
     ]);
-    c.refused("shared_output_dir", &[], &[], 1);
+    c.refused("shared_output_dir", &[], &[], 2);
 }
 
 #[test]
@@ -325,7 +325,7 @@ fn shared_output_branch() {
         ("a.yaml", "name: a\noutput:\n  branch: env/x\napps: []\n"),
         ("b.yaml", "name: b\noutput:\n  branch: env/x\napps: []\n"),
     ]);
-    c.refused("shared_output_branch", &[], &[], 1);
+    c.refused("shared_output_branch", &[], &[], 2);
 }
 
 // Item 9.
@@ -353,19 +353,19 @@ fn zero_apps_prune() {
 #[test]
 fn second_document() {
     let c = Case::new(&[("dev.yaml", &format!("{}---\nname: other\n", env_with("")))]);
-    c.refused("second_document", &[], &[], 1);
+    c.refused("second_document", &[], &[], 2);
 }
 
 #[test]
 fn empty_environment_file() {
     let c = Case::new(&[("dev.yaml", "# nothing yet\n")]);
-    c.refused("empty_environment_file", &[], &[], 1);
+    c.refused("empty_environment_file", &[], &[], 2);
 }
 
 #[test]
 fn empty_environments_dir() {
     let c = Case::new(&[("README.md", "environments go here\n")]);
-    c.refused("empty_environments_dir", &[], &[], 1);
+    c.refused("empty_environments_dir", &[], &[], 2);
 }
 
 /// `.YAML` and `.yml` are environment files too (any case).
@@ -408,7 +408,7 @@ fn author_garbage() {
 #[test]
 fn empty_commit_message() {
     let c = Case::new(&[("dev.yaml", &env_with("commitMessage: \"\"\n"))]);
-    c.refused("empty_commit_message", &[], &[], 1);
+    c.refused("empty_commit_message", &[], &[], 2);
 }
 
 #[test]
@@ -421,7 +421,7 @@ fn commit_message_template_error() {
     let before = git(&c.root(), &["for-each-ref"]);
     let (code, text) = c.run(&[], &[]);
     insta::assert_snapshot!("commit_message_template_error", text);
-    assert_eq!(code, 1, "{text}");
+    assert_eq!(code, 2, "{text}");
     assert_eq!(git(&c.root(), &["for-each-ref"]), before);
 }
 
@@ -433,7 +433,7 @@ fn app_listed_twice() {
         "dev.yaml",
         "name: dev\napps:\n- name: web\n  kustomize: apps/web\n- name: web\n  kustomize: apps/web\n",
     )]);
-    c.refused("app_listed_twice", &[], &[], 1);
+    c.refused("app_listed_twice", &[], &[], 2);
 }
 
 #[test]
@@ -442,7 +442,7 @@ fn json_output_on_failure() {
         "dev.yaml",
         "name: dev\napps:\n- name: web\n  kustomize: apps/missing\n",
     )]);
-    c.refused("json_output_on_failure", &["--output", "json"], &[], 1);
+    c.refused("json_output_on_failure", &["--output", "json"], &[], 2);
 }
 
 #[test]
@@ -473,7 +473,7 @@ fn secret_refused_on_branch() {
     with_resource(&c, SECRET);
     c.git_init();
     let before = git(&c.root(), &["for-each-ref"]);
-    c.refused("secret_refused_on_branch", &[], &[], 1);
+    c.refused("secret_refused_on_branch", &[], &[], 2);
     assert_eq!(git(&c.root(), &["for-each-ref"]), before);
 }
 
@@ -517,7 +517,7 @@ fn strict_flag_refuses_rand() {
         "name: dev\napps:\n- name: r\n  helm: {chart: charts/r}\n",
     )]);
     random_chart(&c);
-    c.refused("strict_flag_refuses_rand", &["--strict"], &[], 1);
+    c.refused("strict_flag_refuses_rand", &["--strict"], &[], 2);
     let (code, text) = c.run(&[], &[]);
     assert_eq!(code, 0, "without --strict it is a warning: {text}");
 }
@@ -529,7 +529,7 @@ fn strict_environment_refuses_rand() {
         "name: dev\nstrict: true\napps:\n- name: r\n  helm: {chart: charts/r}\n",
     )]);
     random_chart(&c);
-    c.refused("strict_environment_refuses_rand", &[], &[], 1);
+    c.refused("strict_environment_refuses_rand", &[], &[], 2);
 }
 
 // Item 5: helm refuses an alias that is not `^[a-zA-Z0-9_-]+$` when it
@@ -690,7 +690,7 @@ fn warning_kept_when_build_fails() {
 fn warning_kept_when_render_fails() {
     let c = Case::new(&[("dev.yaml", &env_with(""))]);
     deprecated_then_broken(&c);
-    c.refused("warning_kept_when_render_fails", &[], &[], 1);
+    c.refused("warning_kept_when_render_fails", &[], &[], 2);
 }
 
 /// A chart whose one template calls `call`.
@@ -719,7 +719,7 @@ fn chart_env() -> Case {
 fn strict_flag_refuses_lookup() {
     let c = chart_env();
     chart_calling(&c, r#"lookup "v1" "Secret" "ns" "db""#);
-    c.refused("strict_flag_refuses_lookup", &["--strict"], &[], 1);
+    c.refused("strict_flag_refuses_lookup", &["--strict"], &[], 2);
     let (code, text) = c.run(&[], &[]);
     assert_eq!(code, 0, "without --strict it is a warning: {text}");
     assert!(
@@ -732,7 +732,7 @@ fn strict_flag_refuses_lookup() {
 fn strict_flag_refuses_htpasswd() {
     let c = chart_env();
     chart_calling(&c, r#"htpasswd "user" "pass""#);
-    c.refused("strict_flag_refuses_htpasswd", &["--strict"], &[], 1);
+    c.refused("strict_flag_refuses_htpasswd", &["--strict"], &[], 2);
 }
 
 /// An environment whose app `web` declares the file pin `file`.
@@ -746,13 +746,13 @@ fn env_with_pin(file: &str) -> String {
 #[test]
 fn pin_file_parent() {
     let c = Case::new(&[("dev.yaml", &env_with_pin("../outside/secret.yaml"))]);
-    c.refused("pin_file_parent", &[], &[], 1);
+    c.refused("pin_file_parent", &[], &[], 2);
 }
 
 #[test]
 fn pin_file_absolute() {
     let c = Case::new(&[("dev.yaml", &env_with_pin("/etc/hostname"))]);
-    c.refused("pin_file_absolute", &[], &[], 1);
+    c.refused("pin_file_absolute", &[], &[], 2);
 }
 
 #[test]
@@ -761,7 +761,7 @@ fn pin_file_dir_escape() {
         "dev.yaml",
         &env_with_pin("{dir}/../../../outside/secret.yaml"),
     )]);
-    c.refused("pin_file_dir_escape", &[], &[], 1);
+    c.refused("pin_file_dir_escape", &[], &[], 2);
 }
 
 #[test]

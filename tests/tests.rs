@@ -10,6 +10,7 @@ mod demo;
 mod diff;
 mod dropin;
 mod errors;
+mod exits;
 mod fuzz_replay;
 mod goldens;
 mod hydrator;

@@ -1,8 +1,10 @@
 //! `hydrate affected --since REF`: the (env, app) pairs whose inputs changed.
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
+use super::error::{CommandResult, Outcome};
+use super::out;
 use super::render::Format;
 
 #[derive(clap::Args)]
@@ -18,12 +20,13 @@ pub struct Args {
     output: Format,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     let pairs = crate::render::affected(&args.root, &args.since)?;
+    let mut out = out::stdout();
     match args.output {
         Format::Text => {
             for (env, app) in &pairs {
-                println!("{env}/{app}");
+                writeln!(out, "{env}/{app}")?;
             }
         }
         Format::Json => {
@@ -31,8 +34,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|(e, a)| serde_json::json!({ "env": e, "app": a }))
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

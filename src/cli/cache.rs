@@ -1,7 +1,10 @@
 //! `hydrate cache clean`: removes the render cache (`.hydrate/cache`).
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
+
+use super::error::{CommandError, CommandResult, Outcome};
+use super::out;
 
 #[derive(clap::Subcommand)]
 pub enum Command {
@@ -16,15 +19,14 @@ pub struct CleanArgs {
     root: PathBuf,
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+pub fn run(cmd: Command) -> CommandResult {
     match cmd {
         Command::Clean(args) => {
-            let freed = crate::env::cache::clean(&args.root)?;
-            println!(
-                "removed {}: {freed} bytes",
-                args.root.join(crate::env::cache::CACHE_DIR).display()
-            );
-            Ok(ExitCode::SUCCESS)
+            let dir = args.root.join(crate::env::cache::CACHE_DIR);
+            let freed = crate::env::cache::clean(&args.root)
+                .map_err(|e| CommandError::runtime(format!("{}: {e}", dir.display())))?;
+            writeln!(out::stdout(), "removed {}: {freed} bytes", dir.display())?;
+            Ok(Outcome::Done)
         }
     }
 }

@@ -4,9 +4,11 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::ValueEnum;
+
+use super::error::{CommandError, CommandResult, Outcome};
+use super::out;
 
 use crate::diff::{self, Style, Summary};
 use crate::review;
@@ -73,7 +75,7 @@ enum Color {
     Never,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     let envs =
         match (&args.since, args.from, args.to) {
             (None, Some(a), Some(b)) => Some((a, b)),
@@ -97,13 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         helm_profile: args.ignore_profile.is_some(),
         show_secrets: args.show_secrets,
     };
-    let comparisons = match review::run(&opts) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
+    let comparisons = review::run(&opts)?;
     let color = match args.color {
         Color::Always => true,
         Color::Never => false,
@@ -119,15 +115,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (Format::Human, true) => diff::to_brief(&comparisons, style),
         (Format::Human, false) => diff::to_human(&comparisons, style),
     };
-    std::io::stdout().write_all(text.as_bytes())?;
-    Ok(if Summary::of(&comparisons).has_differences() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    out::stdout().write_all(text.as_bytes())?;
+    Ok(Outcome::finding_if(
+        Summary::of(&comparisons).has_differences(),
+    ))
 }
 
-fn usage(message: &str) -> anyhow::Result<ExitCode> {
-    eprintln!("Error: {message}");
-    Ok(ExitCode::from(2))
+fn usage(message: &str) -> CommandResult {
+    Err(CommandError::usage(message))
 }

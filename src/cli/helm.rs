@@ -7,9 +7,11 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Subcommand;
+
+use super::error::Outcome;
+use super::out::{self, errln};
 
 use crate::helm::{self, HelmVersion, Options, SetKind};
 
@@ -365,7 +367,8 @@ fn refuse_offline(o: &OfflineArgs, chart: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+/// Its errors exit 1, as helm's do (`error.rs`).
+pub fn run(cmd: Command) -> anyhow::Result<Outcome> {
     let a = match cmd {
         Command::Template(a) => a,
         Command::Version(v) => return version(*v),
@@ -374,7 +377,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let dependency_update = a.offline.dependency_update;
     let (chart, opts) = options(*a)?;
     if validate {
-        eprintln!("note: --validate needs a cluster; hydrate works offline and renders without validating");
+        errln!("note: --validate needs a cluster; hydrate works offline and renders without validating");
     }
     let rendered = match helm::template_printed(&chart, &opts) {
         Ok(r) => r,
@@ -386,16 +389,16 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     for w in &rendered.warnings {
-        eprintln!("warning: {w}");
+        errln!("warning: {w}");
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = out::stdout();
     for f in &rendered.files {
         f.write()?;
         writeln!(out, "wrote {}", f.path)?;
     }
     out.write_all(rendered.output.as_bytes())?;
     std::mem::forget(rendered);
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// helm's persistent flags that take a value (pflag reads the next word
@@ -462,14 +465,13 @@ pub fn globals_after_subcommand(args: &mut Vec<std::ffi::OsString>, at: usize) {
 }
 
 /// `helm version`: helm4 has no `-c`, and cobra rejects it as it does.
-fn version(v: VersionArgs) -> anyhow::Result<ExitCode> {
+fn version(v: VersionArgs) -> anyhow::Result<Outcome> {
     if v.client && v.helm_version == HelmVersion::V4 {
-        eprintln!("Error: unknown shorthand flag: 'c' in -c");
-        return Ok(ExitCode::from(1));
+        anyhow::bail!("unknown shorthand flag: 'c' in -c");
     }
     let out = v
         .helm_version
         .version_output(v.short, v.template.as_deref())?;
-    std::io::stdout().lock().write_all(out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    out::stdout().write_all(out.as_bytes())?;
+    Ok(Outcome::Done)
 }

@@ -1,9 +1,11 @@
 //! `hydrate history ENV`: promotions, set-image/set-value and rollbacks
 //! into an environment, newest first, read from commit trailers.
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
+use super::error::{CommandResult, Outcome};
+use super::out;
 use super::render::Format;
 use crate::promote;
 
@@ -19,8 +21,9 @@ pub struct Args {
     output: Format,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     let entries = promote::history(&args.root, &args.env)?;
+    let mut out = out::stdout();
     if args.output == Format::Json {
         let v: Vec<serde_json::Value> = entries
             .iter()
@@ -38,30 +41,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(ExitCode::SUCCESS);
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(Outcome::Done);
     }
     if entries.is_empty() {
-        println!("no recorded changes into {}", args.env);
+        writeln!(out, "no recorded changes into {}", args.env)?;
     }
     for e in &entries {
-        println!(
+        writeln!(
+            out,
             "{}  {:<9}  {}  {}  {}",
             crate::output::rfc3339(e.time),
             e.kind.name(),
             &e.sha[..e.sha.len().min(12)],
             e.author,
             e.from
-        );
+        )?;
         for c in &e.changes {
-            println!(
+            writeln!(
+                out,
                 "    {} {}: {} → {}",
                 c.app,
                 c.pin,
                 c.old.as_deref().unwrap_or("(none)"),
                 c.new.as_deref().unwrap_or("(none)")
-            );
+            )?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

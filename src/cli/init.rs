@@ -2,9 +2,10 @@
 //! `environments/*.yaml` (or with `--dry-run` only print them).
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
 
+use super::error::{CommandError, CommandResult, Outcome};
+use super::out;
 use crate::init::{self, Proposal};
 
 #[derive(clap::Args)]
@@ -21,18 +22,11 @@ pub struct Args {
     force: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     let proposal = init::scan(&args.root)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = out::stdout();
     print_summary(&mut out, &proposal)?;
-    let plan = match init::plan(&args.root, &proposal, args.force || args.dry_run) {
-        Ok(p) => p,
-        Err(e @ init::Error::Exists { .. }) => {
-            eprintln!("Error: {e}");
-            return Ok(ExitCode::from(1));
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let plan = init::plan(&args.root, &proposal, args.force || args.dry_run)?;
     if args.dry_run {
         for c in &plan.changes {
             writeln!(out, "\n# {} (not written: --dry-run)", c.path.display())?;
@@ -41,12 +35,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 None => write!(out, "{}", c.new)?,
             }
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Done);
     }
     for c in plan.changes.iter().filter(|c| c.old.is_some()) {
         write!(out, "{}", c.diff())?;
     }
     init::write(&args.root, &plan)?;
+    print_written(&mut out, &args.root, &plan).map_err(|e| {
+        CommandError::from(e).hint("init: the environment files were written before the error")
+    })?;
+    Ok(Outcome::Done)
+}
+
+/// What `init` wrote, and what to run next.
+fn print_written(out: &mut impl Write, root: &Path, plan: &init::Plan) -> std::io::Result<()> {
     writeln!(out)?;
     for c in &plan.changes {
         let verb = match &c.old {
@@ -63,10 +65,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             k.display()
         )?;
     }
-    let root = if args.root == std::path::Path::new(".") {
+    let root = if root == Path::new(".") {
         String::new()
     } else {
-        format!(" --root {}", args.root.display())
+        format!(" --root {}", root.display())
     };
     writeln!(
         out,
@@ -75,8 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     writeln!(
         out,
         "      hydrate render{root} (writes rendered/<env>/<app>/manifest.yaml)"
-    )?;
-    Ok(ExitCode::SUCCESS)
+    )
 }
 
 fn print_summary(out: &mut impl Write, p: &Proposal) -> std::io::Result<()> {

@@ -2,9 +2,11 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
+
+use super::error::Outcome;
+use super::out::{self, errln};
 
 use crate::kustomize::{self, LoadRestrictor, Options, Reorder};
 use crate::warning::WarningKind;
@@ -169,10 +171,10 @@ fn options(args: &BuildArgs) -> Options {
 }
 
 /// kustomize's `version` command (`Options.Validate` then `Run`).
-fn version(v: &VersionArgs) -> anyhow::Result<ExitCode> {
+fn version(v: &VersionArgs) -> anyhow::Result<Outcome> {
     if v.short {
         // cobra's notice for a flag marked deprecated.
-        eprintln!("Flag --short has been deprecated, and will be removed in the future.");
+        errln!("Flag --short has been deprecated, and will be removed in the future.");
         if v.output.as_deref().is_some_and(|o| !o.is_empty()) {
             anyhow::bail!("--short and --output are mutually exclusive");
         }
@@ -184,15 +186,12 @@ fn version(v: &VersionArgs) -> anyhow::Result<ExitCode> {
         (false, Some("json")) => kustomize::VersionFormat::Json,
         (false, Some(_)) => kustomize::VersionFormat::Other,
     };
-    write!(
-        std::io::stdout().lock(),
-        "{}",
-        kustomize::version_text(format)
-    )?;
-    Ok(ExitCode::SUCCESS)
+    write!(out::stdout(), "{}", kustomize::version_text(format))?;
+    Ok(Outcome::Done)
 }
 
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+/// Its errors exit 1, as kustomize's do (`error.rs`).
+pub fn run(cmd: Command) -> anyhow::Result<Outcome> {
     let args = match cmd {
         Command::Build(args) => args,
         Command::Version(v) => return version(&v),
@@ -201,7 +200,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let opts = options(&args);
     if opts.reorder == Reorder::None {
         // kustomize prints this deprecation notice and still honours the flag.
-        eprintln!("Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.");
+        errln!("Flag --reorder has been deprecated, use the new 'sortOptions' field in kustomization.yaml instead.");
     }
     let build = match kustomize::build_warned(&args.dir, &opts) {
         Ok(b) => b,
@@ -224,12 +223,12 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             refuse_missing_parent(&path)?;
             crate::output::write_file_atomic(&path, out.as_bytes())?;
         }
-        None => std::io::stdout().lock().write_all(out.as_bytes())?,
+        None => out::stdout().write_all(out.as_bytes())?,
     }
     // The process exits next: freeing every resource tree one node at a
     // time would cost a few percent of a large build for nothing.
     std::mem::forget(build);
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// kustomize's `-o FILE` opens the file with `os.Create` (kustomize
@@ -257,8 +256,8 @@ fn print_warnings(warnings: &[crate::warning::Warning]) {
     for w in warnings {
         match w.kind {
             // kustomize's own stderr line.
-            WarningKind::Deprecation => eprintln!("# Warning: {}", w.message),
-            _ => eprintln!("warning: {w}"),
+            WarningKind::Deprecation => errln!("# Warning: {}", w.message),
+            _ => errln!("warning: {w}"),
         }
     }
 }

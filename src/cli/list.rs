@@ -4,8 +4,9 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
+use super::error::{CommandError, CommandResult, Outcome};
+use super::out::{self, errln};
 use crate::env::{self, Environment, Layout, Output, Source};
 
 use super::render::Format;
@@ -23,32 +24,34 @@ pub struct Args {
     output: Format,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     let mut envs = env::load_environments(&args.root)?;
     if let Some(missing) = args
         .envs
         .iter()
         .find(|w| !envs.iter().any(|e| &e.name == *w))
     {
-        anyhow::bail!("no environment named `{missing}`");
+        return Err(CommandError::usage(format!(
+            "no environment named `{missing}`"
+        )));
     }
     if !args.envs.is_empty() {
         envs.retain(|e| args.envs.contains(&e.name));
     }
     print_config_warnings(&envs);
-    let mut out = std::io::stdout().lock();
+    let mut out = out::stdout();
     match args.output {
         Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&envs))?)?,
         Format::Text => print_table(&mut out, &envs)?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }
 
 /// Each environment file's warnings (no apps, a glob that finds nothing) on
 /// stderr.
 pub(super) fn print_config_warnings(envs: &[Environment]) {
     for w in envs.iter().flat_map(|e| &e.warnings) {
-        eprintln!("warning[{}]: {w}", w.kind.as_str());
+        errln!("warning[{}]: {w}", w.kind.as_str());
     }
 }
 

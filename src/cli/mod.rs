@@ -1,10 +1,13 @@
 //! The command line: parses arguments, calls the library, prints results
-//! and maps errors to exit codes (0 ok, 1 failure, 2 usage). No business
-//! logic lives here.
+//! and maps errors to exit codes through one table (`error.rs`: 0 done,
+//! 1 a finding, 2 a usage or runtime error). No business logic lives here.
+
+mod out;
 
 mod affected;
 mod cache;
 mod diff;
+mod error;
 mod helm;
 mod history;
 mod init;
@@ -19,10 +22,12 @@ mod set_image;
 pub use helm::template_options as helm_template_options;
 pub use kustomize::build_options as kustomize_build_options;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use error::{CommandError, CommandResult, Outcome};
 
 /// Render Kubernetes manifests for every app of every environment, offline.
 #[derive(Parser)]
@@ -91,13 +96,10 @@ fn command_line() -> Vec<std::ffi::OsString> {
 
 /// Runs the CLI and returns the process exit code.
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse_from(command_line()) {
+    let args = command_line();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+        Err(e) => return error::exit_code(parse_error(&e, &args)),
     };
     let result = match cli.command {
         Command::Render(args) => render::run(args),
@@ -112,20 +114,35 @@ pub fn run() -> ExitCode {
         Command::Rollback(args) => rollback::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Cache(cmd) => cache::run(cmd),
-        Command::Kustomize(cmd) => kustomize::run(cmd),
-        Command::Helm(cmd) => helm::run(cmd),
+        Command::Kustomize(cmd) => kustomize::run(cmd).map_err(CommandError::tool),
+        Command::Helm(cmd) => helm::run(cmd).map_err(CommandError::tool),
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            // A closed pipe (`hydrate … | head`) is not an error.
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            {
-                return ExitCode::SUCCESS;
-            }
-            let _ = writeln!(std::io::stderr(), "Error: {e}");
-            ExitCode::from(1)
+    // Output a line buffer still holds fails here, not silently at exit.
+    let result = result.and_then(|o| Ok(out::stdout().flush().map(|()| o)?));
+    error::exit_code(result)
+}
+
+/// clap's message for a command line it refused (on stderr, exit 2), or
+/// the help or version asked for (on stdout, exit 0). The drop-ins exit 1
+/// for a flag they do not know, as kustomize's and helm's cobra do.
+fn parse_error(e: &clap::Error, args: &[std::ffi::OsString]) -> CommandResult {
+    if !e.use_stderr() {
+        if std::io::stdout().is_terminal() {
+            // In colour; a terminal neither closes nor fills up.
+            let _ = e.print();
+        } else {
+            write!(out::stdout(), "{}", e.render())?;
         }
+        return Ok(Outcome::Done);
     }
+    let _ = e.print();
+    let drop_in = args.get(1).is_some_and(|a| a == "helm" || a == "kustomize");
+    Err(CommandError::new(
+        if drop_in {
+            error::Kind::Tool
+        } else {
+            error::Kind::Usage
+        },
+        Vec::new(),
+    ))
 }

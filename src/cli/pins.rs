@@ -1,10 +1,13 @@
 //! `hydrate pins [ENV]...`: the board of what each app runs in each
 //! environment, what awaits promotion, and the last change into each.
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::ValueEnum;
+
+use super::error::{CommandResult, Outcome};
+use super::out;
 
 use crate::promote;
 
@@ -29,15 +32,16 @@ pub struct Args {
     output: Format,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     // The board's clock: now, or HYDRATE_TIMESTAMP (stable snapshots).
     let now = super::render::identity(&args.root)?.time;
     let b = promote::board(&args.root, &args.envs, now)?;
+    let mut out = out::stdout();
     match args.output {
-        Format::Text => print!("{}", b.text()),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&b.json())?),
-        Format::Markdown => print!("{}", b.markdown()),
-        Format::Html => print!("{}", b.html()),
+        Format::Text => write!(out, "{}", b.text())?,
+        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&b.json())?)?,
+        Format::Markdown => write!(out, "{}", b.markdown())?,
+        Format::Html => write!(out, "{}", b.html())?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Done)
 }

@@ -1,9 +1,11 @@
 //! `hydrate promote FROM [TO]`: parse arguments, call `promote::promote`,
 //! print the plan and what was done.
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
+use super::error::{CommandError, CommandResult, Outcome};
+use super::out;
 use crate::promote::{self, PromoteOptions, PromoteReport};
 
 #[derive(clap::Args)]
@@ -141,7 +143,7 @@ fn description(r: &PromoteReport) -> String {
     out
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     let opts = PromoteOptions {
         root: args.root.clone(),
         from: args.from,
@@ -157,26 +159,54 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let r = promote::promote(&opts)?;
     super::set_image::print_notes(&r.recovered, r.outcome.as_ref());
+    let mut out = out::stdout();
     if r.plan.is_empty() && !r.plan.holds_any() {
-        println!("{} already has {}'s pins; nothing to promote", r.to, r.from);
+        writeln!(
+            out,
+            "{} already has {}'s pins; nothing to promote",
+            r.to, r.from
+        )?;
         for n in &r.notes {
-            println!("  {n}");
+            writeln!(out, "  {n}")?;
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Outcome::Done);
     }
-    print!("{}", plan_lines(&r));
     if opts.dry_run {
-        println!("dry run: nothing changed");
-        // As the promotion itself would: 1 when everything is held.
-        let all_held = r.plan.is_empty();
-        return Ok(ExitCode::from(u8::from(all_held)));
+        write!(out, "{}", plan_lines(&r))?;
+        writeln!(out, "dry run: nothing changed")?;
+        // As the promotion itself would: a finding when everything is held.
+        return Ok(Outcome::finding_if(r.plan.is_empty()));
     }
+    // The promotion is committed: what is left to do may fail, and the
+    // error then says that the commit stands.
+    let committed = r.outcome.as_ref().and_then(|o| o.commit.clone());
+    let stands = |e: CommandError| match &committed {
+        Some(c) => e.hint(format!(
+            "promote: committed {c} before the error; the commit stands"
+        )),
+        None => e,
+    };
+    if let Some(path) = &args.describe {
+        std::fs::write(path, description(&r))
+            .map_err(|e| stands(CommandError::runtime(format!("{}: {e}", path.display()))))?;
+    }
+    print_done(&mut out, &r).map_err(|e| stands(e.into()))?;
+    Ok(Outcome::Done)
+}
+
+/// The plan and what was done: the commit, and the environments rendered.
+fn print_done(out: &mut impl Write, r: &PromoteReport) -> std::io::Result<()> {
+    write!(out, "{}", plan_lines(r))?;
     if let Some(o) = &r.outcome {
         let files: Vec<String> = o.files.iter().map(|f| f.display().to_string()).collect();
         let commit = o.commit.as_deref().unwrap_or("none");
         match &r.branch {
-            Some(b) => println!("committed {commit} on branch {b} ({})", files.join(", ")),
-            None => println!("committed {commit} ({})", files.join(", ")),
+            Some(b) => writeln!(
+                out,
+                "committed {commit} on branch {b} ({})",
+                files.join(", ")
+            )?,
+            None => writeln!(out, "committed {commit} ({})", files.join(", "))?,
         }
     }
     for e in &r.rendered {
@@ -184,15 +214,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .commit
             .as_deref()
             .map_or(String::new(), |c| format!(", commit {c}"));
-        println!(
+        writeln!(
+            out,
             "{}: rendered -> {}: {} files changed{commit}",
             e.env,
             e.target,
             e.changed_files.len()
-        );
+        )?;
     }
-    if let Some(path) = &args.describe {
-        std::fs::write(path, description(&r))?;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

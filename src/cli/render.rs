@@ -1,11 +1,13 @@
 //! `hydrate render`: render every app of every environment and write the
 //! results (directories or environment branches), all or nothing.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::ValueEnum;
+
+use super::error::{CommandError, CommandResult, Outcome};
+use super::out::{self, errln};
 
 use crate::env::Selection;
 use crate::git::Identity;
@@ -81,7 +83,7 @@ fn parse_shard(s: &str) -> Result<(u32, u32), String> {
 /// `HYDRATE_TIMESTAMP` (Unix seconds, not negative) pin them, e.g. in
 /// tests; otherwise the repository's user.name/user.email and the current
 /// time. A set variable that does not parse is an error, never ignored.
-pub(super) fn identity(root: &std::path::Path) -> anyhow::Result<Identity> {
+pub(super) fn identity(root: &std::path::Path) -> Result<Identity, CommandError> {
     let (mut name, mut email) = ("hydrate".to_string(), "hydrate@localhost".to_string());
     if let Some((n, e)) = crate::git::Repo::discover(root)
         .ok()
@@ -91,20 +93,20 @@ pub(super) fn identity(root: &std::path::Path) -> anyhow::Result<Identity> {
     }
     if let Some(a) = std::env::var_os("HYDRATE_AUTHOR") {
         (name, email) = parse_author(&a.to_string_lossy()).ok_or_else(|| {
-            anyhow::anyhow!(
+            CommandError::usage(format!(
                 "HYDRATE_AUTHOR={:?}: expected `Name <email>`, e.g. `CI Bot <ci@example.com>`",
                 a
-            )
+            ))
         })?;
     }
     let time = match std::env::var_os("HYDRATE_TIMESTAMP") {
         Some(t) => {
             let t = t.to_string_lossy();
             t.trim().parse::<u32>().map(i64::from).map_err(|_| {
-                anyhow::anyhow!(
+                CommandError::usage(format!(
                     "HYDRATE_TIMESTAMP={t:?}: expected Unix seconds (a whole number from 0 \
                      to 4294967295), e.g. 1700000000"
-                )
+                ))
             })?
         }
         None => std::time::SystemTime::now()
@@ -123,7 +125,7 @@ fn parse_author(a: &str) -> Option<(String, String)> {
     (!n.is_empty() && e.contains('@') && !bad(n) && !bad(e)).then(|| (n.into(), e.into()))
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     // Environment-file warnings (no apps, a glob that finds nothing); an
     // error here is reported by the render itself.
     let loaded = crate::env::load_environments(&args.root);
@@ -143,10 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }),
         next: args.next,
         check: args.check,
-        identity: Some(match identity(&args.root) {
-            Ok(who) => who,
-            Err(e) => return Ok(fail(args.output, &[e.to_string()], 2)),
-        }),
+        identity: Some(identity(&args.root).map_err(|e| fail(args.output, e))?),
         push: args.push,
         remote: args.remote,
         trailers: Vec::new(),
@@ -178,57 +177,44 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let reports = match result {
         Ok(r) => r,
-        Err(render::Error::Renders(errors)) => {
-            // Warnings met before a build failed (kustomize prints them first).
-            for w in errors.iter().flat_map(crate::env::Error::warnings) {
-                eprintln!("warning[{}]: {w}", w.warning.kind.as_str());
-            }
-            let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            if args.output == Format::Text {
-                for m in &messages {
-                    eprintln!("Error: {m}");
+        Err(e) => {
+            if let render::Error::Renders(errors) = &e {
+                // Warnings met before a build failed (kustomize prints them first).
+                for w in errors.iter().flat_map(crate::env::Error::warnings) {
+                    errln!("warning[{}]: {w}", w.warning.kind.as_str());
                 }
-                eprintln!("{} render(s) failed; nothing was written", errors.len());
-                return Ok(ExitCode::from(1));
             }
-            return Ok(fail(args.output, &messages, 1));
+            return Err(fail(args.output, e.into()));
         }
-        Err(e @ render::Error::Selection(_)) => return Ok(fail(args.output, &[e.to_string()], 2)),
-        Err(e) if args.output == Format::Json => return Ok(fail(args.output, &[e.to_string()], 1)),
-        Err(e) => return Err(e.into()),
     };
     print_warnings(&reports);
     for r in &reports {
         for n in &r.notices {
-            eprintln!("warning: {}: {n}", r.env);
+            errln!("warning: {}: {n}", r.env);
         }
     }
     let stale = reports
         .iter()
         .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()));
+    let mut out = out::stdout();
     match args.output {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&to_json(&reports))?),
-        Format::Text => print_text(&reports),
+        Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&reports))?)?,
+        Format::Text => print_text(&mut out, &reports)?,
     }
-    Ok(if stale {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(Outcome::finding_if(stale))
 }
 
-/// Reports a failed run and returns `code`: `Error: ...` lines on stderr,
-/// and with `--output json` also `{"environments": [], "errors": [...]}`
-/// on stdout, so a machine reading stdout learns why.
-fn fail(format: Format, messages: &[String], code: u8) -> ExitCode {
-    for m in messages {
-        eprintln!("Error: {m}");
-    }
+/// A failed run: with `--output json`, `{"environments": [], "errors":
+/// [...]}` on stdout too, so a machine reading stdout learns why (the
+/// error itself is reported on stderr, as for every command).
+fn fail(format: Format, e: CommandError) -> CommandError {
     if format == Format::Json {
-        let v = serde_json::json!({ "environments": [], "errors": messages });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        let v = serde_json::json!({ "environments": [], "errors": e.messages() });
+        let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+        // The run failed already; a stdout that fails too adds nothing.
+        let _ = writeln!(out::stdout(), "{text}");
     }
-    ExitCode::from(code)
+    e
 }
 
 /// Each distinct warning (kind, file, line, message) once, with the apps it
@@ -251,11 +237,11 @@ fn print_warnings(reports: &[EnvReport]) {
         } else {
             String::new()
         };
-        eprintln!("{text}\n  in {}{tail}", shown.join(", "));
+        errln!("{text}\n  in {}{tail}", shown.join(", "));
     }
 }
 
-fn print_text(reports: &[EnvReport]) {
+fn print_text(out: &mut impl Write, reports: &[EnvReport]) -> std::io::Result<()> {
     for r in reports {
         let state = match (&r.check, &r.commit) {
             (Some(c), _) if c.is_clean() => "up to date".to_string(),
@@ -278,10 +264,11 @@ fn print_text(reports: &[EnvReport]) {
             (Some(remote), None) => format!(", same as {remote}"),
             (None, _) => String::new(),
         };
-        println!(
+        writeln!(
+            out,
             "{}: {} apps, {} resources, {} bytes -> {}: {state}{pushed}",
             r.env, r.apps, r.resources, r.bytes, r.target
-        );
+        )?;
         if let Some(c) = &r.check {
             for (what, files) in [
                 ("missing", &c.missing),
@@ -289,11 +276,12 @@ fn print_text(reports: &[EnvReport]) {
                 ("extra", &c.extra),
             ] {
                 for f in files {
-                    println!("  {what}: {f}");
+                    writeln!(out, "  {what}: {f}")?;
                 }
             }
         }
     }
+    Ok(())
 }
 
 fn to_json(reports: &[EnvReport]) -> serde_json::Value {

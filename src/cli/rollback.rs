@@ -2,8 +2,8 @@
 //! environment's pins as of an earlier change, as a new commit.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
+use super::error::CommandResult;
 use crate::promote::{self, Rollback};
 
 #[derive(clap::Args)]
@@ -21,13 +21,12 @@ pub struct Args {
     root: PathBuf,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     let target = match args.to {
         Some(c) => Rollback::To(c),
         None => Rollback::Steps(args.steps.unwrap_or(1)),
     };
     let who = super::render::identity(&args.root)?;
     let r = promote::rollback(&args.root, &args.env, &target, &who)?;
-    super::set_image::print_report(&r, "rollback");
-    Ok(ExitCode::SUCCESS)
+    super::set_image::print_report(&r, "rollback")
 }

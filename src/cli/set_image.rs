@@ -1,9 +1,11 @@
 //! `hydrate set-image` and `hydrate set-value`: the last-mile pin bumps a
 //! CI job makes, as commits with the promotion conventions.
 
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
+use super::error::{CommandError, CommandResult, Outcome};
+use super::out::{self, errln};
 use crate::promote::{self, Assignment, ImageSpec, SetReport};
 
 #[derive(clap::Args)]
@@ -47,46 +49,62 @@ pub struct ValueArgs {
 /// after its commit: on stderr, as warnings.
 pub(super) fn print_notes(recovered: &[String], outcome: Option<&promote::Outcome>) {
     for n in recovered {
-        eprintln!("note: {n}");
+        errln!("note: {n}");
     }
     for n in outcome.iter().flat_map(|o| &o.remaining) {
-        eprintln!("warning: {n}");
+        errln!("warning: {n}");
     }
 }
 
-pub(super) fn print_report(r: &SetReport, what: &str) {
+/// What was changed and committed. The commit is made before anything is
+/// printed: an error printing says that it stands.
+pub(super) fn print_report(r: &SetReport, what: &str) -> CommandResult {
     print_notes(&r.recovered, r.outcome.as_ref());
+    let committed = r.outcome.as_ref().and_then(|o| o.commit.as_ref());
+    write_report(&mut out::stdout(), r, what).map_err(|e| match committed {
+        Some(c) => CommandError::from(e).hint(format!(
+            "{what}: committed {c} before the error; the commit stands"
+        )),
+        None => e.into(),
+    })?;
+    Ok(Outcome::Done)
+}
+
+fn write_report(out: &mut impl Write, r: &SetReport, what: &str) -> std::io::Result<()> {
     if let (true, Some(c)) = (
         r.items.is_empty(),
         r.outcome.as_ref().and_then(|o| o.commit.as_ref()),
     ) {
-        println!("{what}: committed {c} (a killed run made it; this run finished it)");
-        return;
+        return writeln!(
+            out,
+            "{what}: committed {c} (a killed run made it; this run finished it)"
+        );
     }
     if r.items.is_empty() {
-        println!("{what}: nothing to change");
-        return;
+        return writeln!(out, "{what}: nothing to change");
     }
     for it in &r.items {
-        println!(
+        writeln!(
+            out,
             "  {} {}: {} → {}",
             it.app,
             it.pin,
             it.old.as_deref().unwrap_or("(none)"),
             it.new.as_deref().unwrap_or("(none)")
-        );
+        )?;
     }
     if let Some(o) = &r.outcome {
         match &o.commit {
-            Some(c) => println!("{what}: committed {c}"),
-            None => println!("{what}: files edited, nothing committed"),
+            Some(c) => writeln!(out, "{what}: committed {c}")?,
+            None => writeln!(out, "{what}: files edited, nothing committed")?,
         }
     }
+    Ok(())
 }
 
 /// Malformed arguments never get here: clap refuses them through the
 /// value parsers (exit 2, nothing read or written).
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args) -> CommandResult {
     let who = super::render::identity(&args.root)?;
     let r = promote::set_image(
         &args.root,
@@ -96,11 +114,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.no_commit,
         &who,
     )?;
-    print_report(&r, "set-image");
-    Ok(ExitCode::SUCCESS)
+    print_report(&r, "set-image")
 }
 
-pub fn run_value(args: ValueArgs) -> anyhow::Result<ExitCode> {
+pub fn run_value(args: ValueArgs) -> CommandResult {
     let who = super::render::identity(&args.root)?;
     let r = promote::set_value(
         &args.root,
@@ -110,6 +127,5 @@ pub fn run_value(args: ValueArgs) -> anyhow::Result<ExitCode> {
         args.no_commit,
         &who,
     )?;
-    print_report(&r, "set-value");
-    Ok(ExitCode::SUCCESS)
+    print_report(&r, "set-value")
 }

@@ -444,6 +444,7 @@ mod tests {
     /// Growth is linear, not quadratic: four times the resources take well
     /// under eight times as long. Timing is only meaningful optimised.
     #[test]
+    #[allow(clippy::disallowed_macros)] // libtest captures a test's output
     fn large_kustomization_growth_is_not_quadratic() {
         if cfg!(debug_assertions) {
             println!("skipped: timing needs an optimised build (cargo test --release)");

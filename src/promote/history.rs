@@ -80,6 +80,13 @@ impl HistoryEntry {
 /// Every recorded change into `env` reachable from HEAD (merged branches
 /// included), the last to reach the branch first.
 pub fn history(root: &Path, env: &str) -> Result<Vec<HistoryEntry>, Error> {
+    // An unknown name is a mistake, not an environment with no history.
+    if !crate::env::load_environments(root)?
+        .iter()
+        .any(|e| e.name == env)
+    {
+        return Err(Error::Usage(format!("no environment named `{env}`")));
+    }
     let mut all = every_change(root)?;
     all.retain(|e| e.env == env);
     Ok(all)

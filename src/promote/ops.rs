@@ -579,6 +579,9 @@ pub fn set_image(
     let view = edit.snap.root();
     let envs = env::load_environments(view)?;
     let e = find(&envs, env_name)?;
+    if let Some(a) = apps.iter().find(|a| !e.apps.iter().any(|x| x.name == **a)) {
+        return Err(Error::Usage(format!("no app `{a}` in `{env_name}`")));
+    }
     let mut items = Vec::new();
     for s in specs {
         items.extend(image_items(view, e, apps, s)?);
