@@ -51,9 +51,10 @@ pub struct Options {
     /// `--strict`: non-deterministic output is an error in every
     /// environment (as `strict: true` is in one).
     pub strict: bool,
-    /// Use the render cache in `<root>/.hydrate/cache` (`--no-cache` turns
-    /// it off).
-    pub cache: bool,
+    /// Use the render cache in `<root>/.hydrate/cache`, its entries
+    /// authenticated under this secret (`None`: no cache, as with
+    /// `--no-cache`).
+    pub cache: Option<env::cache::Secret>,
 }
 
 /// What happened to one environment.
@@ -169,7 +170,10 @@ pub fn run_loaded(
             opts.selection.envs.is_empty() || opts.selection.envs.iter().any(|s| s == n)
         }));
     }
-    let cache = opts.cache.then(|| env::Cache::open(&opts.root)).flatten();
+    let cache = opts
+        .cache
+        .clone()
+        .and_then(|secret| env::Cache::open(&opts.root, secret));
     // Each render's files are streamed to its output's staging tree as it
     // finishes (see `sink`); only the counts stay.
     let mut sink = Sink::open(opts, &envs, &written);

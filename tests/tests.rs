@@ -2,6 +2,7 @@
 
 mod branches;
 mod cache;
+mod cache_trust;
 mod cli;
 mod conformance;
 mod corpus;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::ValueEnum;
 
+use crate::env::cache::secret;
 use crate::env::Selection;
 use crate::git::Identity;
 use crate::render::{self, EnvReport, OutputKind};
@@ -130,6 +131,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Ok(envs) = &loaded {
         super::list::print_config_warnings(envs);
     }
+    let cache = match args.no_cache {
+        true => None,
+        false => match secret::resolve(&secret::Source::from_env()) {
+            Ok(Ok(key)) => Some(key),
+            Ok(Err(off)) => {
+                eprintln!("warning[{}]: {off}", off.kind.as_str());
+                None
+            }
+            Err(e) => return Ok(fail(args.output, &[e.to_string()], 2)),
+        },
+    };
     let opts = render::Options {
         root: args.root.clone(),
         selection: Selection {
@@ -151,7 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         remote: args.remote,
         trailers: Vec::new(),
         strict: args.strict,
-        cache: !args.no_cache,
+        cache,
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
