@@ -10,6 +10,7 @@ use clap::ValueEnum;
 use crate::env::cache::secret;
 use crate::env::Selection;
 use crate::git::Identity;
+use crate::output::publish::PushResult;
 use crate::render::{self, EnvReport, OutputKind};
 use crate::warning::Warning;
 
@@ -38,6 +39,7 @@ pub struct Args {
     check: bool,
     /// Push the environment branches with `git` after committing; a push
     /// another job beat is rebuilt on the new remote tip and tried again.
+    /// Exit 1 when the remote rejects any.
     #[arg(long)]
     push: bool,
     /// The remote environment branches build on and are pushed to
@@ -217,7 +219,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let stale = reports
         .iter()
-        .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()));
+        .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()) || r.push_rejected());
     match args.output {
         Format::Json => println!("{}", serde_json::to_string_pretty(&to_json(&reports))?),
         Format::Text => print_text(&reports),
@@ -285,15 +287,23 @@ fn print_text(reports: &[EnvReport]) {
             (None, None) if r.changed_files.is_empty() => "unchanged".to_string(),
             (None, None) => format!("{} files changed", r.changed_files.len()),
         };
-        let pushed = match (&r.pushed, &r.commit) {
-            (Some(remote), Some(_)) => format!(", pushed to {remote}"),
-            (Some(remote), None) => format!(", same as {remote}"),
-            (None, _) => String::new(),
+        let pushed = match &r.push {
+            Some(p) => match &p.result {
+                PushResult::Pushed => format!(", pushed to {}", p.remote),
+                PushResult::Unchanged => format!(", already on {}", p.remote),
+                PushResult::Rejected(why) => format!(", REJECTED by {} ({})", p.remote, why.reason),
+            },
+            None => String::new(),
         };
         println!(
             "{}: {} apps, {} resources, {} bytes -> {}: {state}{pushed}",
             r.env, r.apps, r.resources, r.bytes, r.target
         );
+        if let Some(PushResult::Rejected(why)) = r.push.as_ref().map(|p| &p.result) {
+            for line in &why.remote {
+                println!("  remote: {line}");
+            }
+        }
         if let Some(c) = &r.check {
             for (what, files) in [
                 ("missing", &c.missing),
@@ -306,6 +316,17 @@ fn print_text(reports: &[EnvReport]) {
             }
         }
     }
+}
+
+/// `{"to", "status": "pushed"|"unchanged"|"rejected", "reason", "remote"}`:
+/// `remote` holds the remote's own lines about a rejected branch.
+fn push_json(p: &render::EnvPush) -> serde_json::Value {
+    let (status, reason, remote) = match &p.result {
+        PushResult::Pushed => ("pushed", None, &[][..]),
+        PushResult::Unchanged => ("unchanged", None, &[][..]),
+        PushResult::Rejected(why) => ("rejected", Some(&why.reason), &why.remote[..]),
+    };
+    serde_json::json!({ "to": p.remote, "status": status, "reason": reason, "remote": remote })
 }
 
 fn to_json(reports: &[EnvReport]) -> serde_json::Value {
@@ -323,6 +344,7 @@ fn to_json(reports: &[EnvReport]) -> serde_json::Value {
                 "notices": r.notices,
                 "commit": r.commit,
                 "pushed": r.pushed,
+                "push": r.push.as_ref().map(push_json),
                 "check": r.check.as_ref().map(|c| serde_json::json!({
                     "upToDate": c.is_clean(),
                     "missing": c.missing,
