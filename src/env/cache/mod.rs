@@ -282,7 +282,9 @@ impl Cache {
         Warning::new(
             WarningKind::Cache,
             format!(
-                "a render cache entry failed authentication: it was written without this                  run's key or altered (jobs that share a cache need the same {}); ignored,                  rendered again",
+                "a render cache entry failed authentication (written without this run's \
+                 key, or altered): ignored and rendered again; jobs that share a cache \
+                 need the same {}",
                 secret::VAR
             ),
             Some(self.dir.clone()),
