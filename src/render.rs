@@ -51,9 +51,10 @@ pub struct Options {
     /// `--strict`: non-deterministic output is an error in every
     /// environment (as `strict: true` is in one).
     pub strict: bool,
-    /// Use the render cache in `<root>/.hydrate/cache` (`--no-cache` turns
-    /// it off).
-    pub cache: bool,
+    /// Use the render cache in `<root>/.hydrate/cache`, its entries
+    /// authenticated under this secret (`None`: no cache, as with
+    /// `--no-cache`).
+    pub cache: Option<env::cache::Secret>,
 }
 
 /// What happened to one environment.
@@ -79,12 +80,33 @@ pub struct EnvReport {
     pub notices: Vec<String>,
     /// The commit made, if any.
     pub commit: Option<String>,
-    /// With `push`: the remote the branch was pushed to.
+    /// With `push`: the remote that has the branch (pushed, or already
+    /// there); `None` when it was rejected.
     pub pushed: Option<String>,
+    /// With `push`: the remote and what it did with the branch.
+    pub push: Option<EnvPush>,
     /// With `check`: how the output differs.
     pub check: Option<CheckReport>,
     /// The renders' warnings (deprecations, non-deterministic functions, ...).
     pub warnings: Vec<env::AppWarning>,
+}
+
+/// What `--push` did with one environment's branch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnvPush {
+    /// The remote pushed to.
+    pub remote: String,
+    /// Pushed, unchanged, or rejected with the remote's reason and lines.
+    pub result: publish::PushResult,
+}
+
+impl EnvReport {
+    /// Whether the remote rejected this environment's branch.
+    pub fn push_rejected(&self) -> bool {
+        self.push
+            .as_ref()
+            .is_some_and(|p| matches!(p.result, publish::PushResult::Rejected(_)))
+    }
 }
 
 /// A failed run.
@@ -169,7 +191,10 @@ pub fn run_loaded(
             opts.selection.envs.is_empty() || opts.selection.envs.iter().any(|s| s == n)
         }));
     }
-    let cache = opts.cache.then(|| env::Cache::open(&opts.root)).flatten();
+    let cache = opts
+        .cache
+        .clone()
+        .and_then(|secret| env::Cache::open(&opts.root, secret));
     // Each render's files are streamed to its output's staging tree as it
     // finishes (see `sink`); only the counts stay.
     let mut sink = Sink::open(opts, &envs, &written);
@@ -343,9 +368,10 @@ fn push_branches(
             out,
             message,
             rebuilt: None,
+            result: None,
         })
         .collect();
-    publish::push(&g.repo, &mut pending, &who)?;
+    let notes_rejected = publish::push(&g.repo, &mut pending, &who)?;
     for ((i, ..), p) in written.iter().zip(pending) {
         let r = &mut reports[*i];
         if let Some(w) = p.rebuilt {
@@ -353,7 +379,28 @@ fn push_branches(
             r.commit = w.commit.map(|c| c.to_string());
             r.changed_files = w.changed_files;
         }
-        r.pushed = p.branch.remote.as_ref().map(|rb| rb.remote.clone());
+        let (Some(rb), Some(result)) = (&p.branch.remote, p.result) else {
+            continue;
+        };
+        if let Some(n) = notes_rejected.iter().find(|n| n.remote == rb.remote) {
+            r.notices.push(format!(
+                "{} was rejected by {} ({}){}",
+                publish::NOTES_REF,
+                n.remote,
+                n.rejection.reason,
+                n.rejection
+                    .remote
+                    .iter()
+                    .map(|l| format!("\n  remote: {l}"))
+                    .collect::<String>()
+            ));
+        }
+        let rejected = matches!(result, publish::PushResult::Rejected(_));
+        r.pushed = (!rejected).then(|| rb.remote.clone());
+        r.push = Some(EnvPush {
+            remote: rb.remote.clone(),
+            result,
+        });
     }
     Ok(())
 }
@@ -607,6 +654,7 @@ fn prepare_env(
         notices: Vec::new(),
         commit: None,
         pushed: None,
+        push: None,
         check: None,
         warnings: apps.iter().flat_map(|r| r.warnings.clone()).collect(),
     };

@@ -23,6 +23,9 @@ pub enum WarningKind {
     /// An environment file that renders nothing where something was meant:
     /// no apps, or a `discover:` glob that matches no directory.
     Config,
+    /// The render cache: an entry that failed authentication (rendered
+    /// again), or no key to authenticate with (the cache is off).
+    Cache,
 }
 
 impl WarningKind {
@@ -33,19 +36,21 @@ impl WarningKind {
             WarningKind::NonDeterminism,
             WarningKind::NotAnObject,
             WarningKind::Config,
+            WarningKind::Cache,
         ]
         .into_iter()
         .find(|k| k.as_str() == name)
     }
 
     /// A short stable name (`deprecation`, `non-determinism`, `not-an-object`,
-    /// `config`).
+    /// `config`, `cache`).
     pub fn as_str(self) -> &'static str {
         match self {
             WarningKind::Deprecation => "deprecation",
             WarningKind::NonDeterminism => "non-determinism",
             WarningKind::NotAnObject => "not-an-object",
             WarningKind::Config => "config",
+            WarningKind::Cache => "cache",
         }
     }
 }
@@ -107,6 +112,8 @@ mod tests {
             WarningKind::Deprecation,
             WarningKind::NonDeterminism,
             WarningKind::NotAnObject,
+            WarningKind::Config,
+            WarningKind::Cache,
         ] {
             assert_eq!(WarningKind::from_name(k.as_str()), Some(k));
         }

@@ -8,7 +8,12 @@ use std::path::{Path, PathBuf};
 
 use hydrate::env::{self, Cache};
 
-use crate::support::{demo_copy, hydrate, list_files, render_at};
+use crate::support::{demo_copy, hydrate, list_files, render_at, CACHE_KEY};
+
+/// The secret `hydrate` runs with in these tests (`HYDRATE_CACHE_KEY`).
+fn secret() -> env::cache::Secret {
+    env::cache::Secret::from_text(CACHE_KEY.as_bytes()).unwrap()
+}
 
 /// The demo with a patch file in api's production overlay, a deprecated
 /// field (a warning) in redis's dev overlay, and dev written one file per
@@ -54,17 +59,17 @@ fn jobs(root: &Path) -> Vec<env::Job> {
 
 /// Renders every job through a cache in `dir` (storing the misses).
 fn fill(root: &Path, dir: &Path, build: &str) -> env::cache::Stats {
-    let cache = Cache::at(dir.to_path_buf(), build.into(), u64::MAX);
+    let cache = Cache::at(dir.to_path_buf(), build.into(), u64::MAX, secret());
     env::render_all_cached(&jobs(root), Some(&cache), &|| {}).unwrap();
     cache.stats()
 }
 
 /// The jobs a fresh run would have to render.
 fn misses(root: &Path, dir: &Path, build: &str) -> BTreeSet<String> {
-    let cache = Cache::at(dir.to_path_buf(), build.into(), u64::MAX);
+    let cache = Cache::at(dir.to_path_buf(), build.into(), u64::MAX, secret());
     jobs(root)
         .iter()
-        .filter(|j| cache.lookup(j).is_none())
+        .filter(|j| cache.lookup(j).hit().is_none())
         .map(|j| format!("{}/{}", j.env, j.app))
         .collect()
 }
@@ -397,7 +402,7 @@ fn least_recently_used_entries_go_first_when_the_cache_is_full() {
         "# changed\n",
     );
     let limit = total / 2;
-    let cache = Cache::at(dir.clone(), "t".into(), limit);
+    let cache = Cache::at(dir.clone(), "t".into(), limit, secret());
     let dev: Vec<env::Job> = jobs(root).into_iter().filter(|j| j.env == "dev").collect();
     env::render_all_cached(&dev, Some(&cache), &|| {}).unwrap();
     assert_eq!(cache.stats().stored, 1);
@@ -460,12 +465,12 @@ fn a_cached_secret_keeps_its_data_for_the_secret_guard() {
     let root = repo.path();
     let dir = root.join(".hydrate/cache-test");
     fill(root, &dir, "b1");
-    let cache = Cache::at(dir, "b1".into(), u64::MAX);
+    let cache = Cache::at(dir, "b1".into(), u64::MAX, secret());
     let api = jobs(root)
         .into_iter()
         .find(|j| j.env == "production" && j.app == "api")
         .unwrap();
-    let hit = cache.lookup(&api).expect("a cache hit");
+    let hit = cache.lookup(&api).hit().expect("a cache hit");
     let secret = hit
         .objects
         .iter()
@@ -516,8 +521,8 @@ fn overlapping_runs_keep_each_others_jobs_and_stats() {
     age();
     // Two runs open the cache before either writes its index: the second
     // to finish merges with what the first wrote.
-    let a = Cache::at(dir.clone(), "t".into(), u64::MAX);
-    let b = Cache::at(dir.clone(), "t".into(), u64::MAX);
+    let a = Cache::at(dir.clone(), "t".into(), u64::MAX, secret());
+    let b = Cache::at(dir.clone(), "t".into(), u64::MAX, secret());
     fill_env(root, &a, "dev");
     fill_env(root, &b, "staging");
     let production: BTreeSet<String> = jobs(root)
@@ -529,7 +534,7 @@ fn overlapping_runs_keep_each_others_jobs_and_stats() {
     assert_eq!(misses(root, &dir, "t"), production);
     // A run that opens the index after both wrote it adds its own jobs
     // and keeps theirs.
-    let c = Cache::at(dir.clone(), "t".into(), u64::MAX);
+    let c = Cache::at(dir.clone(), "t".into(), u64::MAX, secret());
     fill_env(root, &c, "production");
     assert_eq!(misses(root, &dir, "t"), set(&[]));
     let warm = fill(root, &dir, "t");

@@ -59,12 +59,21 @@ impl World {
     }
 
     fn render_at(&self, clone: &Path, time: &str, args: &[&str]) -> Output {
+        self.render_as(clone, time, "json", args)
+    }
+
+    /// `hydrate render --to branch ARGS…` as a person reads it.
+    fn render_text(&self, clone: &Path, args: &[&str]) -> Output {
+        self.render_as(clone, TIME, "text", args)
+    }
+
+    fn render_as(&self, clone: &Path, time: &str, format: &str, args: &[&str]) -> Output {
         self.git
             .command(env!("CARGO_BIN_EXE_hydrate"))
             .arg("render")
             .arg("--root")
             .arg(clone)
-            .args(["--to", "branch", "--output", "json"])
+            .args(["--to", "branch", "--output", format])
             .args(args)
             .env("HYDRATE_AUTHOR", AUTHOR)
             .env("HYDRATE_TIMESTAMP", time)
@@ -138,6 +147,7 @@ fn fresh_clone_with_nothing_changed_commits_nothing_then_builds_on_the_remote_ti
     }
     for e in report["environments"].as_array().unwrap() {
         assert_eq!(e["pushed"], "origin");
+        assert_eq!(e["push"]["status"], "pushed", "{e}");
     }
 
     // B: a fresh clone, env/* exist only as origin/env/*.
@@ -158,6 +168,9 @@ fn fresh_clone_with_nothing_changed_commits_nothing_then_builds_on_the_remote_ti
     let report = ok(&w.render(&b, &["--push"]));
     assert!(commits(&report).iter().all(|(_, c)| c.is_none()));
     assert_eq!(w.remote_tips(), before, "a no-op pushes nothing new");
+    for (env, push) in pushes(&report) {
+        assert_eq!(push["status"], "unchanged", "{env}");
+    }
 
     // A source change in B: its commit's parent is A's, and the push is a fast-forward.
     w.change(
@@ -592,29 +605,136 @@ fn push_carries_the_notes_ref_and_merges_notes_another_clone_pushed() {
     assert_eq!(notes, "from a\nfrom b");
 }
 
-#[test]
-fn a_push_the_remote_refuses_fails_with_its_reason() {
-    let w = World::new();
+/// Installs `script` as the bare remote's `pre-receive` hook.
+fn pre_receive(w: &World, script: &str) {
     let hook = w.bare.join("hooks/pre-receive");
-    fs::write(
-        &hook,
-        "#!/bin/sh\necho 'env branches are protected' >&2\nexit 1\n",
-    )
-    .unwrap();
+    fs::write(&hook, script).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
     }
+}
+
+/// env → its `push` report (`to`, `status`, `reason`, `remote`).
+fn pushes(report: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
+    report["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["env"].as_str().unwrap().to_string(), e["push"].clone()))
+        .collect()
+}
+
+#[test]
+fn a_push_the_remote_refuses_reports_each_branch_rejected_with_its_lines() {
+    let w = World::new();
+    pre_receive(
+        &w,
+        "#!/bin/sh\necho 'env branches are protected' >&2\nexit 1\n",
+    );
     let a = w.clone("a", &[]);
     let out = w.render(&a, &["--push"]);
     assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("push refs/heads/env/") && err.contains("[remote rejected]"),
-        "{err}"
-    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (env, push) in pushes(&report) {
+        assert_eq!(
+            push,
+            serde_json::json!({
+                "to": "origin",
+                "status": "rejected",
+                "reason": "pre-receive hook declined",
+                "remote": ["env branches are protected"],
+            }),
+            "{env}"
+        );
+    }
     assert_eq!(w.remote_tips(), [None, None, None]);
+}
+
+/// A hook that declines any push holding `env/production` (a pre-receive
+/// hook judges the whole push, so git reports every ref of it declined).
+const PRODUCTION_FROZEN: &str = "#!/bin/sh\n\
+    while read old new ref; do\n\
+      if [ \"$ref\" = refs/heads/env/production ]; then\n\
+        echo 'production is frozen until Monday' >&2\n\
+        echo 'ask #release to lift the freeze' >&2\n\
+        exit 1\n\
+      fi\n\
+    done\n";
+
+#[test]
+fn a_hook_refusing_production_leaves_the_others_pushed_and_says_why() {
+    let w = World::new();
+    pre_receive(&w, PRODUCTION_FROZEN);
+    let a = w.clone("a", &[]);
+    let out = w.render_text(&a, &["--push"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("$ hydrate render --to branch --push\n{stdout}");
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 5, "{stdout}");
+    let tail = |l: &str| l.split_once(", commit ").map(|(_, t)| t[12..].to_string());
+    assert!(lines[0].starts_with("dev: "), "{stdout}");
+    assert_eq!(tail(lines[0]).as_deref(), Some(", pushed to origin"));
+    assert!(lines[1].starts_with("production: "), "{stdout}");
+    assert_eq!(
+        tail(lines[1]).as_deref(),
+        Some(", REJECTED by origin (pre-receive hook declined)")
+    );
+    assert_eq!(lines[2], "  remote: production is frozen until Monday");
+    assert_eq!(lines[3], "  remote: ask #release to lift the freeze");
+    assert!(lines[4].starts_with("staging: "), "{stdout}");
+    assert_eq!(tail(lines[4]).as_deref(), Some(", pushed to origin"));
+    let local = |b: &str| w.git.git(&a, &["rev-parse", b]);
+    let tips = w.remote_tips();
+    assert_eq!(tips[0], Some(local("env/dev")));
+    assert_eq!(tips[1], Some(local("env/staging")));
+    assert_eq!(tips[2], None, "production was not pushed");
+    assert!(w.git.git_ok(
+        &w.bare,
+        &[
+            "rev-parse",
+            "--verify",
+            "-q",
+            "refs/notes/hydrator.metadata"
+        ]
+    ));
+
+    // Again, as JSON: dev and staging are on the remote already.
+    let out = w.render(&a, &["--push"]);
+    let json = String::from_utf8_lossy(&out.stdout);
+    println!("$ hydrate render --to branch --push --output json\n{json}");
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unchanged = serde_json::json!({
+        "to": "origin", "status": "unchanged", "reason": null, "remote": [],
+    });
+    assert_eq!(
+        pushes(&report),
+        [
+            ("dev".to_string(), unchanged.clone()),
+            (
+                "production".to_string(),
+                serde_json::json!({
+                    "to": "origin",
+                    "status": "rejected",
+                    "reason": "pre-receive hook declined",
+                    "remote": ["production is frozen until Monday", "ask #release to lift the freeze"],
+                })
+            ),
+            ("staging".to_string(), unchanged),
+        ]
+    );
+    let envs = report["environments"].as_array().unwrap();
+    let pushed: Vec<serde_json::Value> = envs.iter().map(|e| e["pushed"].clone()).collect();
+    assert_eq!(
+        pushed,
+        serde_json::json!(["origin", null, "origin"])
+            .as_array()
+            .unwrap()[..]
+    );
+    assert_eq!(w.remote_tips()[2], None);
 }
 
 #[test]
@@ -746,4 +866,28 @@ fn a_depth_1_clone_renders_on_the_remote_branches_and_pushes() {
         let parent = w.git.git(&w.bare, &["rev-parse", &format!("{commit}^")]);
         assert_eq!(Some(parent), before.clone(), "{env}");
     }
+}
+
+#[test]
+fn a_refused_notes_ref_is_a_notice_on_the_branches_it_went_with() {
+    let w = World::new();
+    pre_receive(
+        &w,
+        "#!/bin/sh\nwhile read old new ref; do\n  case \"$ref\" in refs/notes/*) \
+         echo 'notes are not allowed here' >&2; exit 1;; esac\ndone\n",
+    );
+    let a = w.clone("a", &[]);
+    let report = ok(&w.render(&a, &["--push"]));
+    for e in report["environments"].as_array().unwrap() {
+        assert_eq!(e["push"]["status"], "pushed", "{e}");
+        assert_eq!(
+            e["notices"],
+            serde_json::json!([
+                "refs/notes/hydrator.metadata was rejected by origin (pre-receive hook declined)\n  \
+                 remote: notes are not allowed here"
+            ]),
+            "{e}"
+        );
+    }
+    assert!(w.remote_tips().iter().all(Option::is_some));
 }

@@ -166,8 +166,15 @@ mod skips {
 
 /// The hydrate binary under test.
 pub fn hydrate() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("hydrate").expect("the hydrate binary is built by cargo test")
+    let mut cmd = assert_cmd::Command::cargo_bin("hydrate")
+        .expect("the hydrate binary is built by cargo test");
+    // The render cache's secret: tests never make a key in the real home.
+    cmd.env("HYDRATE_CACHE_KEY", CACHE_KEY);
+    cmd
 }
+
+/// The `HYDRATE_CACHE_KEY` that [`hydrate`] sets.
+pub const CACHE_KEY: &str = "test-cache-key-0123456789abcdef0123456789abcdef";
 
 /// `hydrate render --root ROOT`, ready for more arguments.
 pub fn render_at(root: &Path) -> assert_cmd::Command {

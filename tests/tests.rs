@@ -1,7 +1,9 @@
 //! hydrate's integration tests, in one binary to keep link time down.
+#![allow(clippy::disallowed_macros)] // tests print what they measured
 
 mod branches;
 mod cache;
+mod cache_trust;
 mod cli;
 mod conformance;
 mod corpus;

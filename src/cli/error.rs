@@ -214,9 +214,6 @@ fn output_kind(e: &crate::output::Error) -> Kind {
     use crate::output::Error as E;
     match e {
         E::Git(g) => git_kind(g),
-        // The remote's gate (a hook, a protected branch) says no: a
-        // finding, as a policy holding back a promotion is.
-        E::Push { .. } => Kind::Finding,
         E::Io { .. } | E::Diverged { .. } => Kind::Runtime,
         E::NoRemote(_)
         | E::BranchName(_)
@@ -308,13 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn a_push_the_remote_refuses_is_a_finding_and_io_is_an_error() {
-        let push = crate::output::Error::Push {
-            remote: "origin".into(),
-            refname: "refs/heads/env/dev".into(),
-            reason: "[remote rejected]".into(),
-        };
-        assert_eq!(CommandError::from(push).kind, Kind::Finding);
+    fn io_is_an_error() {
         let io = std::io::Error::other("disk");
         assert_eq!(CommandError::from(io).kind, Kind::Runtime);
     }

@@ -9,8 +9,10 @@ use clap::ValueEnum;
 use super::error::{CommandError, CommandResult, Outcome};
 use super::out::{self, errln};
 
+use crate::env::cache::secret;
 use crate::env::Selection;
 use crate::git::Identity;
+use crate::output::publish::PushResult;
 use crate::render::{self, EnvReport, OutputKind};
 use crate::warning::Warning;
 
@@ -39,6 +41,7 @@ pub struct Args {
     check: bool,
     /// Push the environment branches with `git` after committing; a push
     /// another job beat is rebuilt on the new remote tip and tried again.
+    /// Exit 1 when the remote rejects any.
     #[arg(long)]
     push: bool,
     /// The remote environment branches build on and are pushed to
@@ -132,6 +135,18 @@ pub fn run(args: Args) -> CommandResult {
     if let Ok(envs) = &loaded {
         super::list::print_config_warnings(envs);
     }
+    let cache = match args.no_cache {
+        true => None,
+        false => match secret::resolve(&secret::Source::from_env()) {
+            Ok(Ok(key)) => Some(key),
+            Ok(Err(off)) => {
+                errln!("warning[{}]: {off}", off.kind.as_str());
+                None
+            }
+            // A HYDRATE_CACHE_KEY that cannot be a key: a usage error.
+            Err(e) => return Err(fail(args.output, CommandError::usage(e.to_string()))),
+        },
+    };
     let opts = render::Options {
         root: args.root.clone(),
         selection: Selection {
@@ -150,7 +165,7 @@ pub fn run(args: Args) -> CommandResult {
         remote: args.remote,
         trailers: Vec::new(),
         strict: args.strict,
-        cache: !args.no_cache,
+        cache,
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -195,7 +210,7 @@ pub fn run(args: Args) -> CommandResult {
     }
     let stale = reports
         .iter()
-        .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()));
+        .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()) || r.push_rejected());
     let mut out = out::stdout();
     match args.output {
         Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&reports))?)?,
@@ -259,16 +274,24 @@ fn print_text(out: &mut impl Write, reports: &[EnvReport]) -> std::io::Result<()
             (None, None) if r.changed_files.is_empty() => "unchanged".to_string(),
             (None, None) => format!("{} files changed", r.changed_files.len()),
         };
-        let pushed = match (&r.pushed, &r.commit) {
-            (Some(remote), Some(_)) => format!(", pushed to {remote}"),
-            (Some(remote), None) => format!(", same as {remote}"),
-            (None, _) => String::new(),
+        let pushed = match &r.push {
+            Some(p) => match &p.result {
+                PushResult::Pushed => format!(", pushed to {}", p.remote),
+                PushResult::Unchanged => format!(", already on {}", p.remote),
+                PushResult::Rejected(why) => format!(", REJECTED by {} ({})", p.remote, why.reason),
+            },
+            None => String::new(),
         };
         writeln!(
             out,
             "{}: {} apps, {} resources, {} bytes -> {}: {state}{pushed}",
             r.env, r.apps, r.resources, r.bytes, r.target
         )?;
+        if let Some(PushResult::Rejected(why)) = r.push.as_ref().map(|p| &p.result) {
+            for line in &why.remote {
+                writeln!(out, "  remote: {line}")?;
+            }
+        }
         if let Some(c) = &r.check {
             for (what, files) in [
                 ("missing", &c.missing),
@@ -282,6 +305,17 @@ fn print_text(out: &mut impl Write, reports: &[EnvReport]) -> std::io::Result<()
         }
     }
     Ok(())
+}
+
+/// `{"to", "status": "pushed"|"unchanged"|"rejected", "reason", "remote"}`:
+/// `remote` holds the remote's own lines about a rejected branch.
+fn push_json(p: &render::EnvPush) -> serde_json::Value {
+    let (status, reason, remote) = match &p.result {
+        PushResult::Pushed => ("pushed", None, &[][..]),
+        PushResult::Unchanged => ("unchanged", None, &[][..]),
+        PushResult::Rejected(why) => ("rejected", Some(&why.reason), &why.remote[..]),
+    };
+    serde_json::json!({ "to": p.remote, "status": status, "reason": reason, "remote": remote })
 }
 
 fn to_json(reports: &[EnvReport]) -> serde_json::Value {
@@ -299,6 +333,7 @@ fn to_json(reports: &[EnvReport]) -> serde_json::Value {
                 "notices": r.notices,
                 "commit": r.commit,
                 "pushed": r.pushed,
+                "push": r.push.as_ref().map(push_json),
                 "check": r.check.as_ref().map(|c| serde_json::json!({
                     "upToDate": c.is_clean(),
                     "missing": c.missing,

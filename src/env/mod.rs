@@ -523,13 +523,21 @@ pub fn render_each<T: Send>(
     };
     let results: Vec<Result<T, Error>> = cache::schedule::run(&order, |i| {
         let j = &jobs[i];
-        let r = match cache.and_then(|c| c.lookup(j)) {
-            Some(hit) => Ok(hit),
-            None => {
+        let r = match cache.map(|c| c.lookup(j)) {
+            Some(cache::Lookup::Hit(hit)) => Ok(hit),
+            found => {
                 let started = std::time::Instant::now();
-                let r = render_one(j, &opts, &charts);
-                if let (Some(c), Ok(r)) = (cache, &r) {
+                let mut r = render_one(j, &opts, &charts);
+                if let (Some(c), Ok(r)) = (cache, &mut r) {
                     c.store(j, r, started.elapsed());
+                    // After storing: the warning is this run's, not the render's.
+                    if matches!(found, Some(cache::Lookup::Unauthentic)) {
+                        r.warnings.push(AppWarning {
+                            env: j.env.clone(),
+                            app: j.app.clone(),
+                            warning: c.unauthentic_warning(),
+                        });
+                    }
                 }
                 r
             }

@@ -16,15 +16,28 @@ use super::{Error, Identity};
 /// What the remote did with one pushed ref.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PushOutcome {
-    /// The ref was created or moved (or already pointed there).
-    Accepted,
+    /// The ref was created or moved.
+    Updated,
+    /// The ref already pointed there (`[up to date]`).
+    UpToDate,
     /// Someone else moved the ref first: fetch, rebuild on their tip and
     /// push again. `git push` says "[rejected] (fetch first)" or
     /// "(non-fast-forward)", or a lost ref lock on the receiving side.
     Behind(String),
     /// The remote refused the ref for another reason (a protected branch, a
-    /// hook, missing permission); trying again will not help.
+    /// hook, missing permission); trying again will not help. The reason as
+    /// git gives it (`pre-receive hook declined`).
     Refused(String),
+}
+
+/// What `git push` reported.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PushReply {
+    /// What happened to each destination ref.
+    pub refs: BTreeMap<String, PushOutcome>,
+    /// What the remote itself said (its hooks' output): the `remote: `
+    /// lines of git's stderr, without that prefix.
+    pub remote: Vec<String>,
 }
 
 fn run(git_dir: &Path, what: &str, args: &[&str]) -> Result<Output, Error> {
@@ -107,24 +120,50 @@ pub fn fetch(git_dir: &Path, remote: &str, refspecs: &[String]) -> Result<(), Er
 
 /// `git push --porcelain REMOTE SRC:DST...` without force: the remote moves
 /// a ref only if the new commit descends from its tip. Returns what
-/// happened to each destination ref.
+/// happened to each destination ref, and what the remote said.
 pub fn push(
     git_dir: &Path,
     remote: &str,
     refspecs: &[(String, String)],
-) -> Result<BTreeMap<String, PushOutcome>, Error> {
+) -> Result<PushReply, Error> {
     let what = format!("push {remote}");
     let specs: Vec<String> = refspecs.iter().map(|(s, d)| format!("{s}:{d}")).collect();
     let mut args = vec!["push", "--porcelain", remote];
     args.extend(specs.iter().map(String::as_str));
     let out = run(git_dir, &what, &args)?;
-    let outcomes = parse_porcelain(&String::from_utf8_lossy(&out.stdout));
-    let all_reported = refspecs.iter().all(|(_, d)| outcomes.contains_key(d));
+    let refs = parse_porcelain(&String::from_utf8_lossy(&out.stdout));
+    let all_reported = refspecs.iter().all(|(_, d)| refs.contains_key(d));
     if !all_reported {
         // Nothing reached the per-ref stage: no such remote, no access, …
         return Err(failure(&what, &out));
     }
-    Ok(outcomes)
+    Ok(PushReply {
+        refs,
+        remote: remote_lines(&String::from_utf8_lossy(&out.stderr)),
+    })
+}
+
+/// The remote's messages in `git push`'s stderr. sideband.c prefixes each
+/// line the remote sent (ended by `\n` or `\r`) with `remote: ` and pads it
+/// with spaces (or `ESC[K` on a terminal) to overwrite progress; the
+/// padding is dropped, and control characters the remote sent become
+/// U+FFFD so that printing a line cannot drive the terminal.
+fn remote_lines(stderr: &str) -> Vec<String> {
+    stderr
+        .split(['\n', '\r'])
+        .filter_map(|l| l.strip_prefix("remote:"))
+        .map(|l| {
+            let l = l.strip_prefix(' ').unwrap_or(l);
+            let l = l.strip_suffix("\u{1b}[K").unwrap_or(l).trim_end();
+            l.chars()
+                .map(|c| match c {
+                    '\t' => c,
+                    c if c.is_control() => '\u{fffd}',
+                    c => c,
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Fetches `notes` (a `refs/notes/…` ref) from `remote` and merges it into
@@ -203,12 +242,22 @@ fn parse_porcelain(stdout: &str) -> BTreeMap<String, PushOutcome> {
             {
                 PushOutcome::Behind(summary)
             }
-            "!" => PushOutcome::Refused(summary),
-            _ => PushOutcome::Accepted,
+            "!" => PushOutcome::Refused(reason(&summary).to_string()),
+            "=" => PushOutcome::UpToDate,
+            _ => PushOutcome::Updated,
         };
         out.insert(dst.to_string(), outcome);
     }
     out
+}
+
+/// The reason in a summary `[remote rejected] (REASON)` (transport.c
+/// print_ref_status), else the whole summary.
+fn reason(summary: &str) -> &str {
+    summary
+        .split_once("] (")
+        .and_then(|(_, r)| r.strip_suffix(')'))
+        .unwrap_or(summary)
 }
 
 #[cfg(test)]
@@ -225,13 +274,16 @@ mod tests {
             !\trefs/heads/env/x:refs/heads/env/x\t[remote rejected] (cannot lock ref 'refs/heads/env/x': is at 1 but expected 2)\n\
             Done\n";
         let o = parse_porcelain(text);
-        assert_eq!(o["refs/heads/env/dev"], PushOutcome::Accepted);
-        assert_eq!(o["refs/heads/env/new"], PushOutcome::Accepted);
+        assert_eq!(o["refs/heads/env/dev"], PushOutcome::UpToDate);
+        assert_eq!(o["refs/heads/env/new"], PushOutcome::Updated);
         assert!(matches!(
             o["refs/heads/env/staging"],
             PushOutcome::Behind(_)
         ));
-        assert!(matches!(o["refs/heads/env/prod"], PushOutcome::Refused(_)));
+        assert_eq!(
+            o["refs/heads/env/prod"],
+            PushOutcome::Refused("protected branch hook declined".into())
+        );
         assert!(matches!(o["refs/heads/env/x"], PushOutcome::Behind(_)));
         assert_eq!(o.len(), 5);
     }
@@ -252,5 +304,25 @@ mod tests {
         assert_eq!(repository_name("https://host/"), Some("host".into()));
         assert_eq!(repository_name(".git"), None);
         assert_eq!(repository_name(""), None);
+    }
+
+    #[test]
+    fn remote_lines_lose_prefix_and_padding_and_control_characters() {
+        let stderr = "remote: production is frozen        \n\
+            remote: \u{1b}[31mred\u{1b}[K\n\
+            remote: 50% done\rremote: 100% done        \n\
+            remote: \n\
+            To file:///tmp/remote.git\n\
+            error: failed to push some refs to 'file:///tmp/remote.git'\n";
+        assert_eq!(
+            remote_lines(stderr),
+            [
+                "production is frozen",
+                "\u{fffd}[31mred",
+                "50% done",
+                "100% done",
+                ""
+            ]
+        );
     }
 }

@@ -55,16 +55,6 @@ pub enum Error {
     /// A remote was needed (or named) and is not there.
     #[error("{0}")]
     NoRemote(String),
-    /// The remote refused a push, or kept rejecting it.
-    #[error("push {refname} to {remote}: {reason}")]
-    Push {
-        /// The remote.
-        remote: String,
-        /// The ref pushed.
-        refname: String,
-        /// git's summary and what hydrate tried.
-        reason: String,
-    },
     /// git does not accept the branch name.
     #[error(
         "branch `{0}` is not a valid git branch name (git check-ref-format); nothing was written"

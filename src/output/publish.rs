@@ -5,7 +5,9 @@
 //! branch, rebuild the commit on the new tip from the same rendered output
 //! and push again, a bounded number of times. Rejected notes
 //! (`refs/notes/hydrator.metadata`) are merged with the remote's the same
-//! way. It renders nothing; the
+//! way. What the remote did with each branch (pushed, unchanged, or
+//! rejected with the remote's own words) is reported per branch, never
+//! turned into one error that hides the others. It renders nothing; the
 //! commands themselves live in `git::remote`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::branch::{self, Branch, BranchWrite, Start};
 use super::files::EnvOutput;
 use super::Error;
-use crate::git::remote::{self as cli, PushOutcome};
+use crate::git::remote::{self as cli, PushOutcome, PushReply};
 use crate::git::{Identity, Repo};
 
 /// gitops-promoter's notes ref; pushed along when it exists.
@@ -33,6 +35,39 @@ pub struct Pending<'a> {
     /// Set when the commit was rebuilt on a newer remote tip: what that
     /// write did (it replaces the first one).
     pub rebuilt: Option<BranchWrite>,
+    /// What the remote did with the branch, once [`push`] is done.
+    pub result: Option<PushResult>,
+}
+
+/// What the remote did with one pushed branch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PushResult {
+    /// The remote branch was created or moved to the local tip.
+    Pushed,
+    /// The remote branch already was at the local tip.
+    Unchanged,
+    /// The remote refused it (the local branch keeps its commit).
+    Rejected(Rejection),
+}
+
+/// Why a remote refused a ref.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    /// git's reason (`pre-receive hook declined`), or why hydrate gave up.
+    pub reason: String,
+    /// What the remote said about it: its hooks' `remote:` lines, from a
+    /// push of that ref alone when it was pushed with others.
+    pub remote: Vec<String>,
+}
+
+/// A remote that refused the notes ref (the branches' results are in
+/// their [`Pending`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotesRejected {
+    /// The remote.
+    pub remote: String,
+    /// Why.
+    pub rejection: Rejection,
 }
 
 /// The remote of every branch, or an error saying that there is none.
@@ -81,7 +116,14 @@ pub fn fetch(repo: &Repo, branches: &[&Branch]) -> Result<(), Error> {
 
 /// Pushes every pending branch (and the notes ref, when it exists) to its
 /// remote; rebuilds and retries the ones another writer got to first.
-pub fn push(repo: &Repo, pending: &mut [Pending], who: &Identity) -> Result<(), Error> {
+/// Each branch's [`Pending::result`] says what its remote did; the
+/// remotes that refused the notes ref are returned. An error is a push
+/// that reached no ref (no such remote, no access) or a failed rebuild.
+pub fn push(
+    repo: &Repo,
+    pending: &mut [Pending],
+    who: &Identity,
+) -> Result<Vec<NotesRejected>, Error> {
     let mut by_remote: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, p) in pending.iter().enumerate() {
         by_remote
@@ -90,12 +132,27 @@ pub fn push(repo: &Repo, pending: &mut [Pending], who: &Identity) -> Result<(), 
             .push(i);
     }
     let notes = repo.ref_target(NOTES_REF)?.is_some();
+    let mut refused = Vec::new();
     for (remote, todo) in by_remote {
-        push_to(repo, &remote, pending, todo, notes, who)?;
+        if let Some(rejection) = push_to(repo, &remote, pending, todo, notes, who)? {
+            refused.push(NotesRejected { remote, rejection });
+        }
     }
-    Ok(())
+    Ok(refused)
 }
 
+/// The remote ref `pending[i]` is pushed to.
+fn merge_ref<'p>(pending: &'p [Pending], i: usize) -> Option<&'p str> {
+    pending[i]
+        .branch
+        .remote
+        .as_ref()
+        .map(|rb| rb.merge.as_str())
+}
+
+/// Pushes `todo` (and the notes ref) to `remote` until nothing is left
+/// behind another writer's push, recording each branch's result; returns
+/// the notes ref's rejection, if any.
 fn push_to(
     repo: &Repo,
     remote: &str,
@@ -103,7 +160,8 @@ fn push_to(
     mut todo: Vec<usize>,
     mut notes: bool,
     who: &Identity,
-) -> Result<(), Error> {
+) -> Result<Option<Rejection>, Error> {
+    let mut notes_rejected = None;
     for attempt in 1..=PUSH_ATTEMPTS {
         let mut specs: Vec<(String, String)> = todo
             .iter()
@@ -116,45 +174,49 @@ fn push_to(
         if notes {
             specs.push((NOTES_REF.to_string(), NOTES_REF.to_string()));
         }
-        let outcomes = cli::push(repo.git_dir(), remote, &specs)?;
         let mut behind = Vec::new();
-        for (_, dst) in &specs {
-            match outcomes.get(dst) {
-                Some(PushOutcome::Accepted) | None => {}
-                Some(PushOutcome::Refused(reason)) => {
-                    return Err(Error::Push {
-                        remote: remote.to_string(),
-                        refname: dst.clone(),
-                        reason: reason.clone(),
+        for (dst, outcome, said) in settle(repo, remote, &specs)? {
+            let result = match outcome {
+                PushOutcome::Updated => PushResult::Pushed,
+                PushOutcome::UpToDate => PushResult::Unchanged,
+                PushOutcome::Refused(reason) => PushResult::Rejected(Rejection {
+                    reason,
+                    remote: said,
+                }),
+                PushOutcome::Behind(reason) if attempt == PUSH_ATTEMPTS => {
+                    PushResult::Rejected(Rejection {
+                        reason: format!(
+                            "{reason}; still rejected after {PUSH_ATTEMPTS} attempts, \
+                             each fetching the remote tip and rebuilding the commit on it"
+                        ),
+                        remote: said,
                     })
                 }
-                Some(PushOutcome::Behind(reason)) => behind.push((dst.clone(), reason.clone())),
+                PushOutcome::Behind(_) => {
+                    behind.push(dst);
+                    continue;
+                }
+            };
+            if dst == NOTES_REF {
+                notes_rejected = match result {
+                    PushResult::Rejected(r) => Some(r),
+                    _ => None,
+                };
+            } else if let Some(&i) = todo.iter().find(|&&i| merge_ref(pending, i) == Some(&dst)) {
+                pending[i].result = Some(result);
             }
         }
-        if let Some((dst, reason)) = behind.first().filter(|_| attempt == PUSH_ATTEMPTS) {
-            return Err(Error::Push {
-                remote: remote.to_string(),
-                refname: dst.clone(),
-                reason: format!(
-                    "{reason}; still rejected after {PUSH_ATTEMPTS} attempts, \
-                     each fetching the remote tip and rebuilding the commit on it"
-                ),
-            });
-        }
         if behind.is_empty() {
-            return Ok(());
+            break;
         }
-        notes = behind.iter().any(|(dst, _)| dst == NOTES_REF);
+        notes = behind.iter().any(|dst| dst == NOTES_REF);
         if notes {
             cli::merge_notes(repo.git_dir(), remote, NOTES_REF, who)?;
         }
         todo.retain(|&i| {
-            let merge = pending[i]
-                .branch
-                .remote
-                .as_ref()
-                .map(|rb| rb.merge.as_str());
-            behind.iter().any(|(dst, _)| Some(dst.as_str()) == merge)
+            behind
+                .iter()
+                .any(|dst| Some(dst.as_str()) == merge_ref(pending, i))
         });
         rebuild(repo, remote, pending, &todo, who)?;
         // A rebuilt commit got its own note: push the notes ref again.
@@ -164,7 +226,35 @@ fn push_to(
             25 * u64::from(attempt) + u64::from(std::process::id() % 50),
         ));
     }
-    Ok(())
+    Ok(notes_rejected)
+}
+
+/// Pushes `specs` to `remote`: each destination ref, what became of it and
+/// what the remote said. A `pre-receive` hook accepts or declines a whole
+/// push (receive-pack.c marks every ref "pre-receive hook declined"), so
+/// a ref refused in a push of several is pushed again alone: a branch the
+/// hook has nothing against is then pushed, and each refused one gets the
+/// remote's lines about itself alone.
+fn settle(
+    repo: &Repo,
+    remote: &str,
+    specs: &[(String, String)],
+) -> Result<Vec<(String, PushOutcome, Vec<String>)>, Error> {
+    let PushReply { refs, remote: said } = cli::push(repo.git_dir(), remote, specs)?;
+    let mut out = Vec::new();
+    for (src, dst) in specs {
+        let Some(outcome) = refs.get(dst) else {
+            continue;
+        };
+        if specs.len() > 1 && matches!(outcome, PushOutcome::Refused(_)) {
+            let alone = cli::push(repo.git_dir(), remote, &[(src.clone(), dst.clone())])?;
+            let outcome = alone.refs.get(dst).unwrap_or(outcome).clone();
+            out.push((dst.clone(), outcome, alone.remote));
+        } else {
+            out.push((dst.clone(), outcome.clone(), said.clone()));
+        }
+    }
+    Ok(out)
 }
 
 /// Fetches the rejected branches and rebuilds each commit on the new

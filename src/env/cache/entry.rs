@@ -1,22 +1,32 @@
-//! The on-disk format of one cache entry, self-checking so that a corrupt,
-//! truncated or foreign file is recognised and never trusted:
+//! The on-disk format of one cache entry, authenticated so that an entry
+//! not written under this run's [`Secret`] (forged, altered, corrupt or
+//! written with another key) is recognised and never trusted:
 //!
 //! ```text
-//! magic "HYDRATE-CACHE\n" | format u32 | kind u8 | key [32] | length u64 | sha256(payload) [32] | payload
+//! magic "HYDRATE-CACHE\n" | format u32 | kind u8 | key [32] | length u64 | mac [32] | payload
 //! ```
 //!
-//! (integers little-endian). Payloads are sequences of length-prefixed
-//! fields written by [`Writer`] and read back by [`Reader`], which fails on
-//! any short read instead of indexing out of bounds. It knows nothing about
-//! where entries live; `cache/` decides that.
+//! (integers little-endian). `mac` is HMAC-SHA256 under the secret of
+//! everything else: magic, format, kind, key, length and payload, so an
+//! entry cannot be edited, moved to another key or kind, or cut short
+//! without the secret. (Format 1 carried a SHA-256 of the payload: a
+//! checksum anyone could recompute; those entries are now foreign.)
+//! Payloads are sequences of length-prefixed fields written by [`Writer`]
+//! and read back by [`Reader`], which fails on any short read instead of
+//! indexing out of bounds. It knows nothing about where entries live;
+//! `cache/` decides that.
 
-use sha2::{Digest, Sha256};
+use hmac::Mac;
+
+use super::secret::Secret;
 
 /// The first bytes of every entry.
 const MAGIC: &[u8; 14] = b"HYDRATE-CACHE\n";
-/// Bumped whenever the payload layout changes: older entries are then foreign.
-const FORMAT: u32 = 1;
-const HEADER: usize = MAGIC.len() + 4 + 1 + 32 + 8 + 32;
+/// Bumped whenever the layout changes: older entries are then foreign.
+const FORMAT: u32 = 2;
+/// The bytes before the MAC, which it covers.
+const SIGNED_HEADER: usize = MAGIC.len() + 4 + 1 + 32 + 8;
+const HEADER: usize = SIGNED_HEADER + 32;
 
 /// What an entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,40 +45,76 @@ pub fn hex(key: &Key) -> String {
     key.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Why [`open`] did not return a payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// Not a whole entry of this format, kind and key (an older format, a
+    /// short file, trailing bytes, another entry's bytes): ignored quietly.
+    Foreign,
+    /// Shaped as the entry asked for, but its MAC does not verify under
+    /// this run's secret: written with another key, or altered.
+    Unauthentic,
+}
+
+/// The header of an entry of `kind` under `key` holding `len` bytes, up to
+/// (not including) the MAC.
+fn signed_header(kind: Kind, key: &Key, len: usize) -> [u8; SIGNED_HEADER] {
+    let mut h = [0u8; SIGNED_HEADER];
+    let fields: [&[u8]; 5] = [
+        MAGIC,
+        &FORMAT.to_le_bytes(),
+        &[kind as u8],
+        key,
+        &(len as u64).to_le_bytes(),
+    ];
+    let mut at = 0;
+    for f in fields {
+        if let Some(room) = h.get_mut(at..at + f.len()) {
+            room.copy_from_slice(f);
+        }
+        at += f.len();
+    }
+    h
+}
+
+/// The MAC of an entry: its signed header, then its payload.
+fn mac(secret: &Secret, header: &[u8], payload: &[u8]) -> hmac::Hmac<sha2::Sha256> {
+    let mut m = secret.mac();
+    m.update(header);
+    m.update(payload);
+    m
+}
+
 /// The bytes of an entry of `kind` under `key` holding `payload` (what
 /// [`Writer::seal`] makes in place).
 #[cfg(test)]
-pub fn seal(kind: Kind, key: &Key, payload: &[u8]) -> Vec<u8> {
+pub fn seal(kind: Kind, key: &Key, payload: &[u8], secret: &Secret) -> Vec<u8> {
+    let header = signed_header(kind, key, payload.len());
     let mut out = Vec::with_capacity(HEADER + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT.to_le_bytes());
-    out.push(kind as u8);
-    out.extend_from_slice(key);
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&Sha256::digest(payload));
+    out.extend_from_slice(&header);
+    out.extend_from_slice(&mac(secret, &header, payload).finalize().into_bytes());
     out.extend_from_slice(payload);
     out
 }
 
-/// The payload of `bytes` when it is a whole, intact entry of `kind` under
-/// `key`; `None` for anything else (another format, another key, a short
-/// file, trailing bytes, a checksum mismatch).
-pub fn open<'a>(bytes: &'a [u8], kind: Kind, key: &Key) -> Option<&'a [u8]> {
-    let mut r = Reader { bytes, pos: 0 };
-    if r.take(MAGIC.len())? != MAGIC
-        || r.u32()? != FORMAT
-        || r.take(1)? != [kind as u8]
-        || r.take(32)? != key
-    {
-        return None;
+/// The payload of `bytes` when it is a whole entry of `kind` under `key`
+/// whose MAC verifies under `secret` (compared in constant time).
+pub fn open<'a>(
+    bytes: &'a [u8],
+    kind: Kind,
+    key: &Key,
+    secret: &Secret,
+) -> Result<&'a [u8], Refused> {
+    let header = bytes.get(..SIGNED_HEADER).ok_or(Refused::Foreign)?;
+    let tag = bytes.get(SIGNED_HEADER..HEADER).ok_or(Refused::Foreign)?;
+    let payload = bytes.get(HEADER..).ok_or(Refused::Foreign)?;
+    if header != signed_header(kind, key, payload.len()) {
+        return Err(Refused::Foreign);
     }
-    let len = usize::try_from(r.u64()?).ok()?;
-    let sum = r.take(32)?;
-    let payload = r.take(len)?;
-    if r.pos != bytes.len() || Sha256::digest(payload).as_slice() != sum {
-        return None;
-    }
-    Some(payload)
+    mac(secret, header, payload)
+        .verify_slice(tag)
+        .map_err(|_| Refused::Unauthentic)?;
+    Ok(payload)
 }
 
 /// Appends length-prefixed fields to a payload.
@@ -89,19 +135,17 @@ impl Writer {
     }
 
     /// The bytes of an entry of `kind` under `key` holding what was written
-    /// (the same bytes as [`seal`] of it). Only for a writer made by
-    /// [`Writer::for_entry`].
-    pub fn seal(mut self, kind: Kind, key: &Key) -> Vec<u8> {
+    /// (the same bytes as [`seal`] of it), authenticated under `secret`.
+    /// Only for a writer made by [`Writer::for_entry`].
+    pub fn seal(mut self, kind: Kind, key: &Key, secret: &Secret) -> Vec<u8> {
         let payload = self.buf.get(HEADER..).unwrap_or_default();
-        let mut header = Vec::with_capacity(HEADER);
-        header.extend_from_slice(MAGIC);
-        header.extend_from_slice(&FORMAT.to_le_bytes());
-        header.push(kind as u8);
-        header.extend_from_slice(key);
-        header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        header.extend_from_slice(&Sha256::digest(payload));
-        if let Some(room) = self.buf.get_mut(..HEADER) {
+        let header = signed_header(kind, key, payload.len());
+        let tag = mac(secret, &header, payload).finalize().into_bytes();
+        if let Some(room) = self.buf.get_mut(..SIGNED_HEADER) {
             room.copy_from_slice(&header);
+        }
+        if let Some(room) = self.buf.get_mut(SIGNED_HEADER..HEADER) {
+            room.copy_from_slice(&tag);
         }
         self.buf
     }
@@ -167,10 +211,6 @@ impl<'a> Reader<'a> {
         Some(out)
     }
 
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-
     /// One byte.
     pub fn byte(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
@@ -213,42 +253,98 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
+    fn secret(b: u8) -> Secret {
+        Secret::from_text(&[b; 32]).unwrap()
+    }
+
     #[test]
     fn sealed_entries_open_only_as_themselves() {
         let key = [7u8; 32];
-        let e = seal(Kind::Output, &key, b"payload");
-        assert_eq!(open(&e, Kind::Output, &key), Some(&b"payload"[..]));
-        assert_eq!(open(&e, Kind::Index, &key), None, "another kind");
-        assert_eq!(open(&e, Kind::Output, &[8u8; 32]), None, "another key");
+        let s = secret(b'a');
+        let e = seal(Kind::Output, &key, b"payload", &s);
+        assert_eq!(open(&e, Kind::Output, &key, &s), Ok(&b"payload"[..]));
+        let foreign = Err(Refused::Foreign);
+        assert_eq!(open(&e, Kind::Index, &key, &s), foreign, "another kind");
+        assert_eq!(
+            open(&e, Kind::Output, &[8u8; 32], &s),
+            foreign,
+            "another key"
+        );
         for cut in 0..e.len() {
-            assert_eq!(open(&e[..cut], Kind::Output, &key), None, "cut at {cut}");
+            assert_eq!(
+                open(&e[..cut], Kind::Output, &key, &s),
+                foreign,
+                "cut at {cut}"
+            );
         }
         let mut longer = e.clone();
         longer.push(0);
-        assert_eq!(open(&longer, Kind::Output, &key), None, "trailing bytes");
-        let mut flipped = e.clone();
-        let last = flipped.len() - 1;
-        flipped[last] ^= 1;
-        assert_eq!(open(&flipped, Kind::Output, &key), None, "payload changed");
-        let mut format = e;
-        format[MAGIC.len()] = 2;
-        assert_eq!(open(&format, Kind::Output, &key), None, "other format");
+        assert_eq!(
+            open(&longer, Kind::Output, &key, &s),
+            foreign,
+            "trailing bytes"
+        );
+        let mut format = e.clone();
+        format[MAGIC.len()] = 1;
+        assert_eq!(open(&format, Kind::Output, &key, &s), foreign, "format 1");
+        let unauthentic = Err(Refused::Unauthentic);
+        for at in [HEADER, e.len() - 1, SIGNED_HEADER, HEADER - 1] {
+            let mut flipped = e.clone();
+            flipped[at] ^= 1;
+            assert_eq!(
+                open(&flipped, Kind::Output, &key, &s),
+                unauthentic,
+                "byte {at}"
+            );
+        }
+        let other = secret(b'b');
+        assert_eq!(
+            open(&e, Kind::Output, &key, &other),
+            unauthentic,
+            "another secret"
+        );
+    }
+
+    /// Format 1's forgery: a payload edited and its SHA-256 written where
+    /// the checksum was. Without the secret the MAC cannot be made.
+    #[test]
+    fn an_edited_payload_with_a_recomputed_checksum_is_refused() {
+        use sha2::{Digest, Sha256};
+        let key = [1u8; 32];
+        let s = secret(b'a');
+        let e = seal(Kind::Output, &key, b"image: app:1.0", &s);
+        let mut forged = e[..SIGNED_HEADER].to_vec();
+        forged.extend_from_slice(&Sha256::digest(b"image: evil:1"));
+        forged.extend_from_slice(b"image: evil:1");
+        forged[SIGNED_HEADER - 8..SIGNED_HEADER].copy_from_slice(&13u64.to_le_bytes());
+        assert_eq!(
+            open(&forged, Kind::Output, &key, &s),
+            Err(Refused::Unauthentic)
+        );
+        let resealed = seal(Kind::Output, &key, b"image: evil:1", &s);
+        assert_eq!(resealed[..SIGNED_HEADER], forged[..SIGNED_HEADER]);
+        assert_eq!(
+            open(&resealed, Kind::Output, &key, &s),
+            Ok(&b"image: evil:1"[..]),
+            "the same edit under the secret opens"
+        );
     }
 
     #[test]
     fn sealed_in_place_is_the_same_entry() {
         let key = [3u8; 32];
+        let s = secret(b'c');
         let mut w = Writer::for_entry(4);
         w.str("payload");
         w.u64(7);
         let mut plain = Writer::default();
         plain.str("payload");
         plain.u64(7);
-        let e = w.seal(Kind::Output, &key);
-        assert_eq!(e, seal(Kind::Output, &key, &plain.buf));
-        assert_eq!(open(&e, Kind::Output, &key), Some(&plain.buf[..]));
-        let empty = Writer::for_entry(0).seal(Kind::Index, &key);
-        assert_eq!(open(&empty, Kind::Index, &key), Some(&b""[..]));
+        let e = w.seal(Kind::Output, &key, &s);
+        assert_eq!(e, seal(Kind::Output, &key, &plain.buf, &s));
+        assert_eq!(open(&e, Kind::Output, &key, &s), Ok(&plain.buf[..]));
+        let empty = Writer::for_entry(0).seal(Kind::Index, &key, &s);
+        assert_eq!(open(&empty, Kind::Index, &key, &s), Ok(&b""[..]));
     }
 
     #[test]

@@ -9,9 +9,11 @@
 //!   hashes) and how long that render took (the heaviest jobs start first).
 //!
 //! Paths are stored once, in a table the entries refer to. The file is an
-//! [`entry`](super::entry) of its own kind, so a corrupt, truncated or
-//! foreign index is recognised and the run starts from an empty one. It
-//! reads and writes nothing but the file it is given.
+//! [`entry`](super::entry) of its own kind, authenticated as entries are:
+//! a forged stat or job record could otherwise make a run compute the key
+//! of an older result. A corrupt, truncated, foreign or unauthentic index
+//! is recognised and the run starts from an empty one. It reads and writes
+//! nothing but the file it is given.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -20,8 +22,9 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::entry::{self, Key, Kind, Reader, Writer};
+use super::entry::{self, Key, Kind, Reader, Refused, Writer};
 use super::inputs::{Known, Name, Stat};
+use super::secret::Secret;
 
 /// What the index remembers about one job (by job key).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,12 +52,13 @@ fn key() -> Key {
     Sha256::digest(b"hydrate cache index").into()
 }
 
-/// The index in `path`; empty when absent, unreadable, corrupt or foreign.
-pub fn load(path: &Path) -> Index {
-    std::fs::read(path)
-        .ok()
-        .and_then(|bytes| decode(entry::open(&bytes, Kind::Index, &key())?))
-        .unwrap_or_default()
+/// The index in `path`, empty when absent or unreadable; why it is not
+/// trusted when it is not a whole index sealed under `secret`.
+pub fn load(path: &Path, secret: &Secret) -> Result<Index, Refused> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(Index::default());
+    };
+    decode(entry::open(&bytes, Kind::Index, &key(), secret)?).ok_or(Refused::Foreign)
 }
 
 /// The bytes of `index` as a sealed entry; paths that are not UTF-8 are
@@ -62,10 +66,11 @@ pub fn load(path: &Path) -> Index {
 /// path table comes first but is built in a first pass, so every field is
 /// written once, straight into the entry (at 2,000 apps the index is
 /// about 20 MB; staging its parts and the payload cost as much again).
-pub fn encode(index: &Index) -> Vec<u8> {
+pub fn encode(index: &Index, secret: &Secret) -> Vec<u8> {
     encode_parts(
         index.stats.iter().map(|(p, (st, k))| (&**p, st, k)),
         &index.jobs,
+        secret,
     )
 }
 
@@ -74,6 +79,7 @@ pub fn encode(index: &Index) -> Vec<u8> {
 pub fn encode_parts<'a>(
     stats: impl Iterator<Item = (&'a OsStr, &'a Stat, &'a Key)>,
     jobs: &'a HashMap<Key, JobRecord>,
+    secret: &Secret,
 ) -> Vec<u8> {
     let mut table = Table::default();
     let stats: Vec<(u64, &Stat, &Key)> = stats
@@ -111,7 +117,7 @@ pub fn encode_parts<'a>(
             w.u64(table.id(p).unwrap_or_default());
         }
     }
-    w.seal(Kind::Index, &key())
+    w.seal(Kind::Index, &key(), secret)
 }
 
 /// Paths, each stored once and referred to by number.
@@ -198,21 +204,29 @@ mod tests {
     fn round_trips_and_rejects_damage() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("index");
-        assert_eq!(load(&p), Index::default(), "absent");
-        let bytes = encode(&sample());
+        let secret = Secret::from_text(&[b's'; 32]).unwrap();
+        assert_eq!(load(&p, &secret), Ok(Index::default()), "absent");
+        let bytes = encode(&sample(), &secret);
         std::fs::write(&p, &bytes).unwrap();
-        assert_eq!(load(&p), sample());
+        assert_eq!(load(&p, &secret), Ok(sample()));
         for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
             std::fs::write(&p, &bytes[..cut]).unwrap();
-            assert_eq!(load(&p), Index::default(), "cut at {cut}");
+            assert_eq!(load(&p, &secret), Err(Refused::Foreign), "cut at {cut}");
         }
         let mut flipped = bytes.clone();
         let last = flipped.len() - 1;
         flipped[last] ^= 1;
         std::fs::write(&p, flipped).unwrap();
-        assert_eq!(load(&p), Index::default(), "flipped");
-        let other = entry::seal(Kind::Output, &key(), b"");
+        assert_eq!(load(&p, &secret), Err(Refused::Unauthentic), "flipped");
+        let other = entry::seal(Kind::Output, &key(), b"", &secret);
         std::fs::write(&p, other).unwrap();
-        assert_eq!(load(&p), Index::default(), "another kind");
+        assert_eq!(load(&p, &secret), Err(Refused::Foreign), "another kind");
+        std::fs::write(&p, &bytes).unwrap();
+        let another = Secret::from_text(&[b't'; 32]).unwrap();
+        assert_eq!(
+            load(&p, &another),
+            Err(Refused::Unauthentic),
+            "another secret"
+        );
     }
 }

@@ -1,6 +1,9 @@
 //! The render cache in `<root>/.hydrate/cache/`: content-addressed, so a
-//! render whose inputs are unchanged is not run again, and self-checking,
-//! so the cache can make hydrate faster but never wrong.
+//! render whose inputs are unchanged is not run again, and authenticated,
+//! so the cache can make hydrate faster but never wrong: every entry and
+//! the index carry an HMAC-SHA256 under a [`Secret`] kept outside the
+//! repository, and anything that does not verify (written by someone
+//! without the secret, or altered) is rendered again, with a warning.
 //!
 //! As ccache's "direct mode" keeps them:
 //! - the [`index`] remembers, per job key, the inputs the job's last render
@@ -13,8 +16,11 @@
 //!   the same inputs as long as they hold the same bytes, so an unchanged
 //!   input key means an unchanged result.
 //!
-//! An entry (or index) that is corrupt, truncated, of another format or
-//! under another key is ignored and overwritten by the next render.
+//! An entry (or index) that is corrupt, truncated, of another format,
+//! under another key or unauthentic is ignored and overwritten by the next
+//! render. Entries are found by their key, a hash of the inputs, which
+//! nothing in the cache directory can choose: a file there is at most
+//! ignored.
 //! Entries are written to a temporary file and renamed, so concurrent runs
 //! (shards on one runner) never see half an entry; the index is merged
 //! with the one on disk when written, so they do not lose each other's
@@ -28,6 +34,7 @@ mod entry;
 mod index;
 mod inputs;
 pub mod schedule;
+pub mod secret;
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -38,7 +45,7 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use self::entry::{Key, Kind, Reader, Writer};
+use self::entry::{Key, Kind, Reader, Refused, Writer};
 use self::index::{Index, JobRecord};
 use super::{AppWarning, Job, Rendered};
 use crate::k8s::{Gvk, Object, ObjectId};
@@ -49,6 +56,7 @@ use crate::yaml::Node;
 pub const CACHE_DIR: &str = ".hydrate/cache";
 
 pub use self::inputs::RACY;
+pub use self::secret::Secret;
 
 /// The index's file name in the cache directory.
 const INDEX: &str = "index";
@@ -63,6 +71,11 @@ const TOUCH_AFTER: Duration = Duration::from_secs(3600);
 /// The render cache of one run.
 pub struct Cache {
     dir: PathBuf,
+    /// What entries and the index are authenticated under.
+    secret: Secret,
+    /// Whether the index on disk failed authentication (every job then
+    /// misses, and says why).
+    index_unauthentic: bool,
     /// hydrate's version and build; part of every job key.
     build: String,
     limit: u64,
@@ -75,7 +88,29 @@ pub struct Cache {
     jobs_changed: std::sync::atomic::AtomicBool,
     hits: AtomicUsize,
     stored: AtomicUsize,
+    unauthentic: AtomicUsize,
     tmp_seq: AtomicU64,
+}
+
+/// What the cache holds for a job.
+pub enum Lookup {
+    /// Its result.
+    Hit(Rendered),
+    /// Nothing usable: render it.
+    Miss,
+    /// An entry or the index failed authentication: render it, and say
+    /// so ([`Cache::unauthentic_warning`]).
+    Unauthentic,
+}
+
+impl Lookup {
+    /// The result, on a hit.
+    pub fn hit(self) -> Option<Rendered> {
+        match self {
+            Lookup::Hit(r) => Some(r),
+            _ => None,
+        }
+    }
 }
 
 /// How a run used the cache.
@@ -89,6 +124,8 @@ pub struct Stats {
     pub inputs_hashed: usize,
     /// Inputs the stat index answered for (not read).
     pub inputs_indexed: usize,
+    /// Entries that failed authentication (rendered again).
+    pub unauthentic: usize,
 }
 
 impl Cache {
@@ -99,7 +136,7 @@ impl Cache {
     /// There is no cache (every job renders) when `.hydrate` or its
     /// `cache` is a symlink or not a directory: hydrate never writes
     /// through a symlink, and the cache must stay inside the repository.
-    pub fn open(root: &Path) -> Option<Cache> {
+    pub fn open(root: &Path, secret: Secret) -> Option<Cache> {
         let mut at = root.to_path_buf();
         for part in Path::new(CACHE_DIR).components() {
             at.push(part);
@@ -112,22 +149,27 @@ impl Cache {
         }
         // The build is identified through the stat index too: an
         // unchanged executable is not read and hashed again every run.
-        let mut cache = Cache::at(root.join(CACHE_DIR), String::new(), DEFAULT_LIMIT);
+        let mut cache = Cache::at(root.join(CACHE_DIR), String::new(), DEFAULT_LIMIT, secret);
         let exe = cache.hasher.file(&std::env::current_exe().ok()?)?;
         cache.build = format!("{}+{}", env!("CARGO_PKG_VERSION"), entry::hex(&exe));
         Some(cache)
     }
 
     /// A cache in `dir` for `build` (hydrate's version and build), holding
-    /// at most about `limit` bytes.
-    pub fn at(dir: PathBuf, build: String, limit: u64) -> Cache {
+    /// at most about `limit` bytes, its entries authenticated under
+    /// `secret`.
+    pub fn at(dir: PathBuf, build: String, limit: u64, secret: Secret) -> Cache {
         // Stat before reading: a write after this moves the stat, and
         // `finish` then merges with what was written.
         let loaded = inputs::Stat::of(&dir.join(INDEX));
-        let Index { stats, jobs } = index::load(&dir.join(INDEX));
+        let found = index::load(&dir.join(INDEX), &secret);
+        let index_unauthentic = found == Err(Refused::Unauthentic);
+        let Index { stats, jobs } = found.unwrap_or_default();
         Cache {
             loaded,
             dir,
+            secret,
+            index_unauthentic,
             build,
             limit,
             hasher: inputs::Hasher::new(stats),
@@ -135,6 +177,7 @@ impl Cache {
             jobs_changed: Default::default(),
             hits: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
+            unauthentic: AtomicUsize::new(0),
             tmp_seq: AtomicU64::new(0),
         }
     }
@@ -147,6 +190,7 @@ impl Cache {
             stored: self.stored.load(Ordering::Relaxed),
             inputs_hashed,
             inputs_indexed,
+            unauthentic: self.unauthentic.load(Ordering::Relaxed),
         }
     }
 
@@ -200,15 +244,51 @@ impl Cache {
     }
 
     /// The cached result of `job`, if its inputs are unchanged since it
-    /// was stored and the entries are intact.
-    pub fn lookup(&self, job: &Job) -> Option<Rendered> {
+    /// was stored and its entry is intact and authentic.
+    pub fn lookup(&self, job: &Job) -> Lookup {
         let jk = self.job_key(job);
-        let paths = self.jobs.lock().ok()?.get(&jk)?.inputs.clone();
+        let known = self.jobs.lock().ok();
+        let Some(paths) = known.and_then(|j| j.get(&jk).map(|r| r.inputs.clone())) else {
+            return match self.index_unauthentic {
+                true => Lookup::Unauthentic,
+                false => Lookup::Miss,
+            };
+        };
         let ik = self.input_key(&jk, &paths);
-        let bytes = self.read(&ik, Kind::Output)?;
-        let r = decode_rendered(entry::open(&bytes, Kind::Output, &ik)?, job)?;
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(r)
+        let Some(bytes) = self.read(&ik, Kind::Output) else {
+            return Lookup::Miss;
+        };
+        let payload = match entry::open(&bytes, Kind::Output, &ik, &self.secret) {
+            Ok(p) => p,
+            Err(Refused::Foreign) => return Lookup::Miss,
+            Err(Refused::Unauthentic) => {
+                self.unauthentic.fetch_add(1, Ordering::Relaxed);
+                return Lookup::Unauthentic;
+            }
+        };
+        match decode_rendered(payload, job) {
+            Some(r) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Lookup::Hit(r)
+            }
+            None => Lookup::Miss,
+        }
+    }
+
+    /// The warning for a job rendered again because its entry (or the
+    /// index) failed authentication: one text for every such job, so it is
+    /// printed once, naming them.
+    pub fn unauthentic_warning(&self) -> Warning {
+        Warning::new(
+            WarningKind::Cache,
+            format!(
+                "a render cache entry failed authentication (written without this run's \
+                 key, or altered): ignored and rendered again; jobs that share a cache \
+                 need the same {}",
+                secret::VAR
+            ),
+            Some(self.dir.clone()),
+        )
     }
 
     /// Stores `r`, the result of rendering `job`, which took `took`.
@@ -234,7 +314,7 @@ impl Cache {
         }
         let ok = self.write(
             &self.path(&ik, Kind::Output),
-            &payload.seal(Kind::Output, &ik),
+            &payload.seal(Kind::Output, &ik, &self.secret),
         );
         if !ok {
             return;
@@ -305,21 +385,22 @@ impl Cache {
                 .filter(|(p, _)| !learns(p))
                 .map(|(p, (st, k))| (&**p, st, k));
             let learnt = learnt.iter().map(|(p, st, k)| (&**p, st, k));
-            index::encode_parts(learnt.chain(rest), &jobs)
+            index::encode_parts(learnt.chain(rest), &jobs, &self.secret)
         } else {
             let mut stats: inputs::Known =
                 learnt.into_iter().map(|(p, st, k)| (p, (st, k))).collect();
             for (p, e) in prior {
                 stats.entry(p.clone()).or_insert(*e);
             }
-            let on_disk = index::load(&path);
+            // An index that fails authentication adds nothing.
+            let on_disk = index::load(&path, &self.secret).unwrap_or_default();
             for (k, rec) in on_disk.jobs {
                 jobs.entry(k).or_insert(rec);
             }
             for (p, e) in on_disk.stats {
                 stats.entry(p).or_insert(e);
             }
-            index::encode(&Index { stats, jobs })
+            index::encode(&Index { stats, jobs }, &self.secret)
         };
         self.write(&path, &bytes);
     }
