@@ -24,4 +24,5 @@ mod safety_config;
 mod safety_output;
 mod schema;
 mod shard;
+mod since;
 mod support;
