@@ -26,3 +26,4 @@ mod schema;
 mod shard;
 mod since;
 mod support;
+mod verify;
