@@ -24,6 +24,7 @@ mod safety_config;
 mod safety_output;
 mod schema;
 mod shard;
+#[cfg(unix)]
 mod since;
 mod support;
 mod verify;

@@ -18,7 +18,7 @@ mod work;
 pub use export::Export;
 pub use lock::locked_message;
 pub use log::{trailers, LogEntry};
-pub use scratch::{sweep, Scratch};
+pub use scratch::Scratch;
 pub use transaction::{Committed, Transaction};
 
 use std::collections::BTreeMap;
