@@ -133,6 +133,11 @@ fn named(k: &Kustomization) -> Vec<String> {
             out.push(p.path.clone());
         }
     }
+    let replacement_files = k
+        .replacements
+        .iter()
+        .filter_map(|r| r.get("path")?.as_str());
+    out.extend(replacement_files.map(str::to_string));
     for (key, value) in &k.openapi {
         if key == "path" {
             out.push(value.clone());
@@ -185,7 +190,7 @@ mod tests {
         write(
             root,
             "apps/web/overlays/dev/kustomization.yaml",
-            "resources:\n  - ../../base\n  - https://example.com/x.yaml\ncomponents:\n  - ../../../../components/c\nconfigMapGenerator:\n  - name: c\n    files:\n      - k=../../shared/f.txt\nhelmGlobals:\n  chartHome: ../../../charts\n",
+            "resources:\n  - ../../base\n  - https://example.com/x.yaml\nreplacements:\n  - path: ../../r.yaml\ncomponents:\n  - ../../../../components/c\nconfigMapGenerator:\n  - name: c\n    files:\n      - k=../../shared/f.txt\nhelmGlobals:\n  chartHome: ../../../charts\n",
         );
         write(
             root,
@@ -209,6 +214,7 @@ mod tests {
                 "apps/web/overlays/dev/../../base",
                 "apps/web/overlays/dev/../../base/d.yaml",
                 "apps/web/overlays/dev/../../../../components/c",
+                "apps/web/overlays/dev/../../r.yaml",
                 "apps/web/overlays/dev/../../shared/f.txt",
                 "apps/web/overlays/dev/../../../charts",
                 "apps/web/overlays/dev/../../v.yaml",
