@@ -17,5 +17,6 @@ pub mod output;
 pub mod promote;
 pub mod render;
 pub mod review;
+pub mod verify;
 pub mod warning;
 pub mod yaml;

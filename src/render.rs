@@ -8,7 +8,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod expected;
 mod sink;
+
+pub use expected::branch_output;
 
 use crate::env::{self, Environment, Output, Selection};
 use crate::git::{Identity, Repo, SourceCommit};
@@ -455,7 +458,7 @@ pub fn check_shard(i: u32, n: u32) -> Result<(), String> {
 }
 
 /// `--to` applied to one environment's configured output.
-fn apply_override(e: &mut Environment, to: Option<OutputKind>) {
+pub fn apply_override(e: &mut Environment, to: Option<OutputKind>) {
     match (to, &e.output) {
         (Some(OutputKind::Dir), Output::Branch(_)) => {
             e.output = Output::Dir(Path::new("rendered").join(&e.name));
@@ -592,6 +595,44 @@ fn prepare_env(
     complete: bool,
     git: Option<&Git>,
 ) -> Result<(EnvReport, EnvOutput), Error> {
+    let hydration = git.map(|g| (&g.source, g.origin_url.as_deref()));
+    let out = env_output(&opts.root, e, apps, complete, hydration)?;
+    let mut report = EnvReport {
+        env: e.name.clone(),
+        target: String::new(),
+        apps: apps.len(),
+        resources: apps.iter().map(|r| r.resources).sum(),
+        bytes: apps.iter().map(|r| r.bytes).sum(),
+        changed_files: Vec::new(),
+        written: false,
+        notices: Vec::new(),
+        commit: None,
+        pushed: None,
+        push: None,
+        check: None,
+        warnings: apps.iter().flat_map(|r| r.warnings.clone()).collect(),
+    };
+    report.target = match (&e.output, git) {
+        (Output::Dir(dir), _) => dir.display().to_string(),
+        (Output::Branch(_), Some(g)) => match g.branches.get(&e.name) {
+            Some(b) => format!("branch:{}", b.name),
+            None => String::new(),
+        },
+        (Output::Branch(_), None) => String::new(),
+    };
+    Ok((report, out))
+}
+
+/// Environment `e`'s output files (its apps' files taken from `apps`); for
+/// a branch, with `hydration` (the source commit rendered and the `origin`
+/// URL), Argo CD's `hydrator.metadata` files, the READMEs and the note.
+fn env_output(
+    root: &Path,
+    e: &Environment,
+    apps: &mut [Finished],
+    complete: bool,
+    hydration: Option<(&SourceCommit, Option<&str>)>,
+) -> Result<EnvOutput, Error> {
     let mut out = EnvOutput {
         env: e.name.clone(),
         apps: BTreeMap::new(),
@@ -601,12 +642,12 @@ fn prepare_env(
         attributes: None,
         note: None,
     };
-    let metadata = match (&e.output, git) {
-        (Output::Branch(_), Some(g)) => {
-            let url = e.repo_url.as_deref().or(g.origin_url.as_deref());
-            let m = output::Metadata::of_source(&g.source, url);
+    let metadata = match (&e.output, hydration) {
+        (Output::Branch(_), Some((source, origin_url))) => {
+            let url = e.repo_url.as_deref().or(origin_url);
+            let m = output::Metadata::of_source(source, url);
             out.root_metadata = Some(m.to_bytes());
-            out.note = Some(output::note(&g.source.sha));
+            out.note = Some(output::note(&source.sha));
             if e.readme.is_some() {
                 out.attributes = Some(output::GITATTRIBUTES.as_bytes().to_vec());
             }
@@ -617,7 +658,7 @@ fn prepare_env(
     let readme = match (&e.readme, &metadata) {
         (Some(env::Readme::Default), Some(_)) => Some(output::DEFAULT_README.to_string()),
         (Some(env::Readme::Template(p)), Some(_)) => {
-            let path = opts.root.join(p);
+            let path = root.join(p);
             Some(std::fs::read_to_string(&path).map_err(|err| {
                 Error::Usage(format!("{}: readme template: {err}", path.display()))
             })?)
@@ -643,30 +684,7 @@ fn prepare_env(
         }
         out.apps.insert(r.app.clone(), files);
     }
-    let mut report = EnvReport {
-        env: e.name.clone(),
-        target: String::new(),
-        apps: apps.len(),
-        resources: apps.iter().map(|r| r.resources).sum(),
-        bytes: apps.iter().map(|r| r.bytes).sum(),
-        changed_files: Vec::new(),
-        written: false,
-        notices: Vec::new(),
-        commit: None,
-        pushed: None,
-        push: None,
-        check: None,
-        warnings: apps.iter().flat_map(|r| r.warnings.clone()).collect(),
-    };
-    report.target = match (&e.output, git) {
-        (Output::Dir(dir), _) => dir.display().to_string(),
-        (Output::Branch(_), Some(g)) => match g.branches.get(&e.name) {
-            Some(b) => format!("branch:{}", b.name),
-            None => String::new(),
-        },
-        (Output::Branch(_), None) => String::new(),
-    };
-    Ok((report, out))
+    Ok(out)
 }
 
 /// Checks everything about writing `out` that can be checked without

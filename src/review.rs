@@ -1,6 +1,7 @@
 //! The render-and-compare step behind `hydrate diff`: loads environments
-//! (from the working tree, or from a git revision extracted into a
-//! temporary directory, never checked out), renders them with
+//! (from the working tree, or from a git revision exported into a
+//! temporary directory, never checked out: only the files its renders can
+//! read, see `git::Export` and `env::reach`), renders them with
 //! `env::render_all` or reads their committed output, and hands the
 //! resources to `diff/`. It writes nothing outside its temporary directory
 //! and never touches the working tree, the index or HEAD.
@@ -12,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::diff::{self, Comparison, Mode, Rules, Settings, Side};
 use crate::env::{self, Environment, Output, Selection};
-use crate::git::Repo;
+use crate::git::{Export, Repo};
 
 /// What to compare and how.
 #[derive(Clone, Debug, Default)]
@@ -217,10 +218,19 @@ fn committed(
                     e.name
                 ))
             })?;
-            files = repo.files_at(tip)?;
+            files = repo.files_where(tip, &|p| manifest_app(p, apps).is_some())?;
         }
     }
     side_from_files(&files, apps, label, &e.name)
+}
+
+/// The app of an output file that holds manifests (`<app>/….yaml`, the
+/// app selected), or `None`.
+fn manifest_app<'a>(path: &'a str, apps: &[String]) -> Option<&'a str> {
+    let (app, file) = path.split_once('/')?;
+    let yaml = file.ends_with(".yaml") || file.ends_with(".yml");
+    let wanted = apps.is_empty() || apps.iter().any(|a| a == app);
+    (yaml && wanted && !app.starts_with('.')).then_some(app)
 }
 
 fn side_from_files(
@@ -235,13 +245,9 @@ fn side_from_files(
     };
     let mut wanted = Vec::new();
     for (path, bytes) in files {
-        let Some((app, file)) = path.split_once('/') else {
+        let Some(app) = manifest_app(path, apps) else {
             continue;
         };
-        let yaml = file.ends_with(".yaml") || file.ends_with(".yml");
-        if app.starts_with('.') || !yaml || (!apps.is_empty() && !apps.iter().any(|a| a == app)) {
-            continue;
-        }
         if !side.apps.iter().any(|a| a == app) {
             side.apps.push(app.to_string());
         }
@@ -258,10 +264,17 @@ fn side_from_files(
     Ok(side)
 }
 
-/// REF's tree, written into a temporary directory so the renderers can read
-/// it; returns the directory and where `root` is inside it. The working
-/// tree, the index and HEAD are not touched.
-fn extract(repo: &Repo, id: git2::Oid, root: &Path) -> Result<(tempfile::TempDir, PathBuf), Error> {
+/// REF's files where its renders (and with `--rendered`, its committed
+/// output directories) read them, exported to a temporary directory
+/// (removed when dropped), with REF's environments. The working tree, the
+/// index and HEAD are not touched.
+struct Past {
+    _export: Export,
+    root: PathBuf,
+    envs: Vec<Environment>,
+}
+
+fn export(repo: &Repo, id: git2::Oid, root: &Path, rendered: bool) -> Result<Past, Error> {
     let workdir = repo
         .workdir()
         .ok_or_else(|| Error::Usage("--since needs a repository with a working tree".into()))?;
@@ -270,38 +283,36 @@ fn extract(repo: &Repo, id: git2::Oid, root: &Path) -> Result<(tempfile::TempDir
         .strip_prefix(canon(&workdir)?)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let tmp = tempfile::tempdir().map_err(io(Path::new("temporary directory")))?;
-    for (path, bytes) in repo.files_at(id)? {
-        // A crafted tree could name `..` or an absolute path: never write
-        // outside the temporary directory.
-        if !Path::new(&path)
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)))
-        {
-            return Err(Error::Usage(format!(
-                "{path}: the tree at that revision holds an unsafe path"
-            )));
+    let export = repo.export(id, &env::reach::may_defer)?;
+    let old_root = export.dir().join(rel);
+    let fill = |p: &Path| export.fill(repo, p);
+    fill(&old_root.join("environments"))?;
+    let envs = if old_root.join("environments").is_dir() {
+        env::load_environments(&old_root)?
+    } else {
+        Vec::new()
+    };
+    env::reach::inputs(&old_root, &envs, &mut |p| fill(p))?;
+    if rendered {
+        for e in &envs {
+            if let Output::Dir(d) = &e.output {
+                fill(&old_root.join(d))?;
+            }
         }
-        let target = tmp.path().join(&path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io(parent))?;
-        }
-        std::fs::write(&target, bytes).map_err(io(&target))?;
     }
-    let old_root = tmp.path().join(rel);
-    Ok((tmp, old_root))
+    Ok(Past {
+        _export: export,
+        root: old_root,
+        envs,
+    })
 }
 
 /// `--since REF`: every environment at REF against the working tree.
 fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>, Error> {
     let repo = Repo::discover(&opts.root)?;
     let id = repo.resolve(rev)?;
-    let (_tmp, old_root) = extract(&repo, id, &opts.root)?;
-    let old_envs = if old_root.join("environments").is_dir() {
-        env::load_environments(&old_root)?
-    } else {
-        Vec::new()
-    };
+    let past = export(&repo, id, &opts.root, opts.rendered)?;
+    let (old_root, old_envs) = (&past.root, &past.envs);
     let new_envs = env::load_environments(&opts.root)?;
     let mut names: Vec<&str> = old_envs
         .iter()
@@ -324,7 +335,7 @@ fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>,
     for name in &names {
         if let Some(e) = old_envs.iter().find(|e| e.name == *name) {
             if !opts.rendered {
-                batch.push((&old_root, e));
+                batch.push((old_root, e));
             }
         }
         if let Some(e) = new_envs.iter().find(|e| e.name == *name) {
@@ -338,7 +349,7 @@ fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>,
         let new = new_envs.iter().find(|e| e.name == name);
         let before = format!("{name}@{rev}");
         let a = match (old, opts.rendered) {
-            (Some(e), true) => committed(&old_root, e, &opts.apps, Some(&repo), &before)?,
+            (Some(e), true) => committed(old_root, e, &opts.apps, Some(&repo), &before)?,
             (Some(_), false) => label(sides.next().unwrap_or_default(), &before),
             (None, _) => label(Side::default(), &before),
         };

@@ -30,4 +30,7 @@ mod safety_output;
 mod schema;
 mod set_image;
 mod shard;
+#[cfg(unix)]
+mod since;
 mod support;
+mod verify;

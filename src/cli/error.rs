@@ -173,6 +173,16 @@ kind_of! {
     crate::init::Error => init_kind;
     crate::review::Error => review_kind;
     crate::promote::Error => promote_kind;
+    crate::verify::Error => verify_kind;
+}
+
+fn verify_kind(e: &crate::verify::Error) -> Kind {
+    use crate::verify::Error as E;
+    match e {
+        E::Env(e) => env_kind(e),
+        E::Git(e) => git_kind(e),
+        E::Usage(_) => Kind::Usage,
+    }
 }
 
 fn io_kind(_: &std::io::Error) -> Kind {

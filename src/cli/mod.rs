@@ -18,6 +18,7 @@ mod promote;
 mod render;
 mod rollback;
 mod set_image;
+mod verify;
 
 pub use helm::template_options as helm_template_options;
 pub use kustomize::build_options as kustomize_build_options;
@@ -64,6 +65,9 @@ enum Command {
     Rollback(rollback::Args),
     /// Compare two environments, or each environment with a git revision.
     Diff(diff::Args),
+    /// Prove each environment branch is exactly the render of the source
+    /// commit it names (exit 1 naming each file that differs).
+    Verify(verify::Args),
     /// The render cache (`.hydrate/cache`).
     #[command(subcommand)]
     Cache(cache::Command),
@@ -113,6 +117,7 @@ pub fn run() -> ExitCode {
         Command::History(args) => history::run(args),
         Command::Rollback(args) => rollback::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Cache(cmd) => cache::run(cmd),
         Command::Kustomize(cmd) => kustomize::run(cmd).map_err(CommandError::tool),
         Command::Helm(cmd) => helm::run(cmd).map_err(CommandError::tool),

@@ -11,6 +11,7 @@ mod discover;
 mod document;
 pub mod guard;
 mod pins;
+pub mod reach;
 mod realpath;
 mod refname;
 mod shard;

@@ -181,7 +181,7 @@ fn holder(path: &Path) -> Holder {
 /// `/proc/<pid>/stat` says; 0 when unknown), is still running. A pid that
 /// exists but started at another time was reused: the run is gone.
 #[cfg(unix)]
-fn alive(pid: u32, start: u64) -> bool {
+pub(super) fn alive(pid: u32, start: u64) -> bool {
     let Some(p) = i32::try_from(pid)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
@@ -199,13 +199,13 @@ fn alive(pid: u32, start: u64) -> bool {
 }
 
 #[cfg(not(unix))]
-fn alive(_pid: u32, _start: u64) -> bool {
+pub(super) fn alive(_pid: u32, _start: u64) -> bool {
     // No way to tell here: never treat a lock as stale.
     true
 }
 
 /// The start time of process `pid` (field 22 of `/proc/<pid>/stat`).
-fn process_start(pid: u32) -> Option<u64> {
+pub(super) fn process_start(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces.
     let (_, rest) = stat.rsplit_once(')')?;

@@ -116,6 +116,46 @@ impl Repo {
         Ok(out)
     }
 
+    /// Commit `id` as a log entry, on its own first-parent line.
+    pub fn commit_entry(&self, id: git2::Oid) -> Result<LogEntry, Error> {
+        let c = self
+            .repo
+            .find_commit(id)
+            .map_err(ctx(format!("find commit {id}")))?;
+        self.entry(id, id, c.time().seconds(), c.parent_id(0).ok())
+    }
+
+    /// The newest commit on `tip`'s first-parent line (`tip` included)
+    /// that added, changed or deleted `path` (content or mode); `None` when
+    /// no commit there ever held it. Where a shallow clone's history ends,
+    /// its oldest commit is taken for one that holds the path.
+    pub fn last_change(&self, tip: git2::Oid, path: &str) -> Result<Option<git2::Oid>, Error> {
+        let at = |c: &git2::Commit<'_>| -> Result<Option<(git2::Oid, i32)>, Error> {
+            let tree = c
+                .tree()
+                .map_err(ctx(format!("read the tree of {}", c.id())))?;
+            match tree.get_path(std::path::Path::new(path)) {
+                Ok(e) => Ok(Some((e.id(), e.filemode()))),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+                Err(e) => Err(ctx(format!("look up {path}"))(e)),
+            }
+        };
+        let mut commit = self
+            .repo
+            .find_commit(tip)
+            .map_err(ctx(format!("find commit {tip}")))?;
+        let here = at(&commit)?;
+        loop {
+            let Ok(parent) = commit.parent(0) else {
+                return Ok(here.map(|_| commit.id()));
+            };
+            if at(&parent)? != here {
+                return Ok(Some(commit.id()));
+            }
+            commit = parent;
+        }
+    }
+
     fn entry(
         &self,
         id: git2::Oid,

@@ -7,14 +7,18 @@
 
 pub mod remote;
 
+mod export;
 mod lock;
 mod log;
 mod notes;
+mod scratch;
 mod transaction;
 mod work;
 
+pub use export::Export;
 pub use lock::locked_message;
 pub use log::{trailers, LogEntry};
+pub use scratch::Scratch;
 pub use transaction::{Committed, Transaction};
 
 use std::collections::BTreeMap;
@@ -179,22 +183,38 @@ impl Repo {
             Err(e) => return Err(ctx("read HEAD")(e)),
         };
         let c = head.peel_to_commit().map_err(ctx("read HEAD commit"))?;
-        let message = c.message().unwrap_or_default();
-        let (subject, body) = message.split_once('\n').unwrap_or((message, ""));
-        let a = c.author();
-        Ok(Some(SourceCommit {
-            sha: c.id().to_string(),
-            subject: subject.trim().to_string(),
-            body: body.trim().to_string(),
-            author: format!(
-                "{} <{}>",
-                a.name().unwrap_or_default(),
-                a.email().unwrap_or_default()
-            ),
-            time: c.time().seconds(),
-        }))
+        Ok(Some(source_commit(&c)))
     }
 
+    /// Commit `id` as a source commit (for `hydrator.metadata`).
+    pub fn source_commit(&self, id: Oid) -> Result<SourceCommit, Error> {
+        let c = self
+            .repo
+            .find_commit(id)
+            .map_err(ctx(format!("find commit {id}")))?;
+        Ok(source_commit(&c))
+    }
+}
+
+/// A commit as the source of a render.
+fn source_commit(c: &git2::Commit<'_>) -> SourceCommit {
+    let message = c.message().unwrap_or_default();
+    let (subject, body) = message.split_once('\n').unwrap_or((message, ""));
+    let a = c.author();
+    SourceCommit {
+        sha: c.id().to_string(),
+        subject: subject.trim().to_string(),
+        body: body.trim().to_string(),
+        author: format!(
+            "{} <{}>",
+            a.name().unwrap_or_default(),
+            a.email().unwrap_or_default()
+        ),
+        time: c.time().seconds(),
+    }
+}
+
+impl Repo {
     /// Every branch checked out somewhere: in the main working tree and in
     /// each linked worktree (`git worktree add`), each with the directory it
     /// is checked out in. git itself refuses to move such a branch
@@ -349,17 +369,25 @@ impl Repo {
 
     /// Every file (path → content) in the tree of commit `id`.
     pub fn files_at(&self, id: Oid) -> Result<BTreeMap<String, Vec<u8>>, Error> {
+        self.files_where(id, &|_| true)
+    }
+
+    /// The files (path → content) in the tree of commit `id` whose path
+    /// `keep` accepts; no other blob is read.
+    pub fn files_where(
+        &self,
+        id: Oid,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<BTreeMap<String, Vec<u8>>, Error> {
         let tree = self.commit_tree(id)?;
         let mut out = BTreeMap::new();
         let mut failure = None;
         tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
-            if entry.kind() == Some(ObjectType::Blob) {
+            let path = format!("{dir}{}", entry.name().unwrap_or_default());
+            if entry.kind() == Some(ObjectType::Blob) && keep(&path) {
                 match self.repo.find_blob(entry.id()) {
                     Ok(b) => {
-                        out.insert(
-                            format!("{dir}{}", entry.name().unwrap_or_default()),
-                            b.content().to_vec(),
-                        );
+                        out.insert(path, b.content().to_vec());
                     }
                     Err(e) => {
                         failure = Some(e);
@@ -373,6 +401,21 @@ impl Repo {
         if let Some(e) = failure {
             return Err(ctx("read blob")(e));
         }
+        Ok(out)
+    }
+
+    /// The paths of every file (symbolic links included) in the tree of
+    /// commit `id`; no blob is read.
+    pub fn paths_at(&self, id: Oid) -> Result<Vec<String>, Error> {
+        let tree = self.commit_tree(id)?;
+        let mut out = Vec::new();
+        tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(ObjectType::Blob) {
+                out.push(format!("{dir}{}", entry.name().unwrap_or_default()));
+            }
+            TreeWalkResult::Ok
+        })
+        .map_err(ctx("walk tree"))?;
         Ok(out)
     }
 

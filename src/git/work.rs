@@ -1,8 +1,7 @@
 //! The working copy side of source commits (promotion, set-image,
-//! rollback): which files have uncommitted changes, a branch made in
-//! memory, and a commit's tree exported to a directory (commits on the
-//! current branch are `transaction.rs`). It decides nothing about what to
-//! commit.
+//! rollback): which files have uncommitted changes and a branch made in
+//! memory (commits on the current branch are `transaction.rs`, a commit's
+//! tree on disk is `export.rs`). It decides nothing about what to commit.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -77,85 +76,4 @@ impl Repo {
         )?;
         Ok(commit)
     }
-
-    /// Writes every file of commit `id` under `dir` (which must exist), one
-    /// blob at a time: executable files keep their mode, and symbolic links
-    /// become links when they stay inside `dir` (a link leading out of the
-    /// repository is left out, so a render through it fails naming it).
-    /// Submodules are left out.
-    pub fn export(&self, id: Oid, dir: &Path) -> Result<(), Error> {
-        let tree = self.commit_tree(id)?;
-        let mut failure = None;
-        tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
-            if entry.kind() != Some(git2::ObjectType::Blob) {
-                return git2::TreeWalkResult::Ok;
-            }
-            let path = format!("{parent}{}", entry.name().unwrap_or_default());
-            match self.export_blob(&path, entry.id(), entry.filemode(), dir) {
-                Ok(()) => git2::TreeWalkResult::Ok,
-                Err(e) => {
-                    failure = Some(e);
-                    git2::TreeWalkResult::Abort
-                }
-            }
-        })
-        .map_err(ctx("walk tree"))?;
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    fn export_blob(&self, path: &str, id: Oid, mode: i32, dir: &Path) -> Result<(), Error> {
-        let target = dir.join(path);
-        let io = |e: std::io::Error| Error::Io {
-            what: format!("export {path}"),
-            source: e,
-        };
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io)?;
-        }
-        let blob = self
-            .repo
-            .find_blob(id)
-            .map_err(ctx(format!("read {path}")))?;
-        if mode == 0o120000 {
-            let link = String::from_utf8_lossy(blob.content()).into_owned();
-            if link_stays_inside(path, &link) {
-                #[cfg(unix)]
-                std::os::unix::fs::symlink(&link, &target).map_err(io)?;
-            }
-            return Ok(());
-        }
-        std::fs::write(&target, blob.content()).map_err(io)?;
-        #[cfg(unix)]
-        if mode == 0o100755 {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
-                .map_err(io)?;
-        }
-        Ok(())
-    }
-}
-
-/// Whether the symbolic link at `path` (in a tree) with target `link`
-/// points inside the tree.
-fn link_stays_inside(path: &str, link: &str) -> bool {
-    if link.starts_with('/') {
-        return false;
-    }
-    let mut depth: Vec<&str> = path.split('/').collect();
-    depth.pop();
-    for part in link.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if depth.pop().is_none() {
-                    return false;
-                }
-            }
-            p => depth.push(p),
-        }
-    }
-    true
 }

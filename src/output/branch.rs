@@ -355,6 +355,18 @@ fn rebuild_base(repo: &Repo, b: &Branch) -> Result<Option<Oid>, Error> {
     }
 }
 
+/// What a write of `out` on top of commit `tip` would change there: path
+/// → new content, or `None` to delete (`hydrator.metadata` and READMEs
+/// only where their app's manifests change, as [`write`] does; the
+/// ownership manifest included).
+pub fn planned(
+    repo: &Repo,
+    tip: Option<Oid>,
+    out: &EnvOutput,
+) -> Result<BTreeMap<String, Option<Vec<u8>>>, Error> {
+    Ok(plan(repo, tip, out)?.edits)
+}
+
 /// Compares `out` with the base of branch `b` (see [`base`]), writing nothing.
 pub fn check(repo: &Repo, b: &Branch, out: &EnvOutput) -> Result<CheckReport, Error> {
     let (_, tip) = base(repo, b)?;

@@ -1,22 +1,24 @@
 //! The sources a promotion reads: a commit's tree (HEAD's, or a past one
 //! for rollback) exported to a temporary directory, so pins, edits and the
 //! render check see committed bytes only, never the working tree's
-//! uncommitted changes.
+//! uncommitted changes. Large files are written only where the
+//! environments' renders and pins read (`env::reach`), as for
+//! `hydrate diff --since`.
 
 use std::path::{Path, PathBuf};
 
 use git2::Oid;
 
 use super::Error;
-use crate::git::Repo;
+use crate::env;
+use crate::git::{Export, Repo};
 
 /// A commit's tree on disk, removed when dropped.
 pub struct Snapshot {
-    _dir: tempfile::TempDir,
+    export: Export,
     files: PathBuf,
     root: PathBuf,
     root_rel: PathBuf,
-    commit: Oid,
 }
 
 impl Snapshot {
@@ -24,23 +26,23 @@ impl Snapshot {
     /// (holding `environments/`), possibly below the working directory.
     pub fn of(repo: &Repo, root: &Path, commit: Oid) -> Result<Snapshot, Error> {
         let root_rel = root_in_workdir(repo, root)?;
-        let dir = tempfile::Builder::new()
-            .prefix("hydrate-sources-")
-            .tempdir()
-            .map_err(|e| Error::Usage(format!("create a temporary directory: {e}")))?;
-        repo.export(commit, dir.path())?;
-        let files = dir.path().to_path_buf();
+        let export = repo.export(commit, &env::reach::may_defer)?;
+        let files = export.dir().to_path_buf();
         let root = if root_rel.as_os_str().is_empty() {
             files.clone()
         } else {
             files.join(&root_rel)
         };
+        export.fill(repo, &root.join("environments"))?;
+        // Environments that do not load: the promotion says why.
+        if let Ok(envs) = env::load_environments(&root) {
+            env::reach::inputs(&root, &envs, &mut |p| export.fill(repo, p))?;
+        }
         Ok(Snapshot {
             root,
             files,
-            _dir: dir,
+            export,
             root_rel,
-            commit,
         })
     }
 
@@ -51,7 +53,7 @@ impl Snapshot {
 
     /// The commit exported.
     pub fn commit(&self) -> Oid {
-        self.commit
+        self.export.commit()
     }
 
     /// A path relative to the root as a path relative to the working
