@@ -212,3 +212,166 @@ fn an_image_set_in_the_shared_base_is_not_a_pin() {
         "{out}"
     );
 }
+
+/// The README's GitLab-flow loop on the demo, step by step: a bump into
+/// dev, dev → staging on the default branch, staging → production as a
+/// merge request branch (redis is held by production's policy, the rest
+/// goes), the MR merged with `--no-ff`, the render job writing
+/// `env/production`, then history and a rollback.
+#[test]
+fn the_readmes_gitlab_loop_runs_end_to_end() {
+    use crate::promote_trust::{assert_clean, demo_repo};
+    let repo = demo_repo();
+    let d = repo.path();
+    // 1. CI built web 1.5.0 and bumps dev.
+    let o = run(
+        d,
+        &[
+            "set-image",
+            "dev",
+            "ghcr.io/acme-shop/web=ghcr.io/acme-shop/web:1.5.0",
+        ],
+    );
+    assert!(o.status.success(), "1: {}", text(&o));
+    // 2. dev → staging, committed on the default branch.
+    let o = run(d, &["promote", "dev", "staging"]);
+    assert!(o.status.success(), "2: {}", text(&o));
+    assert!(
+        text(&o).contains("  redis "),
+        "staging takes redis: {}",
+        text(&o)
+    );
+    let before = render_env(d, "production");
+    // 3. staging → production as a merge request: redis is held, the rest goes.
+    let mr = d.join("mr.md");
+    let o = run(
+        d,
+        &["promote", "staging", "production", "--branch", "--describe"],
+    );
+    assert_eq!(o.status.code(), Some(2), "--describe needs a file");
+    let o = hydrate()
+        .args(["promote", "staging", "production", "--branch", "--describe"])
+        .arg(&mr)
+        .arg("--root")
+        .arg(d)
+        .env("HYDRATE_AUTHOR", "CI Bot <ci@example.com>")
+        .env("HYDRATE_TIMESTAMP", "1700000100")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "3: {}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("  held: redis (policy `redis`)\n"), "{out}");
+    assert!(
+        out.contains("  web ghcr.io/acme-shop/web:newTag: 1.4.2 → 1.5.0\n"),
+        "{out}"
+    );
+    let description = std::fs::read_to_string(&mr).unwrap();
+    assert!(
+        description.contains("| web | `ghcr.io/acme-shop/web:newTag` | `1.4.2` | `1.5.0` |"),
+        "{description}"
+    );
+    std::fs::remove_file(&mr).unwrap();
+    assert_clean(d);
+    let branch = git(
+        d,
+        &["branch", "--list", "promote/*", "--format=%(refname:short)"],
+    );
+    assert!(
+        branch.starts_with("promote/staging-to-production/"),
+        "{branch}"
+    );
+    // 4. The MR is merged (GitLab's default: a merge commit), and the
+    //    render job writes env/production.
+    git(
+        d,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge branch 'promote' into 'main'",
+            &branch,
+        ],
+    );
+    let o = run(
+        d,
+        &[
+            "render",
+            "--env",
+            "production",
+            "--to",
+            "branch",
+            "--no-cache",
+        ],
+    );
+    assert!(o.status.success(), "4: {}", text(&o));
+    let manifest = git(d, &["show", "env/production:web/manifest.yaml"]);
+    // Production pulls from its mirror, at the promoted tag.
+    assert!(
+        manifest.contains("image: registry.acme.internal/shop/web:1.5.0\n"),
+        "{manifest}"
+    );
+    assert!(
+        !git(d, &["show", "env/production:redis/manifest.yaml"]).contains("7.4"),
+        "redis held"
+    );
+    // 5. history shows the merged promotion; a rollback undoes it exactly.
+    let o = run(d, &["history", "production"]);
+    assert!(o.status.success(), "5: {}", text(&o));
+    assert!(
+        text(&o).contains("web ghcr.io/acme-shop/web:newTag: 1.4.2 → 1.5.0"),
+        "{}",
+        text(&o)
+    );
+    let o = run(d, &["rollback", "production", "--steps", "1"]);
+    assert!(o.status.success(), "5: {}", text(&o));
+    assert_eq!(render_env(d, "production"), before);
+    assert_clean(d);
+}
+
+/// Every file `hydrate render` writes for `env` into a directory.
+fn render_env(d: &Path, env: &str) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let out = tempfile::tempdir().unwrap();
+    let _ = std::fs::remove_dir_all(d.join("rendered"));
+    let o = run(d, &["render", "--env", env, "--to", "dir", "--no-cache"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let base = d.join("rendered").join(env);
+    crate::support::copy_tree(&base, out.path());
+    let _ = std::fs::remove_dir_all(d.join("rendered"));
+    crate::support::list_files(out.path())
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(out.path().join(&f)).unwrap();
+            (f, bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn pins_explain_names_why_and_where_for_the_env_folders() {
+    let dir = env_folders();
+    let o = run(
+        dir.path(),
+        &["pins", "--explain", "prod-us", "prod-eu", "prod-asia"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    insta::assert_snapshot!(String::from_utf8_lossy(&o.stdout));
+    let o = run(
+        dir.path(),
+        &["pins", "--explain", "--output", "json", "prod-asia"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["pins"][0]["kind"], "traced");
+    assert_eq!(v["pins"][0]["line"], 14);
+    assert_eq!(v["pins"][0]["file"], "envs/prod-asia/kustomization.yml");
+}
+
+#[test]
+fn pins_explain_names_why_and_where_for_the_demo() {
+    let repo = crate::promote_trust::demo_repo();
+    let o = run(repo.path(), &["pins", "--explain", "production"]);
+    assert!(o.status.success(), "{}", text(&o));
+    insta::assert_snapshot!(String::from_utf8_lossy(&o.stdout));
+    let o = run(repo.path(), &["pins", "--explain", "--output", "html"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use super::error::{CommandResult, Outcome};
+use super::error::{CommandError, CommandResult, Outcome};
 use super::out;
 
 use crate::promote;
@@ -30,9 +30,31 @@ pub struct Args {
     /// Output format (html: one static page with no external assets).
     #[arg(long, value_enum, default_value = "text")]
     output: Format,
+    /// Instead of the board: every pin, why it is one and the file and
+    /// line that set it (text or json).
+    #[arg(long)]
+    explain: bool,
 }
 
 pub fn run(args: Args) -> CommandResult {
+    if args.explain {
+        let reasons = promote::explain_pins(&args.root, &args.envs)?;
+        let mut out = out::stdout();
+        match args.output {
+            Format::Json => writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&promote::reasons_json(&reasons))?
+            )?,
+            Format::Text => write!(out, "{}", promote::reasons_text(&reasons))?,
+            Format::Markdown | Format::Html => {
+                return Err(CommandError::usage(
+                    "--explain prints text or json (--output text|json)",
+                ))
+            }
+        }
+        return Ok(Outcome::Done);
+    }
     // The board's clock: now, or HYDRATE_TIMESTAMP (stable snapshots).
     let now = super::render::identity(&args.root)?.time;
     let b = promote::board(&args.root, &args.envs, now)?;

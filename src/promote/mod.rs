@@ -16,6 +16,7 @@ mod message;
 mod ops;
 mod pins;
 mod plan;
+mod reasons;
 mod selector;
 mod snapshot;
 mod traced;
@@ -35,6 +36,9 @@ pub use ops::{
 };
 pub use pins::{Pin, Place};
 pub use plan::{Item, Plan, Refusal};
+pub use reasons::{
+    explain as explain_pins, json as reasons_json, text as reasons_text, PinKind, Reason,
+};
 
 /// The render errors' messages, with the snapshot directory they were
 /// rendered in left out of the paths they name, so they name files as the
