@@ -375,3 +375,82 @@ fn pins_explain_names_why_and_where_for_the_demo() {
     let o = run(repo.path(), &["pins", "--explain", "--output", "html"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+#[test]
+fn a_chart_app_without_pins_promotes_its_image_tag_by_convention() {
+    let repo = crate::promote_trust::demo_repo();
+    let d = repo.path();
+    for env in ["dev", "staging", "production"] {
+        let f = d.join(format!("environments/{env}.yaml"));
+        let s = std::fs::read_to_string(&f).unwrap();
+        assert!(s.contains("    pins: [image.tag]   # promoted with the images\n"));
+        std::fs::write(
+            &f,
+            s.replace("    pins: [image.tag]   # promoted with the images\n", ""),
+        )
+        .unwrap();
+    }
+    git(d, &["commit", "-q", "-am", "status declares no pins"]);
+    let o = run(
+        d,
+        &[
+            "promote",
+            "staging",
+            "production",
+            "--app",
+            "status",
+            "--dry-run",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("  status image.tag: 2.3.0 → 2.3.1\n"),
+        "{}",
+        text(&o)
+    );
+    let o = run(d, &["pins", "--explain", "production"]);
+    assert!(
+        text(&o).contains("  status image.tag = 2.3.0\n    an image value this environment's own values set (found by convention; the app declares no pins)\n    at testdata/apps/status/values/production.yaml:3\n"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_declared_file_pin_is_named_by_its_template_and_selects_a_container() {
+    let dir = env_folders();
+    let d = dir.path();
+    let pin = "{dir}/version.yml#spec.template.spec.containers[name=web].image";
+    for env in ["staging-us", "prod-us"] {
+        let f = d.join(format!("environments/{env}.yaml"));
+        let s = std::fs::read_to_string(&f).unwrap();
+        let decl = "    pins:\n      - file: \"{dir}/version.yml\"\n        path: \"spec.template.spec.containers[name=web].image\"\n";
+        std::fs::write(
+            &f,
+            s.replace("    promotion:\n", &format!("{decl}    promotion:\n")),
+        )
+        .unwrap();
+    }
+    git(d, &["commit", "-q", "-am", "declare the version file pin"]);
+    let o = run(d, &["pins", "--output", "json", "staging-us", "prod-us"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let json = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        json.matches(pin).count(),
+        1,
+        "one pin for both environments: {json}"
+    );
+    let o = run(d, &["promote", "staging-us", "prod-us", "--dry-run"]);
+    assert!(
+        text(&o).contains(&format!(
+            "  checkout {pin}: ghcr.io/acme/checkout:1.2.0 → ghcr.io/acme/checkout:1.3.0\n"
+        )),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        !text(&o).contains(IMAGE_PIN),
+        "the traced pin is the declared one: {}",
+        text(&o)
+    );
+}

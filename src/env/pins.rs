@@ -64,6 +64,15 @@ fn value_path(file: &Path, n: &Node) -> Result<String, Error> {
     Ok(text)
 }
 
+/// A file pin's path: a dotted path that may select list items as the
+/// diff prints them (`containers[name=web].image`).
+fn selector_path(file: &Path, n: &Node) -> Result<String, Error> {
+    let text = string(file, n)?;
+    crate::yaml::selector::parse(&text)
+        .map_err(|e| err(file, n, format!("pin path `{}`: {e}", text.escape_debug())))?;
+    Ok(text)
+}
+
 fn entries<'n>(
     file: &Path,
     n: &'n Node,
@@ -109,7 +118,7 @@ pub fn decode_pins(file: &Path, n: &Node) -> Result<Vec<PinDecl>, Error> {
             for (k, v) in entries(file, item, &["file", "path"])? {
                 match k {
                     "file" => f = Some(string(file, v)?),
-                    _ => p = Some(value_path(file, v)?),
+                    _ => p = Some(selector_path(file, v)?),
                 }
             }
             match (f, p) {

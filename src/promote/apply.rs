@@ -75,8 +75,8 @@ pub struct Outcome {
 /// The editor change that writes `value` at `place`, given the file's text.
 fn change_for(src: &str, place: &Place, value: &str) -> Result<Change, String> {
     match place {
-        Place::Inline { .. } | Place::Shared { .. } => {
-            Err("not a plain value (an inline patch, or a shared file)".into())
+        Place::Inline { .. } | Place::Shared { .. } | Place::Unmatched { .. } => {
+            Err("not a plain value (an inline patch, a shared file, or no match)".into())
         }
         Place::Value { doc, path, .. } => Ok(Change::Set {
             doc: *doc,
@@ -134,6 +134,12 @@ fn edit_pin(src: &str, place: &Place, value: Option<&str>) -> Result<String, Str
                 file.display()
             ))
         }
+        (Place::Unmatched { file, path }, _) => {
+            return Err(format!(
+                "{}: nothing at `{path}` (a list selector must match an item; add the item, then promote)",
+                file.display()
+            ))
+        }
         (
             Place::Inline {
                 doc,
@@ -162,7 +168,9 @@ fn edit_pin(src: &str, place: &Place, value: Option<&str>) -> Result<String, Str
             Some(i) => (0, image_path(i, field)),
             None => return Ok(src.to_string()),
         },
-        Place::Inline { .. } | Place::Shared { .. } => return Ok(src.to_string()),
+        Place::Inline { .. } | Place::Shared { .. } | Place::Unmatched { .. } => {
+            return Ok(src.to_string())
+        }
     };
     let docs = yaml::parse_all(src, resolver).map_err(|e| e.to_string())?;
     if docs.get(doc).and_then(|d| edit::get(d, &path)).is_none() {
@@ -194,7 +202,10 @@ fn edit_pin(src: &str, place: &Place, value: Option<&str>) -> Result<String, Str
 fn resolver_of(place: &Place) -> Resolver {
     match place {
         Place::Value { resolver, .. } => *resolver,
-        Place::Image { .. } | Place::Inline { .. } | Place::Shared { .. } => Resolver::V3,
+        Place::Image { .. }
+        | Place::Inline { .. }
+        | Place::Shared { .. }
+        | Place::Unmatched { .. } => Resolver::V3,
     }
 }
 

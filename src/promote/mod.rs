@@ -8,6 +8,7 @@
 mod apply;
 mod assignment;
 mod board;
+mod convention;
 mod copy;
 mod history;
 mod image_ref;
@@ -17,7 +18,6 @@ mod ops;
 mod pins;
 mod plan;
 mod reasons;
-mod selector;
 mod snapshot;
 mod traced;
 

@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::selector;
 use super::traced::{self, Tracer};
 use super::Error;
 use crate::env::{App, Environment, PinDecl, Source};
 use crate::yaml::edit::{parse_path, Seg};
+use crate::yaml::selector;
 use crate::yaml::{self, Node, Resolver};
 
 /// The fields of a kustomize `images:` entry that are pins. `newName` is
@@ -65,6 +65,15 @@ pub enum Place {
         /// The line that sets it.
         line: u32,
     },
+    /// A declared pin whose list selector matches nothing in this
+    /// environment's file (or the file is missing): nothing to read, and no
+    /// place to write (a selector cannot say where a new item would go).
+    Unmatched {
+        /// The file, relative to the repository root.
+        file: PathBuf,
+        /// The selector path, as declared.
+        path: String,
+    },
 }
 
 impl Place {
@@ -74,13 +83,14 @@ impl Place {
             Place::Image { file, .. }
             | Place::Value { file, .. }
             | Place::Inline { file, .. }
-            | Place::Shared { file, .. } => file,
+            | Place::Shared { file, .. }
+            | Place::Unmatched { file, .. } => file,
         }
     }
 
     /// Whether promotion may write there.
     pub fn is_editable(&self) -> bool {
-        !matches!(self, Place::Shared { .. })
+        !matches!(self, Place::Shared { .. } | Place::Unmatched { .. })
     }
 }
 
@@ -150,7 +160,12 @@ pub fn app_pins(
 fn file_pin(root: &Path, app: &str, template: &str, file: &Path, path: &str) -> Result<Pin, Error> {
     let steps =
         selector::parse(path).map_err(|e| Error::Pin(format!("{app}: pin path `{path}`: {e}")))?;
-    let docs = read_yaml(root, file, Resolver::V3)?;
+    // A file this environment does not have sets nothing (promotion does
+    // not create it: writing there fails, naming the file).
+    let docs = match root.join(file).is_file() {
+        true => read_yaml(root, file, Resolver::V3)?,
+        false => Vec::new(),
+    };
     let found = docs.iter().enumerate().find_map(|(i, d)| {
         let segs = selector::resolve(d, &steps)?;
         let n = crate::yaml::edit::get(d, &segs)?;
@@ -163,10 +178,15 @@ fn file_pin(root: &Path, app: &str, template: &str, file: &Path, path: &str) -> 
         None => match selector::plain(&steps) {
             Some(segs) => (0, segs, None),
             None => {
-                return Err(Error::Pin(format!(
-                    "{app}: {}: nothing at `{path}` (a list selector must match an item)",
-                    file.display()
-                )))
+                return Ok(Pin {
+                    app: app.to_string(),
+                    name: format!("{template}#{path}"),
+                    value: None,
+                    place: Place::Unmatched {
+                        file: file.to_path_buf(),
+                        path: path.to_string(),
+                    },
+                })
             }
         },
     };
@@ -414,13 +434,22 @@ pub fn env_pins_traced(
     let mut out = Vec::new();
     for app in &env.apps {
         let mut decls = app.pins.clone();
-        for d in extra(&app.name) {
+        let by_convention = super::convention::paths(root, tracer.envs(), &app.name)
+            .into_iter()
+            .map(PinDecl::Value);
+        for d in extra(&app.name).into_iter().chain(by_convention) {
             if !decls.contains(&d) {
                 decls.push(d);
             }
         }
-        out.extend(app_pins(root, env, app, &decls)?);
-        out.extend(field_pins(tracer, env, app)?);
+        let declared = app_pins(root, env, app, &decls)?;
+        // A declared pin at the place the trace finds is that pin.
+        let traced: Vec<Pin> = field_pins(tracer, env, app)?
+            .into_iter()
+            .filter(|t| !declared.iter().any(|d| d.place == t.place))
+            .collect();
+        out.extend(declared);
+        out.extend(traced);
     }
     Ok(out)
 }

@@ -30,6 +30,9 @@ pub enum PinKind {
     ChartPath,
     /// A value path declared in `pins:`.
     DeclaredValue,
+    /// An image-like value a chart app's own values file sets (the app
+    /// declares no value pins).
+    Convention,
     /// A file pin declared in `pins:`.
     DeclaredFile,
     /// Not a pin: the environment runs this value from a file other
@@ -48,6 +51,9 @@ impl PinKind {
             PinKind::Traced => "a container image set in a file only this environment renders",
             PinKind::ChartPath => "the chart app's `chart:` path",
             PinKind::DeclaredValue => "a value path declared in `pins:`",
+            PinKind::Convention => {
+                "an image value this environment's own values set (found by convention; the app declares no pins)"
+            }
             PinKind::DeclaredFile => "a file pin declared in `pins:`",
             PinKind::Shared => {
                 "not a pin: set in a file other environments render too (not this one's to change)"
@@ -65,6 +71,7 @@ impl PinKind {
             PinKind::Traced => "traced",
             PinKind::ChartPath => "chart-path",
             PinKind::DeclaredValue => "declared-value",
+            PinKind::Convention => "convention",
             PinKind::DeclaredFile => "declared-file",
             PinKind::Shared => "shared",
             PinKind::Unpinned => "unpinned",
@@ -166,12 +173,17 @@ fn kind_of(e: &Environment, p: &Pin) -> PinKind {
         .iter()
         .filter(|a| a.name == p.app)
         .flat_map(|a| &a.pins);
+    let is_chart = e
+        .apps
+        .iter()
+        .any(|a| a.name == p.app && matches!(a.source, crate::env::Source::Helm(_)));
     let declared_file = |d: &PinDecl| match d {
         PinDecl::File { file, path } => p.name == format!("{file}#{path}"),
         PinDecl::Value(_) => false,
     };
     match &p.place {
         Place::Shared { .. } => PinKind::Shared,
+        Place::Unmatched { .. } => PinKind::DeclaredFile,
         Place::Image { .. } => PinKind::ImagesEntry,
         Place::Inline { .. } => PinKind::Traced,
         Place::Value { .. } if p.name == "chart" => PinKind::ChartPath,
@@ -181,6 +193,8 @@ fn kind_of(e: &Environment, p: &Pin) -> PinKind {
                 PinKind::DeclaredValue
             } else if decls.any(declared_file) {
                 PinKind::DeclaredFile
+            } else if is_chart {
+                PinKind::Convention
             } else {
                 PinKind::Traced
             }
@@ -196,6 +210,7 @@ fn line_of(root: &Path, place: &Place) -> Option<u32> {
     };
     match place {
         Place::Shared { line, .. } => Some(*line),
+        Place::Unmatched { .. } => None,
         Place::Value {
             doc,
             path,

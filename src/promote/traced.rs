@@ -111,6 +111,11 @@ impl<'a> Tracer<'a> {
         self.root
     }
 
+    /// The environments of the root.
+    pub fn envs(&self) -> &[Environment] {
+        &self.envs
+    }
+
     /// `app` of environment `env` rendered with provenance (None: no such
     /// kustomize app).
     pub fn app(&self, env: &str, app: &str) -> Result<Option<Rc<TracedApp>>, Error> {

@@ -14,6 +14,7 @@ mod node;
 mod number;
 mod parse;
 mod resolve;
+pub mod selector;
 pub mod source_map;
 
 pub use emit::{float_text, to_string};

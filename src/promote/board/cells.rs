@@ -64,7 +64,9 @@ impl Source {
         match &p.place {
             Place::Image { image, .. } => Some(Source::Image(image.clone())),
             Place::Value { .. } if p.name == "chart" => None,
-            Place::Value { .. } | Place::Inline { .. } => Some(Source::Pin(p.name.clone())),
+            Place::Value { .. } | Place::Inline { .. } | Place::Unmatched { .. } => {
+                Some(Source::Pin(p.name.clone()))
+            }
             // What the environment runs from a shared file is not its pin.
             Place::Shared { .. } => None,
         }

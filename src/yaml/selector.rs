@@ -4,9 +4,10 @@
 //! (`spec.template.spec.containers[name=web].image`). A path is parsed
 //! strictly: an empty segment (`a..b`, `.a`, `a.`), an unclosed bracket
 //! or text after one is an error, never silently read as another path.
+//! [`super::edit`]'s plain paths are these without selectors.
 
-use crate::yaml::edit::Seg;
-use crate::yaml::Node;
+use super::edit::Seg;
+use super::Node;
 
 /// One step of a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
