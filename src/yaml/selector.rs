@@ -71,7 +71,10 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
 fn end_key(key: &mut String, steps: &mut Vec<Step>, empty: bool) -> Result<(), String> {
     if key.is_empty() {
         if empty {
-            return Err("an empty segment".into());
+            return Err(format!(
+                "segment {} is empty (a path is KEY.KEY…, as `image.tag`; no leading, trailing or doubled `.`)",
+                steps.len() + 1
+            ));
         }
         return Ok(());
     }
