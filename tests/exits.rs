@@ -251,3 +251,30 @@ fn usage_errors_exit_2_and_drop_ins_exit_as_their_tools() {
     assert_eq!(code(&["kustomize", "build", "--bogus"]), Some(1));
     assert_eq!(code(&["helm", "template", "--bogus", "x"]), Some(1));
 }
+
+/// `verify` needs environment branches, so it runs after `render --to
+/// branch`: closed stdout ends with the code of the check (0: the branches
+/// are the render), a full one is the stdout error, an unknown environment
+/// is 2.
+#[test]
+fn verify() {
+    let dir = demo_repo();
+    let out = run(dir.path(), &["render", "--to", "branch"], Stdio::null());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(dir.path(), &["verify", "--to", "branch"], closed_pipe());
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let out = run(dir.path(), &["verify", "--to", "branch"], full());
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().next(), Some(FULL), "{err}");
+    let out = run(
+        dir.path(),
+        &["verify", "--to", "branch", "nope"],
+        Stdio::null(),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("Error: ") && err.contains("nope"), "{err}");
+}
