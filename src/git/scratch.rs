@@ -143,109 +143,53 @@ fn remove_live(live: &mut Vec<PathBuf>) {
 
 #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
 mod signals {
-    use std::sync::atomic::{AtomicI32, Ordering};
     use std::sync::Once;
 
-    /// The pipe's write end, for the handler.
-    static WRITE_FD: AtomicI32 = AtomicI32::new(-1);
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use signal_hook::iterator::Signals;
+
     static INSTALL: Once = Once::new();
-    const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn errno() -> *mut libc::c_int {
-        // SAFETY: returns this thread's errno location; no precondition.
-        unsafe { libc::__errno_location() }
-    }
-
-    #[cfg(target_vendor = "apple")]
-    fn errno() -> *mut libc::c_int {
-        // SAFETY: returns this thread's errno location; no precondition.
-        unsafe { libc::__error() }
-    }
-
-    /// The handler: only write(2), which is async-signal-safe; errno is
-    /// kept for the code it interrupted.
-    extern "C" fn on_signal(sig: libc::c_int) {
-        let fd = WRITE_FD.load(Ordering::Relaxed);
-        let byte = u8::try_from(sig).unwrap_or(0);
-        let e = errno();
-        // SAFETY: `e` is this thread's errno; `byte` lives through the call.
-        unsafe {
-            let saved = *e;
-            libc::write(fd, std::ptr::from_ref(&byte).cast(), 1);
-            *e = saved;
-        }
-    }
-
-    /// Installs the handlers once per process. A signal that is ignored
-    /// (a run under `nohup`) stays ignored.
+    /// Installs the handlers once per process: a thread waits for SIGINT,
+    /// SIGTERM or SIGHUP (signal-hook's self-pipe: the handler itself only
+    /// writes a byte), removes the live directories, then ends the process
+    /// with the signal's default action, so the shell sees a death by that
+    /// signal as without the handler. A signal that is ignored (a run under
+    /// `nohup`) stays ignored.
     pub fn install() {
         INSTALL.call_once(|| {
-            let mut fds = [0 as libc::c_int; 2];
-            // SAFETY: `fds` has room for the two descriptors.
-            if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+                .into_iter()
+                .filter(|s| !ignored(*s))
+                .collect();
+            let Ok(mut signals) = Signals::new(&wanted) else {
                 return;
-            }
-            for fd in fds {
-                // SAFETY: `fd` was just opened by pipe(2).
-                unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-            }
-            let read_fd = fds[0];
-            let spawned = std::thread::Builder::new()
+            };
+            let _ = std::thread::Builder::new()
                 .name("hydrate-signals".into())
-                .spawn(move || watch(read_fd));
-            if spawned.is_err() {
-                return;
-            }
-            WRITE_FD.store(fds[1], Ordering::Relaxed);
-            for sig in SIGNALS {
-                // SAFETY: zeroed sigaction structs are valid; `old` and `new`
-                // outlive the calls.
-                unsafe {
-                    let mut old: libc::sigaction = std::mem::zeroed();
-                    if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
-                        || old.sa_sigaction == libc::SIG_IGN
-                    {
-                        continue;
+                .spawn(move || {
+                    if let Some(sig) = signals.forever().next() {
+                        let mut live = super::live();
+                        super::remove_live(&mut live);
+                        let _ = signal_hook::low_level::emulate_default_handler(sig);
+                        std::process::exit(128 + sig);
                     }
-                    let mut new: libc::sigaction = std::mem::zeroed();
-                    new.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-                    new.sa_flags = libc::SA_RESTART;
-                    libc::sigemptyset(&mut new.sa_mask);
-                    libc::sigaction(sig, &new, std::ptr::null_mut());
-                }
-            }
+                });
         });
     }
 
-    /// Waits for a signal, removes the live directories, then ends the
-    /// process with the signal's default action (the shell sees a death by
-    /// that signal, as without the handler).
-    fn watch(fd: libc::c_int) {
-        let sig = loop {
-            let mut byte = 0u8;
-            // SAFETY: reads one byte into `byte`.
-            let n = unsafe { libc::read(fd, std::ptr::from_mut(&mut byte).cast(), 1) };
-            if n == 1 {
-                break libc::c_int::from(byte);
-            }
-            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return;
+    /// Whether `sig` is ignored, read from `/proc/self/status`'s `SigIgn`
+    /// mask (bit `sig - 1`); elsewhere nothing is taken as ignored.
+    fn ignored(sig: i32) -> bool {
+        let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+            return false;
         };
-        let mut live = super::live();
-        super::remove_live(&mut live);
-        // SAFETY: restores the default action, then raises the signal on
-        // this thread: the default action of all three ends the process.
-        unsafe {
-            let mut dfl: libc::sigaction = std::mem::zeroed();
-            dfl.sa_sigaction = libc::SIG_DFL;
-            libc::sigemptyset(&mut dfl.sa_mask);
-            libc::sigaction(sig, &dfl, std::ptr::null_mut());
-            libc::raise(sig);
-        }
-        std::process::exit(128 + sig);
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigIgn:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .zip(u32::try_from(sig - 1).ok())
+            .is_some_and(|(mask, bit)| bit < 64 && mask & (1u64 << bit) != 0)
     }
 }
 
