@@ -11,6 +11,7 @@ mod corpus;
 mod crash;
 mod demo;
 mod diff;
+mod doc_commands;
 mod dropin;
 mod env_reference;
 mod errors;
