@@ -1,4 +1,4 @@
-//! Every command's exit code, from the one table (README.md, "Exit codes"),
+//! Every command's exit code, from the one table (docs/exit-codes.md),
 //! and what it does when stdout is closed or full: issue 28, items 8 and 9.
 //!
 //! Each command runs on a fresh git copy of the demo (a `set-image` bump on

@@ -213,7 +213,7 @@ fn an_image_set_in_the_shared_base_is_not_a_pin() {
     );
 }
 
-/// The README's GitLab-flow loop on the demo, step by step: a bump into
+/// The GitLab-flow loop of docs/promotion.md on the demo, step by step: a bump into
 /// dev, dev → staging on the default branch, staging → production as a
 /// merge request branch (redis is held by production's policy, the rest
 /// goes), the MR merged with `--no-ff`, the render job writing

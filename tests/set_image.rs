@@ -4,7 +4,7 @@
 //! from setimage.go RunSetImage and its tests: kubectl has no `edit`, so
 //! the expectations are written out here); and each malformed reference,
 //! refused with exit 2 and the reason, nothing written. The table is a
-//! snapshot; README's set-image section shows it short.
+//! snapshot; docs/commands/set-image.md shows it short.
 
 use std::fs;
 use std::path::Path;

@@ -1,6 +1,7 @@
 //! hydrate's integration tests, in one binary to keep link time down.
 #![allow(clippy::disallowed_macros)] // tests print what they measured
 
+mod architecture;
 mod branches;
 mod cache;
 mod cache_trust;
@@ -10,7 +11,9 @@ mod corpus;
 mod crash;
 mod demo;
 mod diff;
+mod doc_commands;
 mod dropin;
+mod env_reference;
 mod errors;
 mod exits;
 mod fuzz_replay;
