@@ -41,6 +41,7 @@ goldens! {
     kustomize_components => "kustomize" / "components",
     kustomize_field_path_leading_separator => "kustomize" / "field-path-leading-separator",
     kustomize_generator_without_sources => "kustomize" / "generator-without-sources",
+    kustomize_folded_more_indented => "kustomize" / "folded-more-indented",
     kustomize_generators => "kustomize" / "generators",
     kustomize_json6902_evanphx_v4 => "kustomize" / "json6902-evanphx-v4",
     kustomize_patches => "kustomize" / "patches",
