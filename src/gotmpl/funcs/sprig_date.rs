@@ -117,7 +117,6 @@ impl Time {
         let mut rest = layout;
         while !rest.is_empty() {
             let (tok, len) = std_chunk(rest);
-            let lit = &rest[..len.max(1).min(rest.len())];
             match tok {
                 None => {
                     let c = rest.chars().next().map_or(1, char::len_utf8);
@@ -160,7 +159,8 @@ impl Time {
                         frac => fraction(frac, self.nanos),
                     };
                     out.push_str(&piece);
-                    rest = &rest[lit.len()..];
+                    // A layout token is ASCII: `len` ends on a char boundary.
+                    rest = rest.get(len.max(1)..).unwrap_or_default();
                 }
             }
         }
