@@ -54,6 +54,7 @@ goldens! {
     helmcharts_overlay => "helmcharts" / "overlay",
     helmcharts_plugin_config => "helmcharts" / "plugin-config",
     helmcharts_subcharts => "helmcharts" / "subcharts",
+    helm_alias_version_mismatch => "helm" / "alias-version-mismatch",
     helm_builtin_objects_printed => "helm" / "builtin-objects-printed",
     helm_chart_object_marshalled => "helm" / "chart-object-marshalled",
     helm_dependency_aliased_several_times => "helm" / "dependency-aliased-several-times",
