@@ -5,7 +5,8 @@
 //! with helm v3.17.3 as kustomize's helm command); `testdata/helm/<case>`
 //! holds a `chart` that `helm template rel chart` prints as
 //! `expected.helm3.yaml` (v3.17.3) and `expected.helm4.yaml` (v4.1.4,
-//! `--helm-version 4`). The goldens are byte
+//! `--helm-version 4`), or fails with `expected-error.helmN.txt` on stderr
+//! (exit code 1); an `args` file adds arguments, one a line. The goldens are byte
 //! equality files from the real tools, not snapshots: never re-record them
 //! from hydrate's output. Where the oracles are installed, each golden is
 //! also checked against them again.
@@ -41,6 +42,7 @@ goldens! {
     kustomize_components => "kustomize" / "components",
     kustomize_field_path_leading_separator => "kustomize" / "field-path-leading-separator",
     kustomize_generator_without_sources => "kustomize" / "generator-without-sources",
+    kustomize_folded_more_indented => "kustomize" / "folded-more-indented",
     kustomize_generators => "kustomize" / "generators",
     kustomize_json6902_evanphx_v4 => "kustomize" / "json6902-evanphx-v4",
     kustomize_patches => "kustomize" / "patches",
@@ -52,6 +54,7 @@ goldens! {
     helmcharts_overlay => "helmcharts" / "overlay",
     helmcharts_plugin_config => "helmcharts" / "plugin-config",
     helmcharts_subcharts => "helmcharts" / "subcharts",
+    helm_alias_version_mismatch => "helm" / "alias-version-mismatch",
     helm_builtin_objects_printed => "helm" / "builtin-objects-printed",
     helm_chart_object_marshalled => "helm" / "chart-object-marshalled",
     helm_dependency_aliased_several_times => "helm" / "dependency-aliased-several-times",
@@ -63,6 +66,9 @@ goldens! {
     helm_from_toml_unterminated_string => "helm" / "from-toml-unterminated-string",
     helm_nested_subcharts_order => "helm" / "nested-subcharts-order",
     helm_values_changed_in_place => "helm" / "values-changed-in-place",
+    helm_to_date_multibyte => "helm" / "to-date-multibyte",
+    helm_show_only_no_braces => "helm" / "show-only-no-braces",
+    helm_show_only_go_match => "helm" / "show-only-go-match",
     helm_scope_shared_by_templates => "helm" / "scope-shared-by-templates",
 }
 
@@ -77,14 +83,24 @@ fn builds_to_expected(suite: &str, case: &str) {
     let dir = case_dir(suite, case);
     if suite == "helm" {
         for (version, flags) in HELM_MODES {
-            let expected =
-                fs::read_to_string(dir.join(format!("expected.{version}.yaml"))).unwrap();
             let out = hydrate()
                 .current_dir(&dir)
                 .args(["helm", "template", "rel", "chart"])
+                .args(extra_args(&dir))
                 .args(*flags)
                 .output()
                 .unwrap();
+            if let Some(error) = expected_error(&dir, version) {
+                assert_eq!(out.status.code(), Some(1), "{case} ({version}): exit code");
+                assert_eq!(
+                    String::from_utf8_lossy(&out.stderr),
+                    error,
+                    "{case} ({version})"
+                );
+                continue;
+            }
+            let expected =
+                fs::read_to_string(dir.join(format!("expected.{version}.yaml"))).unwrap();
             assert!(
                 out.status.success(),
                 "{case} ({version}): {}",
@@ -157,6 +173,20 @@ fn expected_matches_the_oracle(suite: &str, case: &str) {
 /// The `helm` suite's modes: the recorded file's version and hydrate's flags.
 const HELM_MODES: &[(&str, &[&str])] = &[("helm3", &[]), ("helm4", &["--helm-version", "4"])];
 
+/// A `helm` fixture's `args` file: more arguments after `template rel
+/// chart`, one a line (none when absent).
+fn extra_args(dir: &std::path::Path) -> Vec<String> {
+    fs::read_to_string(dir.join("args"))
+        .map(|a| a.lines().map(String::from).collect())
+        .unwrap_or_default()
+}
+
+/// A `helm` fixture's `expected-error.helmN.txt`: that helm's stderr when it
+/// fails (exit code 1); hydrate must print the same and exit the same.
+fn expected_error(dir: &std::path::Path, version: &str) -> Option<String> {
+    fs::read_to_string(dir.join(format!("expected-error.{version}.txt"))).ok()
+}
+
 /// Each recorded `expected.helmN.yaml` is still what that helm prints.
 fn helm_expected_matches_the_oracles(case: &str) {
     let dir = case_dir("helm", case);
@@ -167,8 +197,18 @@ fn helm_expected_matches_the_oracles(case: &str) {
         let want = std::process::Command::new(helm)
             .current_dir(&dir)
             .args(["template", "rel", "chart"])
+            .args(extra_args(&dir))
             .output()
             .unwrap();
+        if let Some(error) = expected_error(&dir, version) {
+            assert_eq!(want.status.code(), Some(1), "{case} ({version}): exit code");
+            assert_eq!(
+                String::from_utf8_lossy(&want.stderr),
+                error,
+                "{case}: {version} no longer fails as recorded"
+            );
+            continue;
+        }
         assert!(
             want.status.success(),
             "{case} ({version}): {}",

@@ -19,6 +19,7 @@ mod loaded;
 mod objects;
 mod output;
 mod output_dir;
+mod path_match;
 mod render;
 mod schema;
 mod scope;

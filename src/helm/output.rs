@@ -343,12 +343,11 @@ pub fn objects(sorted: &Sorted, opts: &Options) -> (Vec<Object>, Vec<Warning>) {
         opts.show_only
             .iter()
             .flat_map(|p| {
-                let p = p.replace("**", "*");
                 all.iter()
                     .filter(move |d| {
                         d.path
                             .split_once('/')
-                            .is_some_and(|(_, rest)| super::objects::glob_match(&p, rest))
+                            .is_some_and(|(_, rest)| super::path_match::path_match(p, rest))
                     })
                     .copied()
                     .collect::<Vec<_>>()
@@ -398,7 +397,7 @@ fn show_only(out: &str, patterns: &[String]) -> Result<String, Error> {
             let Some((_, rest)) = src.split_once('/') else {
                 continue;
             };
-            if super::objects::glob_match(&p.replace("**", "*"), rest) {
+            if super::path_match::path_match(p, rest) {
                 kept.push_str(&format!("---\n{d}\n"));
                 missing = false;
             }

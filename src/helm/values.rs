@@ -434,13 +434,30 @@ pub(super) fn process_dependencies(
     if !missing.is_empty() {
         return Err(missing_dependencies(&missing));
     }
-    // Subcharts no entry names come first, then one copy per entry.
+    // helm's IsCompatibleRange: the entry's `version` constraint admits the
+    // subchart's version (an empty or bad constraint admits none).
+    let compatible = |dep: &Value, c: &Chart| {
+        let constraint = field(dep, "version").unwrap_or_default();
+        let version = path_value(&c.metadata, "version")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        crate::gotmpl::golib::Version::parse(&version)
+            .and_then(|v| crate::gotmpl::golib::constraint_check(&constraint, &v))
+            .unwrap_or(false)
+    };
+    // Subcharts no entry names (with a matching version) come first, then
+    // one copy per entry that one satisfies (getAliasDependency): a
+    // subchart no entry's constraint admits stays under its own name.
     let mut listed = vec![false; chart.dependencies.len()];
     let mut copies: Vec<(usize, Chart)> = Vec::new();
     for (i, dep) in declared.iter().enumerate() {
         let name = field(dep, "name").unwrap_or_default();
-        let Some(pos) = chart.dependencies.iter().position(|c| c.name == name) else {
-            return Err(missing_dependencies(&[dep]));
+        let Some(pos) = chart
+            .dependencies
+            .iter()
+            .position(|c| c.name == name && compatible(dep, c))
+        else {
+            continue;
         };
         listed[pos] = true;
         let mut sub = chart.dependencies[pos].clone();
@@ -462,20 +479,20 @@ pub(super) fn process_dependencies(
     // helm removes every subchart named as a disabled entry is (after
     // its alias), listed or not.
     let mut disabled = std::collections::BTreeSet::new();
-    for (i, dep) in declared.iter().enumerate() {
+    for dep in &declared {
         if !dependency_enabled(dep, &values, prefix) {
-            let name = all
-                .iter()
-                .find(|(e, _)| *e == Some(i))
-                .map(|(_, c)| c.name.clone())
-                .unwrap_or_default();
-            disabled.insert(name);
+            disabled.insert(entry_name(dep));
         }
     }
     all.retain(|(_, c)| !disabled.contains(&c.name));
+    // helm keeps every entry not disabled in the metadata, matched by a
+    // subchart or not (import-values still apply), named by its alias.
     chart.kept = Some(
-        all.iter()
-            .filter_map(|(e, c)| e.map(|i| (i, c.name.clone())))
+        declared
+            .iter()
+            .enumerate()
+            .map(|(i, dep)| (i, entry_name(dep)))
+            .filter(|(_, name)| !disabled.contains(name))
             .collect(),
     );
     let mut keep: Vec<Chart> = all.into_iter().map(|(_, c)| c).collect();
@@ -488,6 +505,15 @@ pub(super) fn process_dependencies(
     }
     chart.dependencies = keep;
     Ok(())
+}
+
+/// A dependency entry's name once helm has processed it: its alias if set.
+fn entry_name(dep: &Value) -> String {
+    let field = |k: &str| path_value(dep, k).and_then(|v| v.as_str().map(str::to_string));
+    field("alias")
+        .filter(|a| !a.is_empty())
+        .or_else(|| field("name"))
+        .unwrap_or_default()
 }
 
 /// helm's `CheckDependencies` text for the entries no subchart matches

@@ -165,6 +165,9 @@ pub fn read_file_traced(
         if is_empty(&node) {
             continue;
         }
+        // kyaml writes what it read as text and reads it back: folded
+        // scalars come back changed (go-yaml v3's folded round trip).
+        yaml::fold_round_trip(&mut node);
         if let Some((map, embedded_at)) = trace.as_mut() {
             let text = SourceText {
                 crlf,

@@ -18,6 +18,8 @@ use super::Error;
 use analyze::{analyze, Analysis};
 
 mod analyze;
+mod folded;
+pub use folded::fold_round_trip;
 
 /// go-yaml v2's default line width and indentation.
 const BEST_WIDTH: usize = 80;

@@ -17,7 +17,7 @@ mod resolve;
 pub mod selector;
 pub mod source_map;
 
-pub use emit::{float_text, to_string};
+pub use emit::{float_text, fold_round_trip, to_string};
 pub use json::{to_json, write_json_string};
 pub use keyorder::natural_cmp;
 pub use node::{Node, Origin, Pos, Scalar, SourceId, Style, Tag, Value};

@@ -117,7 +117,6 @@ impl Time {
         let mut rest = layout;
         while !rest.is_empty() {
             let (tok, len) = std_chunk(rest);
-            let lit = &rest[..len.max(1).min(rest.len())];
             match tok {
                 None => {
                     let c = rest.chars().next().map_or(1, char::len_utf8);
@@ -160,7 +159,8 @@ impl Time {
                         frac => fraction(frac, self.nanos),
                     };
                     out.push_str(&piece);
-                    rest = &rest[lit.len()..];
+                    // A layout token is ASCII: `len` ends on a char boundary.
+                    rest = rest.get(len.max(1)..).unwrap_or_default();
                 }
             }
         }
@@ -298,7 +298,8 @@ pub fn parse(layout: &str, value: &str) -> Result<Time, String> {
         )
     };
     let (mut y, mut mo, mut d, mut h, mut mi, mut s, mut ns, mut pm) =
-        (1i64, 1i64, 1i64, 0i64, 0i64, 0i64, 0i64, None);
+        (0i64, 1i64, 1i64, 0i64, 0i64, 0i64, 0i64, None);
+    // A layout without a year parses to year 0 (Go's time.Parse zero year).
     let mut l = layout;
     let mut v = value;
     while !l.is_empty() {
@@ -332,7 +333,8 @@ pub fn parse(layout: &str, value: &str) -> Result<Time, String> {
             "January" | "Jan" => {
                 let idx = MONTHS.iter().position(|m| {
                     let name = if tok == "Jan" { &m[..3] } else { m };
-                    v.len() >= name.len() && v[..name.len()].eq_ignore_ascii_case(name)
+                    v.get(..name.len())
+                        .is_some_and(|p| p.eq_ignore_ascii_case(name))
                 });
                 let i = idx.ok_or_else(|| err(v, tok))?;
                 (i as i64 + 1, if tok == "Jan" { 3 } else { MONTHS[i].len() })
@@ -340,7 +342,8 @@ pub fn parse(layout: &str, value: &str) -> Result<Time, String> {
             "Monday" | "Mon" => {
                 let idx = DAYS.iter().position(|m| {
                     let name = if tok == "Mon" { &m[..3] } else { m };
-                    v.len() >= name.len() && v[..name.len()].eq_ignore_ascii_case(name)
+                    v.get(..name.len())
+                        .is_some_and(|p| p.eq_ignore_ascii_case(name))
                 });
                 let i = idx.ok_or_else(|| err(v, tok))?;
                 (-1, if tok == "Mon" { 3 } else { DAYS[i].len() })
