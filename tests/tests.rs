@@ -17,6 +17,7 @@ mod fuzz_replay;
 mod goldens;
 mod hydrator;
 mod init;
+mod install;
 mod layout;
 mod limits;
 mod pins;
