@@ -21,6 +21,7 @@ mod install;
 mod layout;
 mod limits;
 mod pins;
+mod precommit;
 mod promote;
 mod promote_kill;
 mod promote_layouts;

@@ -1,6 +1,7 @@
 //! `hydrate render`: render every app of every environment and write the
 //! results (directories or environment branches), all or nothing.
 
+use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -39,6 +40,12 @@ pub struct Args {
     /// Compare with the committed output and write nothing; exit 1 when stale.
     #[arg(long, conflicts_with = "push")]
     check: bool,
+    /// The pre-commit hook's check: `--check` for directories committed
+    /// with the sources (exit 1 naming the command that fixes them); for
+    /// branches and gitignored directories, which CI writes, only that
+    /// every environment renders.
+    #[arg(long, conflicts_with_all = ["push", "to", "next"])]
+    pre_commit: bool,
     /// Push the environment branches with `git` after committing; a push
     /// another job beat is rebuilt on the new remote tip and tried again.
     /// Exit 1 when the remote rejects any.
@@ -135,6 +142,15 @@ pub fn run(args: Args) -> CommandResult {
     if let Ok(envs) = &loaded {
         super::list::print_config_warnings(envs);
     }
+    // With --pre-commit: the environments whose output CI writes.
+    let ci_written: BTreeSet<String> = match (&loaded, args.pre_commit) {
+        (Ok(envs), true) => envs
+            .iter()
+            .filter(|e| !render::committed_output(&args.root, e))
+            .map(|e| e.name.clone())
+            .collect(),
+        _ => BTreeSet::new(),
+    };
     let cache = match args.no_cache {
         true => None,
         false => match secret::resolve(&secret::Source::from_env()) {
@@ -159,7 +175,7 @@ pub fn run(args: Args) -> CommandResult {
             ToArg::Branch => OutputKind::Branch,
         }),
         next: args.next,
-        check: args.check,
+        check: args.check || args.pre_commit,
         identity: Some(identity(&args.root).map_err(|e| fail(args.output, e))?),
         push: args.push,
         remote: args.remote,
@@ -208,15 +224,23 @@ pub fn run(args: Args) -> CommandResult {
             errln!("warning: {}: {n}", r.env);
         }
     }
-    let stale = reports
+    let mut reports = reports;
+    for r in reports.iter_mut().filter(|r| ci_written.contains(&r.env)) {
+        r.check = None;
+    }
+    let stale: Vec<&EnvReport> = reports
         .iter()
-        .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()) || r.push_rejected());
+        .filter(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()) || r.push_rejected())
+        .collect();
     let mut out = out::stdout();
     match args.output {
         Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&reports))?)?,
-        Format::Text => print_text(&mut out, &reports)?,
+        Format::Text => print_text(&mut out, &reports, &ci_written)?,
     }
-    Ok(Outcome::finding_if(stale))
+    if args.pre_commit {
+        print_hook_notes(&reports, &stale, &ci_written);
+    }
+    Ok(Outcome::finding_if(!stale.is_empty()))
 }
 
 /// A failed run: with `--output json`, `{"environments": [], "errors":
@@ -256,9 +280,44 @@ fn print_warnings(reports: &[EnvReport]) {
     }
 }
 
-fn print_text(out: &mut impl Write, reports: &[EnvReport]) -> std::io::Result<()> {
+/// `--pre-commit`'s last words: the command that brings stale directories
+/// up to date, and once, which outputs CI writes.
+fn print_hook_notes(reports: &[EnvReport], stale: &[&EnvReport], ci_written: &BTreeSet<String>) {
+    if !stale.is_empty() {
+        let compared = reports.len() - ci_written.len().min(reports.len());
+        let envs: Vec<String> = match stale.len() == compared {
+            true => Vec::new(),
+            false => stale.iter().map(|r| format!(" --env {}", r.env)).collect(),
+        };
+        let dirs: Vec<&str> = stale.iter().map(|r| r.target.as_str()).collect();
+        errln!(
+            "rendered output is stale; to fix: hydrate render{} && git add {}",
+            envs.concat(),
+            dirs.join(" ")
+        );
+    }
+    let by_ci: Vec<&str> = reports
+        .iter()
+        .filter(|r| ci_written.contains(&r.env))
+        .map(|r| r.env.as_str())
+        .collect();
+    if !by_ci.is_empty() {
+        errln!(
+            "note: CI writes the output of {} (branches or gitignored directories); \
+             this check only proves they render",
+            by_ci.join(", ")
+        );
+    }
+}
+
+fn print_text(
+    out: &mut impl Write,
+    reports: &[EnvReport],
+    ci_written: &BTreeSet<String>,
+) -> std::io::Result<()> {
     for r in reports {
         let state = match (&r.check, &r.commit) {
+            _ if ci_written.contains(&r.env) => "renders (CI writes this output)".to_string(),
             (Some(c), _) if c.is_clean() => "up to date".to_string(),
             (Some(c), _) => format!(
                 "STALE: {} missing, {} stale, {} extra",
