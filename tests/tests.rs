@@ -26,6 +26,7 @@ mod promote;
 mod promote_kill;
 mod promote_layouts;
 mod promote_trust;
+mod quiet;
 mod remote;
 mod safety_config;
 mod safety_output;

@@ -1,9 +1,9 @@
 //! `hydrate render`: render every app of every environment and write the
 //! results (directories or environment branches), all or nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 
@@ -15,7 +15,7 @@ use crate::env::Selection;
 use crate::git::Identity;
 use crate::output::publish::PushResult;
 use crate::render::{self, EnvReport, OutputKind};
-use crate::warning::Warning;
+use crate::warning::WarningKind;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -66,6 +66,9 @@ pub struct Args {
     /// `metadata.generateName`, ...) in every environment.
     #[arg(long)]
     strict: bool,
+    /// Print no warnings (errors and the summary still print).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -139,9 +142,17 @@ pub fn run(args: Args) -> CommandResult {
     // Environment-file warnings (no apps, a glob that finds nothing); an
     // error here is reported by the render itself.
     let loaded = crate::env::load_environments(&args.root);
-    if let Ok(envs) = &loaded {
+    if let (Ok(envs), false) = (&loaded, args.quiet) {
         super::list::print_config_warnings(envs);
     }
+    // `warnings: {ignore: [...]}` per environment.
+    let ignored: BTreeMap<String, Vec<WarningKind>> = match &loaded {
+        Ok(envs) => envs
+            .iter()
+            .map(|e| (e.name.clone(), e.ignore_warnings.clone()))
+            .collect(),
+        Err(_) => BTreeMap::new(),
+    };
     // With --pre-commit: the environments whose output CI writes.
     let ci_written: BTreeSet<String> = match (&loaded, args.pre_commit) {
         (Ok(envs), true) => envs
@@ -155,6 +166,7 @@ pub fn run(args: Args) -> CommandResult {
         true => None,
         false => match secret::resolve(&secret::Source::from_env()) {
             Ok(Ok(key)) => Some(key),
+            Ok(Err(_)) if args.quiet => None,
             Ok(Err(off)) => {
                 errln!("warning[{}]: {off}", off.kind.as_str());
                 None
@@ -209,7 +221,7 @@ pub fn run(args: Args) -> CommandResult {
     let reports = match result {
         Ok(r) => r,
         Err(e) => {
-            if let render::Error::Renders(errors) = &e {
+            if let (render::Error::Renders(errors), false) = (&e, args.quiet) {
                 // Warnings met before a build failed (kustomize prints them first).
                 for w in errors.iter().flat_map(crate::env::Error::warnings) {
                     errln!("warning[{}]: {w}", w.warning.kind.as_str());
@@ -218,7 +230,9 @@ pub fn run(args: Args) -> CommandResult {
             return Err(fail(args.output, e.into()));
         }
     };
-    print_warnings(&reports);
+    if !args.quiet {
+        print_warnings(&args.root, &reports, &ignored);
+    }
     for r in &reports {
         for n in &r.notices {
             errln!("warning: {}: {n}", r.env);
@@ -256,27 +270,64 @@ fn fail(format: Format, e: CommandError) -> CommandError {
     e
 }
 
-/// Each distinct warning (kind, file, line, message) once, with the apps it
-/// concerns (a base shared by many overlays would otherwise print the same
-/// line hundreds of times).
-fn print_warnings(reports: &[EnvReport]) {
-    let mut by_warning: std::collections::BTreeMap<&Warning, Vec<String>> = Default::default();
+/// Each distinct warning (kind and message) once: where it was met (a
+/// path relative to the root, and how many other places), and the apps it
+/// concerns. A deprecated field in every overlay of a repository would
+/// otherwise print one line per overlay and environment. Kinds an
+/// environment's `warnings.ignore` names are left out.
+fn print_warnings(
+    root: &Path,
+    reports: &[EnvReport],
+    ignored: &BTreeMap<String, Vec<WarningKind>>,
+) {
+    type Seen = (BTreeSet<String>, Vec<String>);
+    let mut by_warning: BTreeMap<(WarningKind, &str), Seen> = BTreeMap::new();
+    let full_root = root.canonicalize().ok();
     for w in reports.iter().flat_map(|r| &r.warnings) {
-        by_warning
-            .entry(&w.warning)
-            .or_default()
-            .push(format!("{}/{}", w.env, w.app));
+        if ignored
+            .get(&w.env)
+            .is_some_and(|k| k.contains(&w.warning.kind))
+        {
+            continue;
+        }
+        let (places, apps) = by_warning
+            .entry((w.warning.kind, w.warning.message.as_str()))
+            .or_default();
+        if let Some(file) = &w.warning.file {
+            let rel = [Some(root), full_root.as_deref()]
+                .into_iter()
+                .flatten()
+                .find_map(|r| file.strip_prefix(r).ok())
+                .unwrap_or(file);
+            let line = w.warning.line.map(|l| format!(":{l}")).unwrap_or_default();
+            places.insert(format!("{}{line}", rel.display()));
+        }
+        let app = format!("{}/{}", w.env, w.app);
+        if !apps.contains(&app) {
+            apps.push(app);
+        }
     }
-    for (w, apps) in by_warning {
-        let text = format!("warning[{}]: {w}", w.kind.as_str());
-        let shown: Vec<&str> = apps.iter().take(3).map(String::as_str).collect();
-        let more = apps.len().saturating_sub(shown.len());
-        let tail = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
+    for ((kind, message), (places, apps)) in by_warning {
+        let place = match places.iter().next() {
+            Some(first) => format!("{first}: "),
+            None => String::new(),
         };
-        errln!("{text}\n  in {}{tail}", shown.join(", "));
+        let others = match places.len() {
+            0 | 1 => String::new(),
+            2 => " (and 1 more file)".to_string(),
+            n => format!(" (and {} more files)", n - 1),
+        };
+        let shown: Vec<&str> = apps.iter().take(3).map(String::as_str).collect();
+        let more = match apps.len().saturating_sub(shown.len()) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        errln!(
+            "warning[{}]: {place}{message}{others}\n  in {} app(s): {}{more}",
+            kind.as_str(),
+            apps.len(),
+            shown.join(", ")
+        );
     }
 }
 
