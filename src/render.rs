@@ -9,9 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod expected;
+mod hook;
 mod sink;
 
 pub use expected::branch_output;
+pub use hook::committed_output;
 
 use crate::env::{self, Environment, Output, Selection};
 use crate::git::{Identity, Repo, SourceCommit};

@@ -29,17 +29,18 @@ pub enum WarningKind {
 }
 
 impl WarningKind {
+    /// Every kind.
+    pub const ALL: [WarningKind; 5] = [
+        WarningKind::Deprecation,
+        WarningKind::NonDeterminism,
+        WarningKind::NotAnObject,
+        WarningKind::Config,
+        WarningKind::Cache,
+    ];
+
     /// The kind [`WarningKind::as_str`] names.
     pub fn from_name(name: &str) -> Option<WarningKind> {
-        [
-            WarningKind::Deprecation,
-            WarningKind::NonDeterminism,
-            WarningKind::NotAnObject,
-            WarningKind::Config,
-            WarningKind::Cache,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == name)
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
     }
 
     /// A short stable name (`deprecation`, `non-determinism`, `not-an-object`,

@@ -69,11 +69,13 @@ fn demo_staging_production() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     let out = &r.stdout;
     for line in [
-        "    spec.replicas (apps/v1/Deployment web): 2 → 4",
+        "    spec.replicas (apps/v1/Deployment web ↔ web-blue): 2 → 4",
         "    spec.replicas (apps/v1/Deployment worker): 2 → 5",
-        "    spec.template.spec.containers[name=web].image (apps/v1/Deployment web): ghcr.io/acme-shop/web:1.4.3 → registry.acme.internal/shop/web:1.4.2",
-        // Only in production (named web-blue there).
-        "    + policy/v1/PodDisruptionBudget web (web-blue)",
+        "    spec.template.spec.containers[name=web].image (apps/v1/Deployment web ↔ web-blue): ghcr.io/acme-shop/web:1.4.3 → registry.acme.internal/shop/web:1.4.2",
+        // Only in production, named as it is there.
+        "    + policy/v1/PodDisruptionBudget web-blue",
+        // The same change to many resources, once with the count.
+        "    metadata.labels.env: staging → production — 6 resources",
         "    + policy/v1/PodDisruptionBudget api",
     ] {
         assert!(out.lines().any(|l| l == line), "missing {line:?} in\n{out}");
@@ -84,7 +86,9 @@ fn demo_staging_production() {
     assert!(!out.contains("+ v1/Secret"), "{out}");
     // The secret changed, masked; the hash-suffixed reference to it did not.
     assert!(
-        out.contains("    data.DB_PASSWORD (v1/Secret api-db): <sha256:"),
+        out.contains(
+            "    data.DB_PASSWORD (v1/Secret api-db-9852dkbhck ↔ api-db-9f76t5t7km): <sha256:"
+        ),
         "{out}"
     );
     assert!(!out.contains("secretRef"), "{out}");
@@ -116,12 +120,12 @@ fn secrets_are_masked_unless_asked() {
     };
     assert_eq!(
         line(&masked.stdout),
-        "data.DB_PASSWORD (v1/Secret api-db): <sha256:c6d9f1a5, 17 bytes> → <sha256:28e2b78a, 26 bytes>"
+        "data.DB_PASSWORD (v1/Secret api-db-9852dkbhck ↔ api-db-9f76t5t7km): <sha256:c6d9f1a5, 17 bytes> → <sha256:28e2b78a, 26 bytes>"
     );
     // base64 of dev-only-password and s3cr3t-production-password.
     assert_eq!(
         line(&shown.stdout),
-        "data.DB_PASSWORD (v1/Secret api-db): ZGV2LW9ubHktcGFzc3dvcmQ= → czNjcjN0LXByb2R1Y3Rpb24tcGFzc3dvcmQ="
+        "data.DB_PASSWORD (v1/Secret api-db-9852dkbhck ↔ api-db-9f76t5t7km): ZGV2LW9ubHktcGFzc3dvcmQ= → czNjcjN0LXByb2R1Y3Rpb24tcGFzc3dvcmQ="
     );
 }
 
@@ -208,7 +212,7 @@ fn ignore_rules_hide_exactly_their_path() {
     let full = diff(repo.path(), &["a", "b"]);
     assert_eq!(r.code, 1);
     assert_eq!(
-        full.stdout.lines().filter(|l| l.contains(": ")).collect::<Vec<_>>(),
+        full.stdout.lines().filter(|l| l.starts_with("    ") && l.contains(": ")).collect::<Vec<_>>(),
         ["    spec.template.spec.containers[name=app].image (apps/v1/Deployment web): app:1 → app:2"]
     );
     assert!(
@@ -384,7 +388,7 @@ fn since_names_exactly_the_environments_and_apps_using_a_changed_base() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stdout.starts_with(
-            "staging@HEAD → staging\n  web\n    spec.replicas (apps/v1/Deployment web): 2 → 3\n"
+            "staging@HEAD → staging\n  web: 1 changed (1 field), 0 added, 0 removed\n    spec.replicas (apps/v1/Deployment web): 2 → 3\n"
         ),
         "{}",
         r.stdout

@@ -30,9 +30,18 @@ use clap::{Parser, Subcommand};
 
 use error::{CommandError, CommandResult, Outcome};
 
+/// `hydrate --version`: the crate version and the commit it was built from
+/// (`build.rs`; `unknown` outside a git checkout).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("HYDRATE_COMMIT"),
+    ")"
+);
+
 /// Render Kubernetes manifests for every app of every environment, offline.
 #[derive(Parser)]
-#[command(name = "hydrate", version, about)]
+#[command(name = "hydrate", version = VERSION, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1,8 +1,9 @@
 //! `hydrate render`: render every app of every environment and write the
 //! results (directories or environment branches), all or nothing.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 
@@ -14,7 +15,7 @@ use crate::env::Selection;
 use crate::git::Identity;
 use crate::output::publish::PushResult;
 use crate::render::{self, EnvReport, OutputKind};
-use crate::warning::Warning;
+use crate::warning::WarningKind;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -39,6 +40,12 @@ pub struct Args {
     /// Compare with the committed output and write nothing; exit 1 when stale.
     #[arg(long, conflicts_with = "push")]
     check: bool,
+    /// The pre-commit hook's check: `--check` for directories committed
+    /// with the sources (exit 1 naming the command that fixes them); for
+    /// branches and gitignored directories, which CI writes, only that
+    /// every environment renders.
+    #[arg(long, conflicts_with_all = ["push", "to", "next"])]
+    pre_commit: bool,
     /// Push the environment branches with `git` after committing; a push
     /// another job beat is rebuilt on the new remote tip and tried again.
     /// Exit 1 when the remote rejects any.
@@ -59,6 +66,9 @@ pub struct Args {
     /// `metadata.generateName`, ...) in every environment.
     #[arg(long)]
     strict: bool,
+    /// Print no warnings (errors and the summary still print).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -132,13 +142,31 @@ pub fn run(args: Args) -> CommandResult {
     // Environment-file warnings (no apps, a glob that finds nothing); an
     // error here is reported by the render itself.
     let loaded = crate::env::load_environments(&args.root);
-    if let Ok(envs) = &loaded {
+    if let (Ok(envs), false) = (&loaded, args.quiet) {
         super::list::print_config_warnings(envs);
     }
+    // `warnings: {ignore: [...]}` per environment.
+    let ignored: BTreeMap<String, Vec<WarningKind>> = match &loaded {
+        Ok(envs) => envs
+            .iter()
+            .map(|e| (e.name.clone(), e.ignore_warnings.clone()))
+            .collect(),
+        Err(_) => BTreeMap::new(),
+    };
+    // With --pre-commit: the environments whose output CI writes.
+    let ci_written: BTreeSet<String> = match (&loaded, args.pre_commit) {
+        (Ok(envs), true) => envs
+            .iter()
+            .filter(|e| !render::committed_output(&args.root, e))
+            .map(|e| e.name.clone())
+            .collect(),
+        _ => BTreeSet::new(),
+    };
     let cache = match args.no_cache {
         true => None,
         false => match secret::resolve(&secret::Source::from_env()) {
             Ok(Ok(key)) => Some(key),
+            Ok(Err(_)) if args.quiet => None,
             Ok(Err(off)) => {
                 errln!("warning[{}]: {off}", off.kind.as_str());
                 None
@@ -159,7 +187,7 @@ pub fn run(args: Args) -> CommandResult {
             ToArg::Branch => OutputKind::Branch,
         }),
         next: args.next,
-        check: args.check,
+        check: args.check || args.pre_commit,
         identity: Some(identity(&args.root).map_err(|e| fail(args.output, e))?),
         push: args.push,
         remote: args.remote,
@@ -193,7 +221,7 @@ pub fn run(args: Args) -> CommandResult {
     let reports = match result {
         Ok(r) => r,
         Err(e) => {
-            if let render::Error::Renders(errors) = &e {
+            if let (render::Error::Renders(errors), false) = (&e, args.quiet) {
                 // Warnings met before a build failed (kustomize prints them first).
                 for w in errors.iter().flat_map(crate::env::Error::warnings) {
                     errln!("warning[{}]: {w}", w.warning.kind.as_str());
@@ -202,21 +230,31 @@ pub fn run(args: Args) -> CommandResult {
             return Err(fail(args.output, e.into()));
         }
     };
-    print_warnings(&reports);
+    if !args.quiet {
+        print_warnings(&args.root, &reports, &ignored);
+    }
     for r in &reports {
         for n in &r.notices {
             errln!("warning: {}: {n}", r.env);
         }
     }
-    let stale = reports
+    let mut reports = reports;
+    for r in reports.iter_mut().filter(|r| ci_written.contains(&r.env)) {
+        r.check = None;
+    }
+    let stale: Vec<&EnvReport> = reports
         .iter()
-        .any(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()) || r.push_rejected());
+        .filter(|r| r.check.as_ref().is_some_and(|c| !c.is_clean()) || r.push_rejected())
+        .collect();
     let mut out = out::stdout();
     match args.output {
         Format::Json => writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&reports))?)?,
-        Format::Text => print_text(&mut out, &reports)?,
+        Format::Text => print_text(&mut out, &reports, &ci_written)?,
     }
-    Ok(Outcome::finding_if(stale))
+    if args.pre_commit {
+        print_hook_notes(&reports, &stale, &ci_written);
+    }
+    Ok(Outcome::finding_if(!stale.is_empty()))
 }
 
 /// A failed run: with `--output json`, `{"environments": [], "errors":
@@ -232,33 +270,105 @@ fn fail(format: Format, e: CommandError) -> CommandError {
     e
 }
 
-/// Each distinct warning (kind, file, line, message) once, with the apps it
-/// concerns (a base shared by many overlays would otherwise print the same
-/// line hundreds of times).
-fn print_warnings(reports: &[EnvReport]) {
-    let mut by_warning: std::collections::BTreeMap<&Warning, Vec<String>> = Default::default();
+/// Each distinct warning (kind and message) once: where it was met (a
+/// path relative to the root, and how many other places), and the apps it
+/// concerns. A deprecated field in every overlay of a repository would
+/// otherwise print one line per overlay and environment. Kinds an
+/// environment's `warnings.ignore` names are left out.
+fn print_warnings(
+    root: &Path,
+    reports: &[EnvReport],
+    ignored: &BTreeMap<String, Vec<WarningKind>>,
+) {
+    type Seen = (BTreeSet<String>, Vec<String>);
+    let mut by_warning: BTreeMap<(WarningKind, &str), Seen> = BTreeMap::new();
+    let full_root = root.canonicalize().ok();
     for w in reports.iter().flat_map(|r| &r.warnings) {
-        by_warning
-            .entry(&w.warning)
-            .or_default()
-            .push(format!("{}/{}", w.env, w.app));
+        if ignored
+            .get(&w.env)
+            .is_some_and(|k| k.contains(&w.warning.kind))
+        {
+            continue;
+        }
+        let (places, apps) = by_warning
+            .entry((w.warning.kind, w.warning.message.as_str()))
+            .or_default();
+        if let Some(file) = &w.warning.file {
+            let rel = [Some(root), full_root.as_deref()]
+                .into_iter()
+                .flatten()
+                .find_map(|r| file.strip_prefix(r).ok())
+                .unwrap_or(file);
+            let line = w.warning.line.map(|l| format!(":{l}")).unwrap_or_default();
+            places.insert(format!("{}{line}", rel.display()));
+        }
+        let app = format!("{}/{}", w.env, w.app);
+        if !apps.contains(&app) {
+            apps.push(app);
+        }
     }
-    for (w, apps) in by_warning {
-        let text = format!("warning[{}]: {w}", w.kind.as_str());
-        let shown: Vec<&str> = apps.iter().take(3).map(String::as_str).collect();
-        let more = apps.len().saturating_sub(shown.len());
-        let tail = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
+    for ((kind, message), (places, apps)) in by_warning {
+        let place = match places.iter().next() {
+            Some(first) => format!("{first}: "),
+            None => String::new(),
         };
-        errln!("{text}\n  in {}{tail}", shown.join(", "));
+        let others = match places.len() {
+            0 | 1 => String::new(),
+            2 => " (and 1 more file)".to_string(),
+            n => format!(" (and {} more files)", n - 1),
+        };
+        let shown: Vec<&str> = apps.iter().take(3).map(String::as_str).collect();
+        let more = match apps.len().saturating_sub(shown.len()) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        errln!(
+            "warning[{}]: {place}{message}{others}\n  in {} app(s): {}{more}",
+            kind.as_str(),
+            apps.len(),
+            shown.join(", ")
+        );
     }
 }
 
-fn print_text(out: &mut impl Write, reports: &[EnvReport]) -> std::io::Result<()> {
+/// `--pre-commit`'s last words: the command that brings stale directories
+/// up to date, and once, which outputs CI writes.
+fn print_hook_notes(reports: &[EnvReport], stale: &[&EnvReport], ci_written: &BTreeSet<String>) {
+    if !stale.is_empty() {
+        let compared = reports.len() - ci_written.len().min(reports.len());
+        let envs: Vec<String> = match stale.len() == compared {
+            true => Vec::new(),
+            false => stale.iter().map(|r| format!(" --env {}", r.env)).collect(),
+        };
+        let dirs: Vec<&str> = stale.iter().map(|r| r.target.as_str()).collect();
+        errln!(
+            "rendered output is stale; to fix: hydrate render{} && git add {}",
+            envs.concat(),
+            dirs.join(" ")
+        );
+    }
+    let by_ci: Vec<&str> = reports
+        .iter()
+        .filter(|r| ci_written.contains(&r.env))
+        .map(|r| r.env.as_str())
+        .collect();
+    if !by_ci.is_empty() {
+        errln!(
+            "note: CI writes the output of {} (branches or gitignored directories); \
+             this check only proves they render",
+            by_ci.join(", ")
+        );
+    }
+}
+
+fn print_text(
+    out: &mut impl Write,
+    reports: &[EnvReport],
+    ci_written: &BTreeSet<String>,
+) -> std::io::Result<()> {
     for r in reports {
         let state = match (&r.check, &r.commit) {
+            _ if ci_written.contains(&r.env) => "renders (CI writes this output)".to_string(),
             (Some(c), _) if c.is_clean() => "up to date".to_string(),
             (Some(c), _) => format!(
                 "STALE: {} missing, {} stale, {} extra",

@@ -82,9 +82,93 @@ pub(crate) fn unified(from: &str, to: &str) -> Vec<String> {
     out
 }
 
-/// `apps/v1/Deployment web`.
+/// `apps/v1/Deployment web`: the names each side really has (`apps/v1/Deployment
+/// staging-web ↔ prod-web` when they differ), never the identity that
+/// matched them (prefix, suffix and hash taken off).
 pub(crate) fn label(r: &ResourceDiff) -> String {
-    format!("{} {}", r.type_name(), r.name)
+    let name = match (&r.from, &r.to) {
+        (Some((a, _)), Some((b, _))) if a != b => format!("{a} ↔ {b}"),
+        (Some((a, _)), _) | (None, Some((a, _))) => a.clone(),
+        (None, None) => r.name.clone(),
+    };
+    format!("{} {name}", r.type_name())
+}
+
+/// Whether a change is one a reviewer looks for first: an image, a replica
+/// count, a resource limit or request.
+fn is_headline(c: &Change) -> bool {
+    let path = c.path_text();
+    path.ends_with(".image")
+        || path == "spec.replicas"
+        || path.contains(".resources.limits")
+        || path.contains(".resources.requests")
+}
+
+/// What a one-line change shows after its path (`a → b`, `+ a`, `- a`);
+/// `None` for a multi-line text, shown as a unified diff.
+fn change_value(c: &Change, st: Style) -> Option<String> {
+    match &c.kind {
+        ChangeKind::Changed { from, to } => Some(format!(
+            "{} → {}",
+            st.red(&value_text(from)),
+            st.green(&value_text(to))
+        )),
+        ChangeKind::Added(v) => Some(st.green(&format!("+ {}", value_text(v)))),
+        ChangeKind::Removed(v) => Some(st.red(&format!("- {}", value_text(v)))),
+        ChangeKind::Text { .. } => None,
+    }
+}
+
+/// An app's field changes for the human format: the same change (path and
+/// values) made to several resources once, with their count; headline
+/// changes (images, replicas, resource limits) first, then the others in
+/// resource order.
+fn grouped_changes(a: &AppDiff, st: Style, out: &mut String) {
+    // (path, value) → the resources it applies to, in first-seen order.
+    type Group<'a> = (String, Option<String>, Vec<(&'a Change, &'a ResourceDiff)>);
+    let mut groups: Vec<Group> = Vec::new();
+    for r in a.resources.iter().filter(|r| r.status == Status::Changed) {
+        for c in &r.changes {
+            let (path, value) = (c.path_text(), change_value(c, st));
+            match groups
+                .iter_mut()
+                .find(|(p, v, _)| value.is_some() && *p == path && *v == value)
+            {
+                Some((_, _, at)) => at.push((c, r)),
+                None => groups.push((path, value, vec![(c, r)])),
+            }
+        }
+    }
+    let (first, rest): (Vec<_>, Vec<_>) = groups
+        .into_iter()
+        .partition(|(_, _, at)| at.iter().any(|(c, _)| is_headline(c)));
+    for (path, value, at) in first.into_iter().chain(rest) {
+        match (&at[..], value) {
+            ([(c, r)], _) | ([(c, r), ..], None) => change_lines(c, r, st, out),
+            (at, Some(value)) => {
+                let _ = writeln!(
+                    out,
+                    "    {}: {value} — {} resources",
+                    st.yellow(&path),
+                    at.len()
+                );
+            }
+            ([], _) => {}
+        }
+    }
+}
+
+/// `7 changed (30 fields), 2 added, 0 removed`: one app's count.
+fn app_summary(a: &AppDiff) -> String {
+    let count = |s: Status| a.resources.iter().filter(|r| r.status == s).count();
+    let fields: usize = a.resources.iter().map(|r| r.changes.len()).sum();
+    format!(
+        "{} changed ({fields} field{}), {} added, {} removed",
+        count(Status::Changed),
+        if fields == 1 { "" } else { "s" },
+        count(Status::Added),
+        count(Status::Removed)
+    )
 }
 
 /// The lines of one field change, for the human format.
@@ -123,16 +207,6 @@ fn change_lines(c: &Change, r: &ResourceDiff, st: Style, out: &mut String) {
     };
 }
 
-fn renamed(r: &ResourceDiff, c: &Comparison) -> String {
-    match (&r.from, &r.to) {
-        (Some((a, _)), Some((b, _))) if a != b => {
-            format!(" ({}: {a}, {}: {b})", c.from, c.to)
-        }
-        (Some((a, _)), None) | (None, Some((a, _))) if *a != r.name => format!(" ({a})"),
-        _ => String::new(),
-    }
-}
-
 fn app_header(a: &AppDiff, c: &Comparison, st: Style) -> String {
     match a.status {
         Status::Added => st.bold(&format!("{} (only in {})", a.app, c.to)),
@@ -150,22 +224,19 @@ pub fn to_human(comparisons: &[Comparison], st: Style) -> String {
             let _ = writeln!(out, "  no differences");
         }
         for a in &c.apps {
-            let _ = writeln!(out, "  {}", app_header(a, c, st));
+            let _ = writeln!(out, "  {}: {}", app_header(a, c, st), app_summary(a));
+            grouped_changes(a, st, &mut out);
             for r in &a.resources {
                 match r.status {
                     Status::Added => {
-                        let line = format!("+ {}{}", label(r), renamed(r, c));
+                        let line = format!("+ {}", label(r));
                         let _ = writeln!(out, "    {}", st.green(&line));
                     }
                     Status::Removed => {
-                        let line = format!("- {}{}", label(r), renamed(r, c));
+                        let line = format!("- {}", label(r));
                         let _ = writeln!(out, "    {}", st.red(&line));
                     }
-                    Status::Changed => {
-                        for ch in &r.changes {
-                            change_lines(ch, r, st, &mut out);
-                        }
-                    }
+                    Status::Changed => {}
                 }
             }
             let expected: Vec<&ResourceDiff> = a

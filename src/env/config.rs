@@ -51,6 +51,9 @@ pub struct Environment {
     /// `allowOutside: true`: the paths of this file may leave the
     /// repository root.
     pub allow_outside: bool,
+    /// `warnings: {ignore: [KIND, ...]}`: warning kinds not printed for
+    /// this environment's renders.
+    pub ignore_warnings: Vec<crate::warning::WarningKind>,
     /// Every path the file names, with its key and line, for
     /// [`super::confine`].
     pub paths: Vec<ConfigPath>,
@@ -223,6 +226,7 @@ impl Environment {
             secrets: None,
             strict: false,
             allow_outside: false,
+            ignore_warnings: Vec::new(),
             paths: Vec::new(),
             output_line: 0,
             commit_message_line: 0,
@@ -283,6 +287,18 @@ impl Environment {
                 ("allowOutside", |d, v, e| {
                     e.allow_outside = d.bool(v)?;
                     Ok(())
+                }),
+                ("warnings", |d, v, e| {
+                    d.fields(
+                        v,
+                        &mut e.ignore_warnings,
+                        &[("ignore", |d, v, kinds| {
+                            for k in d.seq(v)? {
+                                kinds.push(d.warning_kind(k)?);
+                            }
+                            Ok(())
+                        })],
+                    )
                 }),
                 ("repoURL", |d, v, e| {
                     e.repo_url = Some(d.string(v)?);
@@ -418,6 +434,26 @@ impl Decoder<'_> {
             line: n.pos.line,
         });
         Ok(path)
+    }
+
+    /// A warning kind's name (`deprecation`, ...; `kustomize-deprecated`
+    /// is another name for `deprecation`).
+    fn warning_kind(&self, n: &Node) -> Result<crate::warning::WarningKind, Error> {
+        use crate::warning::WarningKind;
+        let name = self.string(n)?;
+        let kind = match name.as_str() {
+            "kustomize-deprecated" => Some(WarningKind::Deprecation),
+            other => WarningKind::from_name(other),
+        };
+        kind.ok_or_else(|| {
+            self.err(
+                n,
+                format!(
+                    "unknown warning kind `{name}` (expected one of: {})",
+                    WarningKind::ALL.map(WarningKind::as_str).join(", ")
+                ),
+            )
+        })
     }
 
     fn seq<'n>(&self, n: &'n Node) -> Result<&'n [Node], Error> {

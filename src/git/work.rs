@@ -27,6 +27,15 @@ impl Repo {
         Ok(out)
     }
 
+    /// Whether git ignores `path` (relative to the working directory):
+    /// `.gitignore`, `info/exclude` and `core.excludesFile`, as
+    /// `git check-ignore` decides.
+    pub fn is_ignored(&self, path: &Path) -> Result<bool, Error> {
+        self.repo
+            .is_path_ignored(path)
+            .map_err(ctx(format!("check-ignore {}", path.display())))
+    }
+
     /// HEAD's commit id, if HEAD has one.
     pub fn head_id(&self) -> Result<Option<Oid>, Error> {
         match self.repo.head() {
