@@ -424,24 +424,8 @@ fn guard(finished: &mut [Finished]) -> Result<(), Error> {
 }
 
 fn check_selection(envs: &[Environment], sel: &Selection) -> Result<(), Error> {
-    for wanted in &sel.envs {
-        if !envs.iter().any(|e| &e.name == wanted) {
-            let known: Vec<&str> = envs.iter().map(|e| e.name.as_str()).collect();
-            return Err(Error::Selection(format!(
-                "no environment named `{wanted}` (environments: {})",
-                known.join(", ")
-            )));
-        }
-    }
-    for wanted in &sel.apps {
-        if !envs
-            .iter()
-            .any(|e| e.apps.iter().any(|a| &a.name == wanted))
-        {
-            return Err(Error::Selection(format!(
-                "no app named `{wanted}` in any environment"
-            )));
-        }
+    if let Some(problem) = env::unknown_selection(envs, sel) {
+        return Err(Error::Selection(problem));
     }
     if let Some((i, n)) = sel.shard {
         check_shard(i, n).map_err(|e| Error::Selection(format!("--shard {i}/{n}: {e}")))?;
