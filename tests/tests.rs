@@ -33,4 +33,5 @@ mod shard;
 #[cfg(unix)]
 mod since;
 mod support;
+mod validate;
 mod verify;

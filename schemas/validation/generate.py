@@ -16,7 +16,8 @@ are kept: an environment still on 1.25 is validated as 1.25.
 
 What is kept of each definition: what validation reads (`type`,
 `properties`, `required`, `items`, `additionalProperties`, `enum`,
-`oneOf`, `$ref`, the `x-kubernetes-*` list and preserve markers and the
+`oneOf`, `$ref`, the `x-kubernetes-*` list, patch-merge-key (paths show
+list items by it) and preserve markers and the
 group-version-kind index); descriptions and formats are dropped. `$ref`
 keeps only the definition name.
 
@@ -46,6 +47,7 @@ KEEP = {
     "oneOf", "$ref", "x-kubernetes-list-type", "x-kubernetes-list-map-keys",
     "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string",
     "x-kubernetes-group-version-kind", "x-kubernetes-embedded-resource",
+    "x-kubernetes-patch-merge-key",
 }
 
 

@@ -259,9 +259,14 @@ impl<'a> Walk<'a> {
             .unwrap_or_default();
         let list_type = s.get("x-kubernetes-list-type").and_then(J::as_str);
         let item_schema = s.get("items").filter(|i| i.is_object());
+        let merge_key = s.get("x-kubernetes-patch-merge-key").and_then(J::as_str);
+        let shown_by: Vec<&str> = merge_key
+            .into_iter()
+            .chain(map_keys.iter().copied())
+            .collect();
         let mut seen = HashSet::new();
         for (i, item) in items.iter().enumerate() {
-            self.path.push(item_seg(item, i, &map_keys));
+            self.path.push(item_seg(item, i, &shown_by));
             if let Some(is) = item_schema {
                 self.check(item, is);
             }
@@ -365,10 +370,10 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// The path step to list item `i`: `[name=api]` by the list's first map
-/// key when the item has it, else `[i]`.
-fn item_seg(item: &Node, i: usize, map_keys: &[&str]) -> Seg {
-    let by_key = map_keys.first().and_then(|k| {
+/// The path step to list item `i`: `[name=api]` by the list's merge key
+/// (the diff's) or first list-map key when the item has it, else `[i]`.
+fn item_seg(item: &Node, i: usize, keys: &[&str]) -> Seg {
+    let by_key = keys.first().and_then(|k| {
         let v = item.get(k)?.as_scalar()?;
         Some(Seg::Item {
             key: (*k).to_string(),
