@@ -21,8 +21,16 @@ import os
 import subprocess
 import sys
 
+import functools
+
 import kubernetes_validate
+import kubernetes_validate.utils
 import yaml
+
+# kubernetes-validate reads and parses the schema files on every call; the
+# same files, read once.
+kubernetes_validate.utils.schema_contents = functools.lru_cache(maxsize=None)(
+    kubernetes_validate.utils.schema_contents)
 
 SCHEMA_RULES = {"unknown-field", "wrong-type", "required", "enum", "duplicate-key", "value"}
 

@@ -3,13 +3,15 @@
 //! file), so for each kustomize app with a finding the app is built again
 //! with provenance (kustomize's [`Options::provenance`]) and the finding's
 //! node is looked up there; a node the build made itself (a label it added)
-//! names the nearest written node above it. Helm apps keep the template the
+//! names the nearest written node above it. Warnings about a whole object
+//! are not located (a type without schema recurs in many apps, and each
+//! rebuild costs a render). Helm apps keep the template the
 //! object came from (`# Source:`), without a line.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{Finding, Seg};
+use super::{Finding, Seg, Severity};
 use crate::env::{Environment, Source};
 use crate::kustomize::{self, Options};
 use crate::yaml::Node;
@@ -18,7 +20,11 @@ use crate::yaml::Node;
 pub fn locate(root: &Path, envs: &[Environment], findings: &mut [Finding]) {
     let mut by_app: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     for (i, f) in findings.iter().enumerate() {
-        if f.line.is_none() {
+        // A rebuild per app costs about a render: worth it for an error,
+        // not for a warning about the whole object (a type without schema
+        // is likely in many apps).
+        let worth = f.severity == Severity::Error || !f.at.is_empty();
+        if f.line.is_none() && worth {
             by_app
                 .entry((f.env.clone(), f.app.clone()))
                 .or_default()

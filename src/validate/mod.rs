@@ -332,8 +332,10 @@ impl Validator {
             ..Default::default()
         };
         for o in app.objects {
-            p.crds
-                .add(&o.node, &format!("{}/{}", app.env, app.app), Some(app.env));
+            if o.id.gvk.kind == "CustomResourceDefinition" {
+                p.crds
+                    .add(&o.node, &format!("{}/{}", app.env, app.app), Some(app.env));
+            }
             let av = o.id.gvk.api_version();
             let kind = o.id.gvk.kind.as_str();
             let mut found = Vec::new();

@@ -23,8 +23,13 @@ pub struct RemovedApi {
     pub replacement: Option<String>,
 }
 
-/// Every row.
-pub fn table() -> Vec<RemovedApi> {
+/// Every row, read once.
+pub fn table() -> &'static [RemovedApi] {
+    static ROWS: std::sync::OnceLock<Vec<RemovedApi>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(read)
+}
+
+fn read() -> Vec<RemovedApi> {
     let opt = |s: &'static str| (s != "-").then_some(s);
     TABLE
         .lines()
@@ -54,7 +59,7 @@ pub fn table() -> Vec<RemovedApi> {
 pub fn lookup(api_version: &str, kind: &str, version: &str) -> Option<(Rule, String)> {
     let now = minor_number(version)?;
     let row = table()
-        .into_iter()
+        .iter()
         .find(|r| r.api_version == api_version && r.kind == kind)?;
     let at = |v: Option<&str>| v.and_then(minor_number).is_some_and(|m| m <= now);
     let use_ = row
