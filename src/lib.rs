@@ -17,6 +17,7 @@ pub mod output;
 pub mod promote;
 pub mod render;
 pub mod review;
+pub mod validate;
 pub mod verify;
 pub mod warning;
 pub mod yaml;

@@ -20,6 +20,7 @@ use crate::git::{Identity, Repo, SourceCommit};
 use crate::output::branch::{Branch, Start};
 use crate::output::publish::{self, Pending};
 use crate::output::{self, CheckReport, EnvOutput, MessageContext};
+use crate::validate;
 use sink::{Finished, Sink};
 
 /// Overrides every environment's output kind (`--to`).
@@ -56,6 +57,10 @@ pub struct Options {
     /// `--strict`: non-deterministic output is an error in every
     /// environment (as `strict: true` is in one).
     pub strict: bool,
+    /// `--validate`: check every rendered object against its Kubernetes
+    /// schema and the repository's CRDs, and write nothing when one is
+    /// invalid (as `validate: true` does for one environment).
+    pub validate: bool,
     /// Use the render cache in `<root>/.hydrate/cache`, its entries
     /// authenticated under this secret (`None`: no cache, as with
     /// `--no-cache`).
@@ -126,6 +131,13 @@ pub enum Error {
     /// Writing failed.
     #[error(transparent)]
     Output(#[from] output::Error),
+    /// Validation found invalid objects (nothing was written).
+    #[error("{} invalid object field(s); nothing was written", .0.iter().filter(|f| f.severity == validate::Severity::Error).count())]
+    Invalid(Vec<validate::Finding>),
+    /// Validation could not run (an unknown `kubeVersion`, a bad `crds:`
+    /// file).
+    #[error(transparent)]
+    Validate(#[from] validate::Error),
     /// An environment's output cannot be written (found before any write).
     #[error("environment {env}: {source}")]
     InEnv {
@@ -207,6 +219,13 @@ pub fn run_loaded(
         env::render_each(&jobs, cache.as_ref(), &|| progress(0), &|r| sink.finish(r))
             .map_err(Error::Renders)?;
     guard(&mut finished)?;
+    let invalid = validate_renders(opts, &envs, &sink)?;
+    if invalid
+        .iter()
+        .any(|f| f.severity == validate::Severity::Error)
+    {
+        return Err(Error::Invalid(invalid));
+    }
     let mut by_env: BTreeMap<String, Vec<Finished>> = written
         .iter()
         .map(|n| (n.to_string(), Vec::new()))
@@ -425,25 +444,35 @@ fn guard(finished: &mut [Finished]) -> Result<(), Error> {
     }
 }
 
-fn check_selection(envs: &[Environment], sel: &Selection) -> Result<(), Error> {
-    for wanted in &sel.envs {
-        if !envs.iter().any(|e| &e.name == wanted) {
-            let known: Vec<&str> = envs.iter().map(|e| e.name.as_str()).collect();
-            return Err(Error::Selection(format!(
-                "no environment named `{wanted}` (environments: {})",
-                known.join(", ")
-            )));
-        }
+/// The second pass of validation over what the renders' first passes kept:
+/// custom resources against the CRDs rendered in this run and the
+/// validated environments' `crds:` files; findings located in their files.
+fn validate_renders(
+    opts: &Options,
+    envs: &[Environment],
+    sink: &Sink,
+) -> Result<Vec<validate::Finding>, Error> {
+    if let Some(e) = validate::run::lock(&sink.failed).pop() {
+        return Err(e.into());
     }
-    for wanted in &sel.apps {
-        if !envs
-            .iter()
-            .any(|e| e.apps.iter().any(|a| &a.name == wanted))
-        {
-            return Err(Error::Selection(format!(
-                "no app named `{wanted}` in any environment"
-            )));
-        }
+    let pending = std::mem::take(&mut *validate::run::lock(&sink.pending));
+    if pending.objects == 0 {
+        return Ok(Vec::new());
+    }
+    let validated: Vec<Environment> = envs
+        .iter()
+        .filter(|e| opts.validate || e.validate)
+        .cloned()
+        .collect();
+    let extra = validate::run::crd_files(&opts.root, &validated, &opts.selection)?;
+    let mut findings = sink.validator.finish(pending, &extra)?;
+    validate::locate(&opts.root, envs, &mut findings);
+    Ok(findings)
+}
+
+fn check_selection(envs: &[Environment], sel: &Selection) -> Result<(), Error> {
+    if let Some(problem) = env::unknown_selection(envs, sel) {
+        return Err(Error::Selection(problem));
     }
     if let Some((i, n)) = sel.shard {
         check_shard(i, n).map_err(|e| Error::Selection(format!("--shard {i}/{n}: {e}")))?;

@@ -39,4 +39,5 @@ mod shard;
 #[cfg(unix)]
 mod since;
 mod support;
+mod validate;
 mod verify;

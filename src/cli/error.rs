@@ -261,6 +261,8 @@ fn render_kind(e: &crate::render::Error) -> Kind {
         E::Partial { source, .. } => render_kind(source),
         E::Git(e) => git_kind(e),
         E::Renders(_) | E::Usage(_) | E::Selection(_) => Kind::Usage,
+        E::Invalid(_) => Kind::Finding,
+        E::Validate(_) => Kind::Usage,
     }
 }
 
@@ -288,6 +290,13 @@ impl From<crate::render::Error> for CommandError {
         match &e {
             crate::render::Error::Renders(errors) => {
                 let lines = errors.iter().map(ToString::to_string).collect();
+                CommandError::new(kind, lines).hint(e)
+            }
+            crate::render::Error::Invalid(findings) => {
+                let lines = findings
+                    .iter()
+                    .map(crate::validate::report::text_line)
+                    .collect();
                 CommandError::new(kind, lines).hint(e)
             }
             _ => one(kind, e),

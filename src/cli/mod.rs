@@ -18,6 +18,7 @@ mod promote;
 mod render;
 mod rollback;
 mod set_image;
+mod validate;
 mod verify;
 
 pub use helm::template_options as helm_template_options;
@@ -77,6 +78,10 @@ enum Command {
     /// Prove each environment branch is exactly the render of the source
     /// commit it names (exit 1 naming each file that differs).
     Verify(verify::Args),
+    /// Check every rendered object offline against its Kubernetes
+    /// version's schemas and the repository's CRDs (exit 1 when one is
+    /// invalid).
+    Validate(validate::Args),
     /// The render cache (`.hydrate/cache`).
     #[command(subcommand)]
     Cache(cache::Command),
@@ -127,6 +132,7 @@ pub fn run() -> ExitCode {
         Command::Rollback(args) => rollback::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Validate(args) => validate::run(args),
         Command::Cache(cmd) => cache::run(cmd),
         Command::Kustomize(cmd) => kustomize::run(cmd).map_err(CommandError::tool),
         Command::Helm(cmd) => helm::run(cmd).map_err(CommandError::tool),

@@ -69,6 +69,12 @@ pub struct Args {
     /// Print no warnings (errors and the summary still print).
     #[arg(short, long)]
     quiet: bool,
+    /// Check every rendered object against its Kubernetes version's schemas
+    /// and the repository's CRDs (as `validate: true` does for one
+    /// environment); an invalid object is reported and nothing is written
+    /// (exit 1).
+    #[arg(long)]
+    validate: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -162,19 +168,7 @@ pub fn run(args: Args) -> CommandResult {
             .collect(),
         _ => BTreeSet::new(),
     };
-    let cache = match args.no_cache {
-        true => None,
-        false => match secret::resolve(&secret::Source::from_env()) {
-            Ok(Ok(key)) => Some(key),
-            Ok(Err(_)) if args.quiet => None,
-            Ok(Err(off)) => {
-                errln!("warning[{}]: {off}", off.kind.as_str());
-                None
-            }
-            // A HYDRATE_CACHE_KEY that cannot be a key: a usage error.
-            Err(e) => return Err(fail(args.output, CommandError::usage(e.to_string()))),
-        },
-    };
+    let cache = cache_secret(args.no_cache, args.quiet).map_err(|e| fail(args.output, e))?;
     let opts = render::Options {
         root: args.root.clone(),
         selection: Selection {
@@ -193,25 +187,11 @@ pub fn run(args: Args) -> CommandResult {
         remote: args.remote,
         trailers: Vec::new(),
         strict: args.strict,
+        validate: args.validate,
         cache,
     };
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} rendering {pos}/{len} {wide_bar}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
-    let progress = |n: usize| {
-        if let Some(b) = &bar {
-            if n > 0 {
-                b.set_length(n as u64);
-            } else {
-                b.inc(1);
-            }
-        }
-    };
+    let bar = progress_bar();
+    let progress = |n: usize| advance(bar.as_ref(), n);
     let result = loaded
         .map_err(render::Error::from)
         .and_then(|envs| render::run_loaded(&opts, envs, &progress));
@@ -255,6 +235,51 @@ pub fn run(args: Args) -> CommandResult {
         print_hook_notes(&reports, &stale, &ci_written);
     }
     Ok(Outcome::finding_if(!stale.is_empty()))
+}
+
+/// A progress bar on stderr when it is a terminal.
+pub(super) fn progress_bar() -> Option<indicatif::ProgressBar> {
+    std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} rendering {pos}/{len} {wide_bar}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    })
+}
+
+/// A render run's progress: `n > 0` sets the number of renders, `0` is
+/// one more done.
+pub(super) fn advance(bar: Option<&indicatif::ProgressBar>, n: usize) {
+    if let Some(b) = bar {
+        if n > 0 {
+            b.set_length(n as u64);
+        } else {
+            b.inc(1);
+        }
+    }
+}
+
+/// The render cache's secret (None: `--no-cache`, or the cache is off,
+/// said on stderr); a `HYDRATE_CACHE_KEY` that cannot be a key is a usage
+/// error.
+pub(super) fn cache_secret(
+    no_cache: bool,
+    quiet: bool,
+) -> Result<Option<secret::Secret>, CommandError> {
+    if no_cache {
+        return Ok(None);
+    }
+    match secret::resolve(&secret::Source::from_env()) {
+        Ok(Ok(key)) => Ok(Some(key)),
+        Ok(Err(_)) if quiet => Ok(None),
+        Ok(Err(off)) => {
+            errln!("warning[{}]: {off}", off.kind.as_str());
+            Ok(None)
+        }
+        Err(e) => Err(CommandError::usage(e.to_string())),
+    }
 }
 
 /// A failed run: with `--output json`, `{"environments": [], "errors":

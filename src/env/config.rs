@@ -48,6 +48,18 @@ pub struct Environment {
     pub secrets: Option<Secrets>,
     /// `strict: true`: non-deterministic output is an error.
     pub strict: bool,
+    /// `validate: true`: `render` checks every rendered object against its
+    /// Kubernetes schema (and the repository's CRDs) and refuses to write
+    /// invalid output.
+    pub validate: bool,
+    /// `kubeVersion: "1.31"`: the Kubernetes version whose schemas and
+    /// removed APIs `validate` checks against (unset: the documented
+    /// default).
+    pub kube_version: Option<String>,
+    /// `crds:`: CustomResourceDefinition files whose schemas validate
+    /// custom resources (besides the CRDs rendered anywhere in the
+    /// repository), relative to the repository root.
+    pub crds: Vec<PathBuf>,
     /// `allowOutside: true`: the paths of this file may leave the
     /// repository root.
     pub allow_outside: bool,
@@ -225,6 +237,9 @@ impl Environment {
             diff: DiffConfig::default(),
             secrets: None,
             strict: false,
+            validate: false,
+            kube_version: None,
+            crds: Vec::new(),
             allow_outside: false,
             ignore_warnings: Vec::new(),
             paths: Vec::new(),
@@ -282,6 +297,29 @@ impl Environment {
                 }),
                 ("strict", |d, v, e| {
                     e.strict = d.bool(v)?;
+                    Ok(())
+                }),
+                ("validate", |d, v, e| {
+                    e.validate = d.bool(v)?;
+                    Ok(())
+                }),
+                ("kubeVersion", |d, v, e| {
+                    let text = d.string(v)?;
+                    if !is_kube_version(&text) {
+                        return Err(d.err(
+                            v,
+                            format!("kubeVersion `{text}` is not a Kubernetes version like \"1.31\""),
+                        ));
+                    }
+                    e.kube_version = Some(text);
+                    Ok(())
+                }),
+                ("crds", |d, v, e| {
+                    e.crds = d
+                        .seq(v)?
+                        .iter()
+                        .map(|x| d.path("crds", x))
+                        .collect::<Result<_, _>>()?;
                     Ok(())
                 }),
                 ("allowOutside", |d, v, e| {
@@ -366,6 +404,16 @@ impl Environment {
         env.paths = d.paths.into_inner();
         Ok(env)
     }
+}
+
+/// `1.31` or `v1.31.2`: a major and a minor number, an optional patch.
+fn is_kube_version(text: &str) -> bool {
+    let v = text.strip_prefix('v').unwrap_or(text);
+    let parts: Vec<&str> = v.split('.').collect();
+    (2..=3).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Environment and app names become path components and branch names.

@@ -447,6 +447,28 @@ impl Selection {
     }
 }
 
+/// What `sel` names that does not exist: an environment no file defines,
+/// an app no environment has (a usage error).
+pub fn unknown_selection(envs: &[Environment], sel: &Selection) -> Option<String> {
+    for wanted in &sel.envs {
+        if !envs.iter().any(|e| &e.name == wanted) {
+            let known: Vec<&str> = envs.iter().map(|e| e.name.as_str()).collect();
+            return Some(format!(
+                "no environment named `{wanted}` (environments: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    sel.apps
+        .iter()
+        .find(|wanted| {
+            !envs
+                .iter()
+                .any(|e| e.apps.iter().any(|a| &a.name == *wanted))
+        })
+        .map(|wanted| format!("no app named `{wanted}` in any environment"))
+}
+
 /// Lists the jobs for `envs` under `root`, filtered by `sel`.
 pub fn plan(root: &Path, envs: &[Environment], sel: &Selection) -> Vec<Job> {
     let mut jobs = Vec::new();

@@ -7,11 +7,13 @@
 //! switch or commit is `render`'s, after every render succeeded.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 
 use super::Options;
 use crate::env::{self, guard::Guard, AppWarning, Environment, Output, Rendered};
 use crate::output::stage::{MadeDirs, Stage};
 use crate::output::{self, app_files};
+use crate::validate::{self, AppObjects, Pending, Validator};
 
 /// One finished render, without its documents.
 #[derive(Debug)]
@@ -40,6 +42,14 @@ pub(super) struct Sink<'a> {
     /// Environment → its directory output's stage (or why it cannot be
     /// opened, reported when the environment is planned).
     stages: BTreeMap<String, Result<Stage, output::Error>>,
+    /// `--validate` (every environment) or `validate: true` (one).
+    validate_all: bool,
+    /// The checks, and what the renders' first passes found.
+    pub validator: Validator,
+    /// The first passes of the environments validated.
+    pub pending: Mutex<Pending>,
+    /// A first pass that could not run (an unknown `kubeVersion`).
+    pub failed: Mutex<Vec<validate::Error>>,
 }
 
 impl<'a> Sink<'a> {
@@ -63,6 +73,10 @@ impl<'a> Sink<'a> {
             envs,
             strict: opts.strict,
             stages,
+            validate_all: opts.validate,
+            validator: Validator::new(false),
+            pending: Mutex::default(),
+            failed: Mutex::default(),
         }
     }
 
@@ -73,6 +87,9 @@ impl<'a> Sink<'a> {
         let refused = e
             .map(|e| Guard::of(e, self.strict).apply(&mut r))
             .unwrap_or_default();
+        if let Some(e) = e.filter(|e| self.validate_all || e.validate) {
+            self.first_pass(e, &r);
+        }
         let files = match e {
             Some(e) if refused.is_empty() => app_files(&r, e.layout),
             _ => Ok(BTreeMap::new()),
@@ -94,6 +111,21 @@ impl<'a> Sink<'a> {
             files,
             refused,
             warnings: r.warnings,
+        }
+    }
+
+    /// Validation's first pass over one render (custom resources wait for
+    /// every CRD: [`validate::Validator::finish`]).
+    fn first_pass(&self, e: &Environment, r: &Rendered) {
+        let app = AppObjects {
+            env: &r.env,
+            app: &r.app,
+            kube_version: validate::run::kube_version(e),
+            objects: &r.objects,
+        };
+        match self.validator.first(app) {
+            Ok(p) => validate::run::lock(&self.pending).merge(p),
+            Err(err) => validate::run::lock(&self.failed).push(err),
         }
     }
 

