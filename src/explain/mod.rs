@@ -9,6 +9,7 @@
 //! nothing itself and is never on the path of a plain render.
 
 mod chart;
+mod diff;
 mod kustomize;
 mod text;
 
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use crate::env::{Environment, Source};
 use crate::yaml::{self, Node};
 
+pub use diff::diff_origins;
 pub use text::{json, text};
 
 /// What went wrong explaining.
