@@ -9,6 +9,7 @@
 //! nothing itself and is never on the path of a plain render.
 
 mod chart;
+mod check;
 mod diff;
 mod kustomize;
 mod text;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::env::{Environment, Source};
 use crate::yaml::{self, Node};
 
+pub use check::{check_all, Checked};
 pub use diff::diff_origins;
 pub use text::{json, text};
 
