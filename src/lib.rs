@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod diff;
 pub mod env;
+pub mod explain;
 pub mod git;
 pub mod gotmpl;
 pub mod helm;

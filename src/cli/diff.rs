@@ -54,6 +54,10 @@ pub struct Args {
     /// The repository root (holds `environments/`).
     #[arg(long, default_value = ".")]
     root: PathBuf,
+    /// After the diff: each changed field's origin on both sides, the
+    /// files and lines that set it (`hydrate explain`'s chains).
+    #[arg(long)]
+    explain: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -88,6 +92,7 @@ pub fn run(args: Args) -> CommandResult {
     if args.since.is_none() && !args.envs.is_empty() {
         return usage("--env goes with --since; name the environments as FROM TO");
     }
+    let root = args.root.clone();
     let opts = review::Options {
         root: args.root,
         envs,
@@ -116,6 +121,13 @@ pub fn run(args: Args) -> CommandResult {
         (Format::Human, false) => diff::to_human(&comparisons, style),
     };
     out::stdout().write_all(text.as_bytes())?;
+    if args.explain {
+        let origins =
+            crate::explain::diff_origins(&root, &comparisons).map_err(super::explain::error)?;
+        if !origins.is_empty() {
+            out::stdout().write_all(format!("\nOrigins:\n{origins}").as_bytes())?;
+        }
+    }
     Ok(Outcome::finding_if(
         Summary::of(&comparisons).has_differences(),
     ))

@@ -8,6 +8,7 @@ mod affected;
 mod cache;
 mod diff;
 mod error;
+mod explain;
 mod helm;
 mod history;
 mod init;
@@ -75,6 +76,9 @@ enum Command {
     Rollback(rollback::Args),
     /// Compare two environments, or each environment with a git revision.
     Diff(diff::Args),
+    /// Each rendered field of an app with the files and lines that set it,
+    /// last step first.
+    Explain(explain::Args),
     /// Prove each environment branch is exactly the render of the source
     /// commit it names (exit 1 naming each file that differs).
     Verify(verify::Args),
@@ -133,6 +137,7 @@ pub fn run() -> ExitCode {
         Command::Diff(args) => diff::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::Explain(args) => explain::run(args),
         Command::Cache(cmd) => cache::run(cmd),
         Command::Kustomize(cmd) => kustomize::run(cmd).map_err(CommandError::tool),
         Command::Helm(cmd) => helm::run(cmd).map_err(CommandError::tool),

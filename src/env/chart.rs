@@ -15,6 +15,16 @@ pub fn render(
     app: &ChartApp,
     charts: &helm::ChartCache,
 ) -> Result<(helm::Rendered, Vec<PathBuf>), helm::Error> {
+    render_with(app, charts, false)
+}
+
+/// [`render`], with each template's printed actions traced when `trace`
+/// ([`helm::Options::trace_actions`], for provenance).
+pub fn render_with(
+    app: &ChartApp,
+    charts: &helm::ChartCache,
+    trace: bool,
+) -> Result<(helm::Rendered, Vec<PathBuf>), helm::Error> {
     let mut docs = Vec::new();
     for f in &app.value_files {
         docs.push(helm::read_values_file(f)?);
@@ -42,6 +52,7 @@ pub fn render(
         skip_tests: app.skip_tests,
         no_hooks: app.skip_hooks,
         helm_version: app.helm_version,
+        trace_actions: trace,
         ..helm::Options::default()
     };
     if let Some(k) = &app.kube_version {

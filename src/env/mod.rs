@@ -5,6 +5,7 @@
 
 pub mod cache;
 mod chart;
+pub use chart::render_with as render_chart_with;
 mod config;
 pub mod confine;
 mod discover;

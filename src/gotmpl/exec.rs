@@ -91,6 +91,10 @@ pub(crate) struct State<'a> {
     /// Total nesting (template calls and nested executions) for stack hops.
     pub nest: usize,
     pub out: String,
+    /// Each action printed, when the caller traces ([`super::trace`]).
+    pub marks: Option<Vec<super::trace::ActionMark>>,
+    /// While tracing: the `.Values` path dot stands for (`with .Values.x`).
+    pub dot_values: Option<String>,
 }
 
 /// Go's dig-down after each pipeline stage: a nil `interface {}` becomes
@@ -124,6 +128,8 @@ impl<'a> State<'a> {
             depth: 0,
             nest,
             out: String::new(),
+            marks: None,
+            dot_values: None,
         }
     }
 
@@ -196,6 +202,7 @@ impl<'a> State<'a> {
     #[inline(never)]
     fn walk_action(&mut self, dot: &Dot, node: &'a Node, pipe: &'a Pipe) -> R<()> {
         let val = self.eval_pipeline(dot, pipe)?;
+        let start = self.out.len();
         if pipe.decl.is_empty() {
             self.at = At::Node(node);
             match val {
@@ -210,8 +217,27 @@ impl<'a> State<'a> {
                     self.out.push_str(&text);
                 }
             }
+            if self.marks.is_some() {
+                self.mark(pipe, start);
+            }
         }
         Ok(())
+    }
+
+    /// Records the action `pipe` that printed `out[start..]`.
+    #[cold]
+    fn mark(&mut self, pipe: &'a Pipe, start: usize) {
+        let src: &str = &self.tree.text;
+        let mark = super::trace::ActionMark {
+            file: self.tree.parse_name.clone(),
+            line: super::trace::line_of(src, pipe.pos as usize),
+            start,
+            end: self.out.len(),
+            values: super::trace::values_read(src, pipe, self.dot_values.as_deref()),
+        };
+        if let Some(m) = &mut self.marks {
+            m.push(mark);
+        }
     }
 
     fn walk_if_with(&mut self, with: bool, dot: &Dot, b: &'a Branch) -> R<Flow> {
@@ -219,7 +245,20 @@ impl<'a> State<'a> {
         let val = self.eval_pipeline(dot, &b.pipe)?;
         let r = if val.truth().unwrap_or(false) {
             if with {
-                self.walk_list(&Dot::plain(val), &b.list)
+                let saved = match self.marks.is_some() {
+                    true => {
+                        let src: &str = &self.tree.text;
+                        let now =
+                            super::trace::values_of_pipe(src, &b.pipe, self.dot_values.as_deref());
+                        Some(std::mem::replace(&mut self.dot_values, now))
+                    }
+                    false => None,
+                };
+                let r = self.walk_list(&Dot::plain(val), &b.list);
+                if let Some(saved) = saved {
+                    self.dot_values = saved;
+                }
+                r
             } else {
                 self.walk_list(dot, &b.list)
             }

@@ -41,6 +41,7 @@ mod parse;
 mod quote;
 mod stack;
 pub(crate) mod strconv;
+mod trace;
 pub mod value;
 mod walk;
 
@@ -52,6 +53,7 @@ use std::sync::Arc;
 
 pub use ast::Tree;
 pub use funcs::{ArgType, FuncCtx, FuncMap, Signature, TemplateRunner};
+pub use trace::ActionMark;
 pub use value::{Elem, Object, Value};
 
 /// Errors, carrying Go's full message text.
@@ -327,6 +329,34 @@ impl TemplateSet {
             root_name: &self.name,
         };
         execute_in(&lookup, &self.funcs, opts, shared, name, data, 0)
+    }
+
+    /// [`TemplateSet::execute_shared`] that also returns each action it
+    /// printed (not those of templates run by `include`), for provenance.
+    pub fn execute_traced(
+        &self,
+        name: &str,
+        data: Value,
+        opts: &ExecOptions,
+        shared: &ExecShared,
+    ) -> Result<(String, Vec<ActionMark>), Error> {
+        let lookup = exec::Lookup {
+            trees: &self.trees,
+            parent: None,
+            root_name: &self.name,
+        };
+        let Some(tree) = lookup.get(name) else {
+            return execute_in(&lookup, &self.funcs, opts, shared, name, data, 0)
+                .map(|out| (out, Vec::new()));
+        };
+        let data = match data {
+            Value::Nil => Value::Invalid,
+            other => other,
+        };
+        let mut state = exec::State::new(&lookup, &self.funcs, opts, shared, tree, data, 0);
+        state.marks = Some(Vec::new());
+        state.run()?;
+        Ok((state.out, state.marks.unwrap_or_default()))
     }
 }
 

@@ -26,6 +26,7 @@ mod scope;
 pub mod values;
 mod version;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use chart::Chart;
@@ -33,6 +34,7 @@ pub use file_data::FileData;
 pub use funcs::func_map as template_funcs;
 pub use loaded::{ChartCache, LoadedChart};
 pub use output_dir::OutputFile;
+pub use render::TracedTemplate;
 pub use values::{read_values_file, SetKind};
 pub use version::{HelmVersion, KubeVersion};
 
@@ -107,6 +109,10 @@ impl Error {
 /// What `helm template` was asked to do.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// Record, per template, each action it printed and the `.Values`
+    /// paths the action names ([`Rendered::actions`]), for provenance.
+    /// Off for renders.
+    pub trace_actions: bool,
     /// Release name.
     pub release_name: String,
     /// Release namespace.
@@ -161,6 +167,7 @@ impl Default for Options {
             skip_schema_validation: false,
             output_dir: None,
             use_release_name: false,
+            trace_actions: false,
         }
     }
 }
@@ -188,6 +195,9 @@ pub struct Rendered {
     pub objects: Vec<crate::k8s::Object>,
     /// Diagnostics (non-deterministic functions used, ...).
     pub warnings: Vec<crate::warning::Warning>,
+    /// With [`Options::trace_actions`]: each template's output as executed
+    /// and the actions that printed it, by template path.
+    pub actions: BTreeMap<String, TracedTemplate>,
 }
 
 /// helm's release name rule (`chartutil.ValidateReleaseName`).
@@ -408,7 +418,7 @@ fn render_as(
     if !opts.skip_schema_validation {
         schema::validate(&chart, &vals)?;
     }
-    let (files, mut warnings) = render::render(&chart, &vals, opts, loaded)?;
+    let (files, mut warnings, actions) = render::render(&chart, &vals, opts, loaded)?;
     let sorted = output::sort(&chart, &files, opts, want_objects)?;
     if loaded.renders_alone() {
         drop_later((chart, vals, user));
@@ -432,6 +442,7 @@ fn render_as(
             files: Vec::new(),
             objects,
             warnings,
+            actions,
         });
     };
     // helm writes the files and then fails `--show-only` (nothing is left on
@@ -450,6 +461,7 @@ fn render_as(
         files,
         objects,
         warnings,
+        actions,
     })
 }
 

@@ -327,6 +327,24 @@ pub(super) fn exec_options(version: HelmVersion) -> ExecOptions {
     }
 }
 
+/// A template's output as executed (before `<no value>` is stripped) and
+/// the actions that printed it ([`Options::trace_actions`]).
+#[derive(Clone, Debug, Default)]
+pub struct TracedTemplate {
+    /// The output.
+    pub text: String,
+    /// Its actions, in output order.
+    pub actions: Vec<crate::gotmpl::ActionMark>,
+}
+
+/// What [`render`] returns: each template's output by path, warnings, and
+/// the traced templates when asked.
+type RenderedTemplates = (
+    BTreeMap<String, String>,
+    Vec<crate::warning::Warning>,
+    BTreeMap<String, TracedTemplate>,
+);
+
 /// Renders every template; returns (template path, output) sorted by
 /// path, plus warnings.
 pub fn render(
@@ -334,7 +352,7 @@ pub fn render(
     values: &Value,
     opts: &Options,
     loaded: &super::LoadedChart,
-) -> Result<(BTreeMap<String, String>, Vec<crate::warning::Warning>), Error> {
+) -> Result<RenderedTemplates, Error> {
     let mut release = BTreeMap::new();
     release.insert("Name".into(), Value::from(opts.release_name.as_str()));
     release.insert("Namespace".into(), Value::from(opts.namespace.as_str()));
@@ -393,13 +411,28 @@ pub fn render(
     let serial = loaded.runs_serially();
     // Copies made now are older than the speculative run's watermark.
     let copies = super::execute::speculates(jobs.len(), serial).then(|| scopes.copies());
+    let traced = std::sync::Mutex::new(BTreeMap::new());
     let run = |i: usize, shared: &ExecShared| -> Result<String, Error> {
         let n = jobs[i].0;
         let scope = match &copies {
             Some(c) if shared.is_guarded() => c[i].clone(),
             _ => scopes.shared(i),
         };
-        let text = set.execute_shared(n, scope, &exec, shared).map_err(|e| {
+        let text = match opts.trace_actions {
+            false => set.execute_shared(n, scope, &exec, shared),
+            true => set
+                .execute_traced(n, scope, &exec, shared)
+                .map(|(text, actions)| {
+                    let t = TracedTemplate {
+                        text: text.clone(),
+                        actions,
+                    };
+                    let mut all = traced.lock().unwrap_or_else(|e| e.into_inner());
+                    all.insert(n.clone(), t);
+                    text
+                }),
+        }
+        .map_err(|e| {
             Error::Template(Box::new(TemplateError {
                 template: n.clone(),
                 message: exec_error(n, &e.to_string()),
@@ -419,7 +452,8 @@ pub fn render(
         .zip(texts)
         .map(|((n, _), text)| ((*n).clone(), text))
         .collect();
-    Ok((out, shared.warnings()))
+    let traced = traced.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok((out, shared.warnings(), traced))
 }
 
 #[cfg(test)]

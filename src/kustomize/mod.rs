@@ -10,6 +10,7 @@ mod error;
 mod fieldspec;
 mod generator;
 mod helmchart;
+mod history;
 mod jsonpatch;
 mod model;
 mod nameref;
@@ -34,6 +35,7 @@ use std::path::{Path, PathBuf};
 pub use error::Error;
 pub use fieldspec::{FieldSpec, TransformerConfig};
 pub use helmchart::Settings as HelmSettings;
+pub use history::{item_segment, scalars, FieldStep};
 pub use model::{Kustomization, FILE_NAMES};
 pub use provenance::{version_text, VersionFormat};
 pub use resource::{Gvk, ObjectId, Resource};
@@ -99,6 +101,10 @@ pub struct Build {
     /// With [`Options::provenance`]: each object's id before the build
     /// renamed it (namePrefix, nameSuffix, namespace), in `objects` order.
     pub original_ids: Vec<ObjectId>,
+    /// With [`Options::provenance`]: each object's fields (paths in the
+    /// diff's syntax) with the steps that set them, oldest first, in
+    /// `objects` order.
+    pub fields: Vec<std::collections::BTreeMap<String, Vec<FieldStep>>>,
 }
 
 /// The version string kustomize stamps into `managed-by` labels.
@@ -132,12 +138,25 @@ fn build_in(acc: &mut target::Accumulator, dir: &Path, opts: &Options) -> Result
     let (mut top, k) = acc.target(dir)?;
     let meta = |m: &str| k.build_metadata.iter().any(|x| x == m);
     let mut resources = std::mem::take(&mut top.resources);
+    let mut observe = |rs: &mut Vec<Resource>, by: &'static str| {
+        if let Some(h) = &mut acc.history {
+            let step = history::StepInfo {
+                by,
+                kfile: &k.path,
+                line: 0,
+            };
+            h.observe(rs, step);
+        }
+    };
     // makeCustomizedResMap: hash suffixes once, at the top, before name references.
     generator::add_hashes(&mut resources);
+    observe(&mut resources, "generator hash suffix");
     nameref::fix(&mut resources, &top.config().name_reference, &k.path)?;
+    observe(&mut resources, "NameReferenceTransformer");
     // ResolveVars, once name references are fixed.
     vars::resolve(&top.vars, &top.config().var_reference, &mut resources)
         .map_err(|e| Error::invalid(&k.path, e))?;
+    observe(&mut resources, "vars");
     // IgnoreLocal: local-config resources are dropped from the output.
     resources.retain(|r| {
         r.node
@@ -207,9 +226,14 @@ fn build_in(acc: &mut target::Accumulator, dir: &Path, opts: &Options) -> Result
             }
         }
     }
+    observe(&mut resources, "kustomize build");
     let original_ids = match acc.trace.is_some() {
         true => resources.iter().map(Resource::org_id).collect(),
         false => Vec::new(),
+    };
+    let fields = match &acc.history {
+        Some(h) => resources.iter().map(|r| h.of(r)).collect(),
+        None => Vec::new(),
     };
     let objects = resources
         .into_iter()
@@ -229,6 +253,7 @@ fn build_in(acc: &mut target::Accumulator, dir: &Path, opts: &Options) -> Result
         files_read: std::mem::take(&mut acc.files_read),
         provenance: acc.trace.take(),
         original_ids,
+        fields,
     })
 }
 

@@ -175,6 +175,7 @@ impl Transformer {
                     None => Replica {
                         name: String::new(),
                         count: 0,
+                        at: crate::yaml::Pos::default(),
                     },
                 },
                 specs: specs.unwrap_or_default(),
@@ -282,7 +283,7 @@ impl Transformer {
                 transform::images(image, specs, resources).map_err(fail)?
             }
             Transformer::ReplicaCount { replica, specs } => {
-                transform::replicas(&replica.name, replica.count, specs, resources).map_err(fail)?
+                transform::replicas(replica, specs, resources).map_err(fail)?
             }
             Transformer::Patches(p) => {
                 p.apply_strategic_merge(cat, resources)?;

@@ -33,6 +33,9 @@ pub struct Resource {
     /// A generated resource whose name gets a content hash at the end of
     /// the build (kustomize's `needs-hash` build annotation).
     pub needs_hash: bool,
+    /// Its index + 1 in a traced build's field histories (0: not traced
+    /// yet; see `history.rs`).
+    pub trace_id: u32,
 }
 
 impl Resource {
@@ -47,6 +50,7 @@ impl Resource {
             origin: None,
             transformations: Vec::new(),
             needs_hash: false,
+            trace_id: 0,
         }
     }
 

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::fieldspec::TransformerConfig;
+use super::history::{History, StepInfo};
 use super::model::{self, GeneratorKind, Kind, Kustomization, Var};
 use super::openapi::SchemaSetting;
 use super::origin::{self, Origin};
@@ -37,6 +38,8 @@ pub struct Accumulator<'o> {
     /// Where every node read was written, when the build traces values
     /// (`Options::provenance`).
     pub trace: Option<SourceMap>,
+    /// Each field's history, when the build traces values.
+    pub history: Option<History>,
 }
 
 impl<'o> Accumulator<'o> {
@@ -51,6 +54,7 @@ impl<'o> Accumulator<'o> {
             schema: SchemaSetting::default(),
             sources: opts.sources.clone().unwrap_or_default(),
             trace: opts.provenance.then(SourceMap::default),
+            history: opts.provenance.then(History::default),
         }
     }
 
@@ -92,6 +96,9 @@ impl<'o> Accumulator<'o> {
             let id = map.add(SourceText::file(&k.path, 0, 0));
             for image in &mut k.images {
                 image.at.source = id;
+            }
+            for replica in &mut k.replicas {
+                replica.at.source = id;
             }
         }
         self.warnings.extend(k.warnings.iter().cloned());
@@ -221,12 +228,23 @@ impl<'o> Accumulator<'o> {
         let configured_in = self.configured_in(&k.path);
         let custom = self.schema.custom();
         let cat = custom.as_deref().unwrap_or(Catalog::builtin());
-        let mut after = |rs: &mut Vec<Resource>, kind: &'static str| {
-            if let Some(c) = &configured_in {
-                origin::record(rs, &Origin::generator(c.clone(), ["builtin", kind, "", ""]));
-            }
+        let mut history = self.history.take();
+        if let Some(h) = &mut history {
+            h.read(&mut resources, &|r| generated_by(k, r));
+        }
+        let ran = {
+            let mut after = |rs: &mut Vec<Resource>, kind: &'static str| {
+                if let Some(c) = &configured_in {
+                    origin::record(rs, &Origin::generator(c.clone(), ["builtin", kind, "", ""]));
+                }
+                if let Some(h) = &mut history {
+                    h.observe(rs, step_info(k, kind));
+                }
+            };
+            super::transform::run(k, acc.config(), &patches, cat, &mut resources, &mut after)
         };
-        super::transform::run(k, acc.config(), &patches, cat, &mut resources, &mut after)?;
+        self.history = history;
+        ran?;
         // ReplacementTransformer is the last of the builtin transformers.
         if !k.replacements.is_empty() {
             let list =
@@ -234,7 +252,13 @@ impl<'o> Accumulator<'o> {
                     self.load_file(dir, name, &k.path)
                 })?;
             replacement::apply(&list, &mut resources).map_err(|e| Error::invalid(&k.path, e))?;
-            after(&mut resources, "ReplacementTransformer");
+            if let Some(c) = &configured_in {
+                let by = ["builtin", "ReplacementTransformer", "", ""];
+                origin::record(&mut resources, &Origin::generator(c.clone(), by));
+            }
+            if let Some(h) = &mut self.history {
+                h.observe(&mut resources, step_info(k, "ReplacementTransformer"));
+            }
         }
         // configureExternalTransformers: after every builtin one, in order.
         for config in self.plugin_configs(dir, &k.path, &k.transformers)? {
@@ -242,6 +266,9 @@ impl<'o> Accumulator<'o> {
                 self.load_file(dir, name, &k.path)
             })?;
             t.apply(&k.path, cat, &mut resources)?;
+            if let Some(h) = &mut self.history {
+                h.observe(&mut resources, step_info(k, "transformers"));
+            }
             if let Some(o) = &config.origin {
                 let get = |key: &str| config.node.get_str(key).unwrap_or_default();
                 let by = [
@@ -654,6 +681,47 @@ impl Ids {
         }
         self.hashed = into.len();
         Ok(())
+    }
+}
+
+/// A traced build's step for transformer `by` of `k`, with the line of the
+/// kustomization field that configures it.
+fn step_info<'k>(k: &'k Kustomization, by: &'static str) -> StepInfo<'k> {
+    let field = match by {
+        "PatchStrategicMergeTransformer" => "patchesStrategicMerge",
+        "PatchTransformer" => "patches",
+        "NamespaceTransformer" => "namespace",
+        "PrefixTransformer" => "namePrefix",
+        "SuffixTransformer" => "nameSuffix",
+        "LabelTransformer" if k.lines.contains_key("labels") => "labels",
+        "LabelTransformer" => "commonLabels",
+        "AnnotationsTransformer" => "commonAnnotations",
+        "PatchJson6902Transformer" => "patchesJson6902",
+        "ReplicaCountTransformer" => "replicas",
+        "ImageTagTransformer" => "images",
+        "ReplacementTransformer" => "replacements",
+        other => other,
+    };
+    StepInfo {
+        by,
+        kfile: &k.path,
+        line: k.lines.get(field).copied().unwrap_or(0),
+    }
+}
+
+/// The generator of `k` that made `r`, for a traced build's fields that
+/// no file wrote.
+fn generated_by<'k>(k: &'k Kustomization, r: &Resource) -> StepInfo<'k> {
+    let by = match r.node.get_str("kind") {
+        Some("ConfigMap") if k.lines.contains_key("configMapGenerator") => "configMapGenerator",
+        Some("Secret") if k.lines.contains_key("secretGenerator") => "secretGenerator",
+        _ if k.lines.contains_key("helmCharts") => "helmCharts",
+        _ => "generators",
+    };
+    StepInfo {
+        by,
+        kfile: &k.path,
+        line: k.lines.get(by).copied().unwrap_or(0),
     }
 }
 

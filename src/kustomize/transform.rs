@@ -4,7 +4,7 @@
 //! build's config.
 
 use super::fieldspec::{apply, set_entry, Create, FieldSpec, TransformerConfig};
-use super::model::{Image, Kustomization};
+use super::model::{Image, Kustomization, Replica};
 use super::patch::{After, Patches};
 use super::resource::Resource;
 use super::Error;
@@ -74,7 +74,7 @@ pub fn run(
     }
     patches.apply_json6902(resources, after)?;
     for r in &k.replicas {
-        replicas(&r.name, r.count, &config.replicas, resources).map_err(fail)?;
+        replicas(r, &config.replicas, resources).map_err(fail)?;
         after(resources, "ReplicaCountTransformer");
     }
     for image in &k.images {
@@ -274,11 +274,11 @@ pub fn map_entries(
 
 /// ReplicaCountTransformer.
 pub fn replicas(
-    name: &str,
-    count: i64,
+    replica: &Replica,
     specs: &[FieldSpec],
     resources: &mut [Resource],
 ) -> Result<(), String> {
+    let (name, count) = (replica.name.as_str(), replica.count);
     let mut found = false;
     for spec in specs {
         for r in resources.iter_mut() {
@@ -288,6 +288,10 @@ pub fn replicas(
             found = true;
             apply(&mut r.node, spec, Create::Int, &mut |n: &mut Node| {
                 *n = Node::scalar(count.to_string(), Tag::Int);
+                // A traced build: the value now comes from the entry.
+                if replica.at.source.is_some() {
+                    n.pos = replica.at;
+                }
                 Ok(())
             })?;
         }

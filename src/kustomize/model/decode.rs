@@ -49,6 +49,9 @@ pub struct Replica {
     pub name: String,
     /// The count.
     pub count: i64,
+    /// Where the count is written, so a traced build can say which entry
+    /// set a workload's replicas.
+    pub at: crate::yaml::Pos,
 }
 
 /// A patch target (kustomize's `types.Selector`).
@@ -506,13 +509,17 @@ impl<'a> Decoder<'a> {
         let mut r = Replica {
             name: String::new(),
             count: 0,
+            at: crate::yaml::Pos::default(),
         };
         self.object(
             n,
             &mut r,
             &[
                 field!("name", |d, v, r| r.name = d.string(v)?),
-                field!("count", |d, v, r| r.count = d.replica_count(v)?),
+                field!("count", |d, v, r| {
+                    r.at = v.pos;
+                    r.count = d.replica_count(v)?
+                }),
             ],
         )?;
         Ok(r)

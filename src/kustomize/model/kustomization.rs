@@ -39,6 +39,9 @@ pub struct Kustomization {
     pub namespace: String,
     /// `namePrefix`.
     pub name_prefix: String,
+    /// The line of each top-level field, by its name (`namePrefix` → 7),
+    /// for a traced build to name the field that configured a step.
+    pub lines: std::collections::BTreeMap<String, u32>,
     /// `nameSuffix`.
     pub name_suffix: String,
     /// `commonLabels`.
@@ -236,6 +239,7 @@ impl Kustomization {
             resources: Vec::new(),
             namespace: String::new(),
             name_prefix: String::new(),
+            lines: Default::default(),
             name_suffix: String::new(),
             common_labels: Vec::new(),
             labels: Vec::new(),
@@ -301,6 +305,7 @@ impl Kustomization {
                 continue;
             };
             set(&d, value, &mut t)?;
+            t.k.lines.insert(field.to_string(), key.pos.line);
             t.k.warn_deprecated(field, key.pos.line, value);
         }
         let Draft {
