@@ -15,6 +15,7 @@ mod errors;
 mod exits;
 mod fuzz_replay;
 mod goldens;
+mod graph;
 mod hydrator;
 mod init;
 mod layout;

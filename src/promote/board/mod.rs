@@ -191,14 +191,12 @@ struct Promotion {
 /// Every `promotesTo` link's promotion.
 fn promotions(root: &Path, all: &[Environment], per_env: &[Vec<Pin>]) -> Vec<Promotion> {
     let mut out = Vec::new();
-    for (from, e) in all.iter().enumerate() {
-        let Some(to) = all
+    let links = all.iter().enumerate().flat_map(|(from, e)| {
+        e.promotes_to
             .iter()
-            .position(|t| Some(t.name.as_str()) == e.promotes_to.as_deref())
-            .filter(|&t| t != from)
-        else {
-            continue;
-        };
+            .filter_map(move |t| Some((from, all.iter().position(|x| &x.name == t)?)))
+    });
+    for (from, to) in links.filter(|(f, t)| f != t) {
         let target = ops::target_in(root, &all[to]);
         let mut p = plan::compute(&per_env[from], &per_env[to], &[], &target);
         plan::check_policies(&mut p, &all[to].promotion.block);
@@ -256,21 +254,7 @@ impl Inputs<'_> {
     /// else was edited by hand since, and tells nothing).
     fn since(&self, i: usize, app: &str) -> Option<i64> {
         let env = &self.all[i].name;
-        self.per_env[i]
-            .iter()
-            .filter(|p| p.app == app && p.value.is_some())
-            .filter_map(|p| {
-                let (e, c) = self
-                    .history
-                    .iter()
-                    .filter(|e| &e.env == env)
-                    .find_map(|e| {
-                        let c = e.changes.iter().find(|c| c.app == app && c.pin == p.name)?;
-                        Some((e, c))
-                    })?;
-                (c.new == p.value).then_some(e.reached_at)
-            })
-            .max()
+        super::history::brought(&self.history, env, &self.per_env[i], app).map(|e| e.reached_at)
     }
 
     fn column(&self, i: usize) -> Column {
@@ -342,13 +326,17 @@ fn order(all: &[Environment], only: &[String]) -> Vec<usize> {
         }
         return out;
     }
-    let target = |i: usize| {
-        let to = all[i].promotes_to.as_deref()?;
-        all.iter().position(|e| e.name == to).filter(|&t| t != i)
+    let targets = |i: usize| -> Vec<usize> {
+        all[i]
+            .promotes_to
+            .iter()
+            .filter_map(|to| all.iter().position(|e| &e.name == to))
+            .filter(|&t| t != i)
+            .collect()
     };
     let mut waiting: Vec<usize> = vec![0; all.len()];
     for i in 0..all.len() {
-        if let Some(t) = target(i) {
+        for t in targets(i) {
             waiting[t] += 1;
         }
     }
@@ -357,13 +345,12 @@ fn order(all: &[Environment], only: &[String]) -> Vec<usize> {
     while out.len() < all.len() {
         let free = |i: &usize| !out.contains(i) && waiting[*i] == 0;
         let next = last
-            .and_then(target)
-            .filter(free)
+            .and_then(|l| targets(l).into_iter().find(free))
             .or_else(|| (0..all.len()).find(free))
             // A cycle: break it in file order.
             .or_else(|| (0..all.len()).find(|i| !out.contains(i)));
         let Some(n) = next else { break };
-        if let Some(t) = target(n) {
+        for t in targets(n) {
             waiting[t] = waiting[t].saturating_sub(1);
         }
         out.push(n);
@@ -498,7 +485,11 @@ mod tests {
             names(&regions, &[]),
             ["qa-eu", "staging-eu", "prod-eu", "staging-us", "prod-us"]
         );
-        let cycle = envs(&[("a", Some("b")), ("b", Some("a")), ("c", None)]);
-        assert_eq!(names(&cycle, &[]), ["c", "a", "b"]);
+        let fan = envs(&[
+            ("prod-eu", None),
+            ("prod-us", None),
+            ("staging", Some("[prod-eu, prod-us]")),
+        ]);
+        assert_eq!(names(&fan, &[]), ["staging", "prod-eu", "prod-us"]);
     }
 }
