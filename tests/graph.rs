@@ -257,3 +257,60 @@ fn a_cycle_is_refused_at_file_and_line() {
         "{out}"
     );
 }
+
+#[test]
+fn the_board_lays_environments_out_by_the_graph_with_gate_states() {
+    let dir = fixture(
+        "promotion:\n  soak: 24h\n  requires: [qa]\n  freeze: [\"Fri 16:00 – Mon 08:00 Europe/Berlin\"]\n",
+    );
+    in_staging(dir.path());
+    let now = T0 + 2 * HOUR;
+    let (code, html) = run_at(dir.path(), now, now, &["pins", "--output", "html"]);
+    assert_eq!(code, 0, "{html}");
+    assert!(html.is_ascii());
+    // Three layers: dev, staging, then the three targets side by side.
+    let graph = html
+        .split("<section class=\"graph\"")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .unwrap_or_else(|| panic!("no graph in {html}"));
+    assert_eq!(graph.matches("<div class=\"layer\">").count(), 3, "{graph}");
+    assert_eq!(graph.matches("&rarr;").count(), 2, "{graph}");
+    let last = graph
+        .rsplit("<div class=\"layer\">")
+        .next()
+        .unwrap_or_default();
+    let order: Vec<&str> = ["canary", "prod-eu", "prod-us"]
+        .into_iter()
+        .filter(|e| last.contains(&format!("<h2>{e}</h2>")))
+        .collect();
+    assert_eq!(order.len(), 3, "{last}");
+    assert!(
+        graph.contains("closed until Mon 08:00 CET"),
+        "the freeze is closed on a Friday evening: {graph}"
+    );
+    assert!(
+        graph.contains("web <code>1.1.0</code> <span class=\"age\">for 1 h</span>"),
+        "{graph}"
+    );
+    assert!(
+        graph.contains("held: wave 2: canary does not carry web 1.1.0 yet"),
+        "{graph}"
+    );
+    let Some(bin) = crate::support::need(crate::support::Need::Chromium) else {
+        return;
+    };
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("graph-board");
+    fs::create_dir_all(&out).unwrap();
+    let page = out.join("board.html");
+    fs::write(&page, &html).unwrap();
+    let shot = out.join("graph-board-1280.png");
+    let o = crate::pins::chromium(&bin, &page, &format!("--screenshot={}", shot.display()));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let width = crate::pins::png_width(&fs::read(&shot).unwrap());
+    crate::support::report(&format!(
+        "graph board in chromium: screenshot {width} px wide ({})",
+        shot.display()
+    ));
+    assert_eq!(width, 1280);
+}

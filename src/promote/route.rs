@@ -206,7 +206,7 @@ fn column(b: &Board, env: &str) -> Option<usize> {
 
 /// The environments `keep` accepts, by their longest distance from an
 /// environment nothing promotes into.
-fn layers(envs: &[Environment], keep: &dyn Fn(&str) -> bool) -> Vec<Vec<String>> {
+pub(super) fn layers(envs: &[Environment], keep: &dyn Fn(&str) -> bool) -> Vec<Vec<String>> {
     let mut depth: Vec<usize> = vec![0; envs.len()];
     // The graph has no cycle (env::load_environments refuses them): the
     // depths settle within as many rounds as there are environments.
