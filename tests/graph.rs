@@ -314,3 +314,119 @@ fn the_board_lays_environments_out_by_the_graph_with_gate_states() {
     ));
     assert_eq!(width, 1280);
 }
+
+/// The scheduled CI job's script (docs/ci/promote-scheduled.sh, which the
+/// GitLab and GitHub templates run) against a bare remote: the first run
+/// promotes canary only (wave 1), on a branch with its description; the
+/// second, once canary carries the version, the two regions.
+#[test]
+fn the_scheduled_ci_job_promotes_what_the_gates_let_through_on_branches() {
+    let dir = fixture("");
+    let root = dir.path();
+    in_staging(root);
+    let remote = tempfile::tempdir().unwrap();
+    git(remote.path(), &["init", "-q", "--bare", "-b", "main"]);
+    git(
+        root,
+        &[
+            "remote",
+            "add",
+            "origin",
+            &remote.path().display().to_string(),
+        ],
+    );
+    git(root, &["push", "-q", "origin", "main"]);
+    let bin = assert_cmd::cargo::cargo_bin("hydrate");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = crate::support::repo().join("docs/ci/promote-scheduled.sh");
+    let job = |branch: &str, now: i64| {
+        let o = std::process::Command::new("sh")
+            .arg(&script)
+            .current_dir(root)
+            .env("PATH", &path)
+            .env("FROM", "staging")
+            .env("BRANCH", branch)
+            .env("HYDRATE_AUTHOR", "CI Bot <ci@example.com>")
+            .env("HYDRATE_TIMESTAMP", now.to_string())
+            .env("HYDRATE_NOW", now.to_string())
+            .env("HYDRATE_CACHE_KEY", crate::support::CACHE_KEY)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{text}");
+        text
+    };
+    let out = job("promote/run1", T0 + 2 * HOUR);
+    assert!(out.contains("## Promotion plan"), "{out}");
+    let remote_refs = || git(remote.path(), &["for-each-ref", "--format=%(refname)"]);
+    assert_eq!(
+        remote_refs(),
+        "refs/heads/main\nrefs/heads/promote/run1/canary",
+        "{out}"
+    );
+    let described = fs::read_to_string(root.join("promotion.md")).unwrap();
+    assert!(
+        described.contains("## Promote staging → canary"),
+        "{described}"
+    );
+    // The job left the checkout alone: HEAD, index and working tree.
+    assert_eq!(
+        git(root, &["rev-parse", "HEAD"]),
+        git(root, &["rev-parse", "origin/main"])
+    );
+    // The merge request is merged; the next scheduled run takes the regions.
+    git(
+        root,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge canary",
+            "promote/run1/canary",
+        ],
+    );
+    git(root, &["push", "-q", "origin", "main"]);
+    job("promote/run2", T0 + 3 * HOUR);
+    let refs = remote_refs();
+    assert!(refs.contains("refs/heads/promote/run2/prod-eu"), "{refs}");
+    assert!(refs.contains("refs/heads/promote/run2/prod-us"), "{refs}");
+    assert!(!refs.contains("refs/heads/promote/run2/canary"), "{refs}");
+    // Nothing left to promote: the job succeeds and pushes nothing.
+    git(
+        root,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge eu",
+            "promote/run2/prod-eu",
+        ],
+    );
+    git(
+        root,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge us",
+            "promote/run2/prod-us",
+        ],
+    );
+    let out = job("promote/run3", T0 + 4 * HOUR);
+    assert!(
+        out.contains("every target already carries staging's version"),
+        "{out}"
+    );
+    assert!(!remote_refs().contains("run3"));
+}
