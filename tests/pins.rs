@@ -119,7 +119,7 @@ fn pins_board_html_is_one_self_contained_file() {
 }
 
 /// The width of `png`'s image, from its IHDR chunk.
-fn png_width(png: &[u8]) -> u32 {
+pub(crate) fn png_width(png: &[u8]) -> u32 {
     assert_eq!(png.get(..8), Some(&b"\x89PNG\r\n\x1a\n"[..]), "not a PNG");
     let w: [u8; 4] = png[16..20].try_into().unwrap();
     u32::from_be_bytes(w)
@@ -127,7 +127,7 @@ fn png_width(png: &[u8]) -> u32 {
 
 /// Headless Chromium at a 1280 × 900 window on `page`, with `what`
 /// (`--screenshot=…` or `--dump-dom`).
-fn chromium(bin: &Path, page: &Path, what: &str) -> std::process::Output {
+pub(crate) fn chromium(bin: &Path, page: &Path, what: &str) -> std::process::Output {
     let profile = tempfile::tempdir().unwrap();
     std::process::Command::new(bin)
         .args([

@@ -18,6 +18,7 @@ mod errors;
 mod exits;
 mod fuzz_replay;
 mod goldens;
+mod graph;
 mod hydrator;
 mod init;
 mod install;

@@ -164,7 +164,11 @@ fn to_json(envs: &[Environment]) -> serde_json::Value {
             };
             serde_json::json!({
                 "name": e.name,
-                "promotesTo": e.promotes_to,
+                "promotesTo": match e.promotes_to.as_slice() {
+                    [] => serde_json::Value::Null,
+                    [one] => serde_json::json!(one),
+                    many => serde_json::json!(many),
+                },
                 "output": output,
                 "apps": apps,
                 "warnings": e.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),

@@ -5,6 +5,7 @@
 mod out;
 
 mod affected;
+mod approve;
 mod cache;
 mod diff;
 mod error;
@@ -63,6 +64,9 @@ enum Command {
     Affected(affected::Args),
     /// Carry FROM's pins (image tags, chart values) to TO as one commit.
     Promote(promote::Args),
+    /// Approve, as a role, the change that brought an environment's pins
+    /// (a git note read by the `requires:` gate).
+    Approve(approve::Args),
     /// Every pin per app and environment, and what awaits promotion.
     #[command(alias = "status")]
     Pins(pins::Args),
@@ -130,6 +134,7 @@ pub fn run() -> ExitCode {
         Command::Affected(args) => affected::run(args),
         Command::Promote(args) => promote::run(args),
         Command::Pins(args) => pins::run(args),
+        Command::Approve(args) => approve::run(args),
         Command::SetImage(args) => set_image::run(args),
         Command::SetValue(args) => set_image::run_value(args),
         Command::History(args) => history::run(args),

@@ -55,8 +55,8 @@ pub fn run(args: Args) -> CommandResult {
         }
         return Ok(Outcome::Done);
     }
-    // The board's clock: now, or HYDRATE_TIMESTAMP (stable snapshots).
-    let now = super::render::identity(&args.root)?.time;
+    // The board's clock: now, or HYDRATE_NOW / HYDRATE_TIMESTAMP (stable snapshots).
+    let now = super::render::now(&args.root)?;
     let b = promote::board(&args.root, &args.envs, now)?;
     let mut out = out::stdout();
     match args.output {

@@ -10,17 +10,28 @@ use crate::promote::{self, PromoteOptions, PromoteReport};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The environment promoted from.
-    from: String,
-    /// The environment promoted into (default: FROM's promotesTo).
+    /// The environment promoted from (with --plan: the app to show, all when left out).
+    #[arg(required_unless_present = "plan")]
+    from: Option<String>,
+    /// The environment promoted into (default: every environment in FROM's
+    /// promotesTo, one commit each, in wave order).
     to: Option<String>,
+    /// Instead of promoting: per app, the path its newest version takes
+    /// through the promotion graph, where it is and what holds each step.
+    #[arg(long, conflicts_with_all = ["to", "dry_run", "branch", "describe", "render", "force", "all_or_nothing"])]
+    plan: bool,
+    /// Output format of --plan.
+    #[arg(long, value_enum, default_value = "text", requires = "plan")]
+    output: PlanFormat,
     /// The repository root (holds `environments/`).
     #[arg(long, default_value = ".")]
     root: PathBuf,
     /// Only these apps (repeatable; narrows what the policy allows).
     #[arg(long = "app")]
     apps: Vec<String>,
-    /// Promote even what the policies refuse (blocked pins, downgrades).
+    /// Promote even what the policies and gates refuse (blocked pins,
+    /// downgrades, soak, freeze, approvals, after, waves); a gate forced is
+    /// recorded as `Hydrate-Forced: <gate>` in the commit.
     #[arg(long)]
     force: bool,
     /// Refuse the whole promotion when a policy holds anything back
@@ -39,6 +50,13 @@ pub struct Args {
     /// Also write TO's rendered output (directory or env branch).
     #[arg(long)]
     render: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum, PartialEq, Eq)]
+enum PlanFormat {
+    Text,
+    Json,
+    Markdown,
 }
 
 fn plan_lines(r: &PromoteReport) -> String {
@@ -144,19 +162,45 @@ fn description(r: &PromoteReport) -> String {
 }
 
 pub fn run(args: Args) -> CommandResult {
+    if args.plan {
+        let now = super::render::now(&args.root)?;
+        let routes = promote::routes(&args.root, args.from.as_deref(), now)?;
+        let mut out = out::stdout();
+        match args.output {
+            PlanFormat::Text => write!(out, "{}", promote::routes_text(&routes, now))?,
+            PlanFormat::Json => writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&promote::routes_json(&routes))?
+            )?,
+            PlanFormat::Markdown => write!(out, "{}", promote::routes_markdown(&routes, now))?,
+        }
+        return Ok(Outcome::Done);
+    }
+    let from = args
+        .from
+        .clone()
+        .ok_or_else(|| CommandError::usage("name the environment to promote from"))?;
     let opts = PromoteOptions {
         root: args.root.clone(),
-        from: args.from,
+        from,
         to: args.to,
         apps: args.apps,
         force: args.force,
         all_or_nothing: args.all_or_nothing,
         dry_run: args.dry_run,
-        branch: args.branch.map(|b| (!b.is_empty()).then_some(b)),
+        branch: args.branch.clone().map(|b| (!b.is_empty()).then_some(b)),
         describe: args.describe.is_some(),
         render: args.render,
         identity: super::render::identity(&args.root)?,
+        now: super::render::now(&args.root)?,
+        fresh: Vec::new(),
     };
+    // Several targets: one promotion each (an error loading the
+    // environments is left to the promotion itself to report).
+    if opts.to.is_none() && promote::targets(&opts.root, &opts.from).is_ok_and(|t| t.len() > 1) {
+        return run_each(args.describe.as_deref(), &opts);
+    }
     let r = promote::promote(&opts)?;
     super::set_image::print_notes(&r.recovered, r.outcome.as_ref());
     let mut out = out::stdout();
@@ -192,6 +236,72 @@ pub fn run(args: Args) -> CommandResult {
     }
     print_done(&mut out, &r).map_err(|e| stands(e.into()))?;
     Ok(Outcome::Done)
+}
+
+/// `hydrate promote FROM` into each of FROM's targets: every target's plan
+/// and commit, what is held where; a finding when nothing was promoted and
+/// something was held.
+fn run_each(describe: Option<&std::path::Path>, opts: &PromoteOptions) -> CommandResult {
+    let mut out = out::stdout();
+    let (mut promoted, mut held) = (0, 0);
+    let mut described = String::new();
+    let mut failed = None;
+    for (to, r) in promote::promote_each(opts)? {
+        let r = match r {
+            Ok(r) => r,
+            Err(promote::Error::Held(refusals)) => {
+                held += 1;
+                writeln!(out, "promotion {} → {to}: nothing promoted", opts.from)?;
+                let mut seen: Vec<String> = Vec::new();
+                for f in &refusals {
+                    let line = format!("  held: {} ({})", f.app(), f.reason());
+                    if !seen.contains(&line) {
+                        writeln!(out, "{line}")?;
+                        seen.push(line);
+                    }
+                }
+                continue;
+            }
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        };
+        super::set_image::print_notes(&r.recovered, r.outcome.as_ref());
+        if r.plan.is_empty() && !r.plan.holds_any() {
+            writeln!(
+                out,
+                "{to} already has {}'s pins; nothing to promote",
+                r.from
+            )?;
+            continue;
+        }
+        held += usize::from(r.plan.holds_any());
+        promoted += usize::from(!r.plan.is_empty());
+        if opts.dry_run {
+            write!(out, "{}", plan_lines(&r))?;
+            continue;
+        }
+        print_done(&mut out, &r)?;
+        described.push_str(&description(&r));
+    }
+    if opts.dry_run {
+        writeln!(out, "dry run: nothing changed")?;
+    }
+    if let (Some(path), false) = (describe, described.is_empty()) {
+        std::fs::write(path, described)
+            .map_err(|e| CommandError::runtime(format!("{}: {e}", path.display())))?;
+    }
+    if let Some(e) = failed {
+        let e: CommandError = e.into();
+        return Err(match promoted {
+            0 => e,
+            n => e.hint(format!(
+                "promote: {n} target(s) were promoted before the error; their commits stand"
+            )),
+        });
+    }
+    Ok(Outcome::finding_if(promoted == 0 && held > 0))
 }
 
 /// The plan and what was done: the commit, and the environments rendered.

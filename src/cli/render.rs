@@ -135,6 +135,30 @@ pub(super) fn identity(root: &std::path::Path) -> Result<Identity, CommandError>
     Ok(Identity { name, email, time })
 }
 
+/// The clock promotion gates and the board read: `HYDRATE_NOW` (RFC 3339,
+/// as `2026-12-04T18:00:00Z`, or Unix seconds), else the commit time
+/// `identity` gives (`HYDRATE_TIMESTAMP` or the current time). A set
+/// variable that does not parse is an error.
+pub(super) fn now(root: &std::path::Path) -> Result<i64, CommandError> {
+    let Some(v) = std::env::var_os("HYDRATE_NOW") else {
+        return Ok(identity(root)?.time);
+    };
+    let v = v.to_string_lossy();
+    let t = v.trim();
+    t.parse::<i64>()
+        .ok()
+        .or_else(|| {
+            chrono::DateTime::parse_from_rfc3339(t)
+                .ok()
+                .map(|d| d.timestamp())
+        })
+        .ok_or_else(|| {
+            CommandError::usage(format!(
+                "HYDRATE_NOW={v:?}: expected RFC 3339 (2026-12-04T18:00:00Z) or Unix seconds"
+            ))
+        })
+}
+
 /// `Name <email>`: a non-empty name, then one `<...>` holding an `@`, last.
 fn parse_author(a: &str) -> Option<(String, String)> {
     let (n, rest) = a.split_once('<')?;

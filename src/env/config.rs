@@ -14,8 +14,14 @@ use crate::yaml::{Node, Value};
 pub struct Environment {
     /// `name`.
     pub name: String,
-    /// `promotesTo`: the next environment in the promotion chain.
-    pub promotes_to: Option<String>,
+    /// `promotesTo`: the next environments in the promotion graph (one
+    /// name, or a list: a release fans out to each).
+    pub promotes_to: Vec<String>,
+    /// 1-based line of `promotesTo` (0 when unset), for graph errors.
+    pub promotes_to_line: u32,
+    /// `wave`: among the targets of one source, this one is promoted only
+    /// once every target of a lower wave carries the version.
+    pub wave: Option<u32>,
     /// Where its rendered output goes.
     pub output: Output,
     /// Whether `output` was configured (not defaulted).
@@ -222,7 +228,9 @@ impl Environment {
         };
         let mut env = Environment {
             name: String::new(),
-            promotes_to: None,
+            promotes_to: Vec::new(),
+            promotes_to_line: 0,
+            wave: None,
             output: Output::Dir(PathBuf::new()),
             output_configured: false,
             layout: Layout::Manifest,
@@ -259,7 +267,23 @@ impl Environment {
                     Ok(())
                 }),
                 ("promotesTo", |d, v, e| {
-                    e.promotes_to = Some(d.string(v)?);
+                    e.promotes_to = match v.as_seq() {
+                        Some(_) => d.strings(v)?,
+                        None => vec![d.string(v)?],
+                    };
+                    e.promotes_to_line = v.pos.line;
+                    for (i, t) in e.promotes_to.iter().enumerate() {
+                        if e.promotes_to[..i].contains(t) {
+                            return Err(d.err(v, format!("promotesTo names `{t}` twice")));
+                        }
+                    }
+                    Ok(())
+                }),
+                ("wave", |d, v, e| {
+                    let text = d.string(v)?;
+                    e.wave = Some(text.parse().map_err(|_| {
+                        d.err(v, format!("wave `{text}`: expected a whole number (1, 2, …)"))
+                    })?);
                     Ok(())
                 }),
                 ("output", |d, v, e| {
@@ -845,7 +869,18 @@ mod tests {
                 .unwrap();
         assert_eq!(e.output, Output::Dir(PathBuf::from("rendered/dev")));
         assert_eq!(e.apps[0].name, "web");
-        assert_eq!(e.promotes_to.as_deref(), Some("staging"));
+        assert_eq!(e.promotes_to, ["staging"]);
+        let e = load("name: staging\npromotesTo: [prod-eu, prod-us]\nwave: 2\n").unwrap();
+        assert_eq!(e.promotes_to, ["prod-eu", "prod-us"]);
+        assert_eq!((e.promotes_to_line, e.wave), (2, Some(2)));
+        let err = load("name: s\npromotesTo: [a, a]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("dev.yaml:2: promotesTo names `a` twice"),
+            "{err}"
+        );
+        assert!(load("name: s\nwave: first\n").is_err());
     }
 
     #[test]

@@ -10,6 +10,8 @@ mod config;
 pub mod confine;
 mod discover;
 mod document;
+mod freeze;
+mod graph;
 pub mod guard;
 mod pins;
 pub mod reach;
@@ -24,6 +26,7 @@ pub use config::{
     is_valid_name, App, ChartApp, DiffConfig, DiffRule, Discover, Environment, Layout, Output,
     Readme, Source,
 };
+pub use freeze::Freeze;
 pub use pins::{AppPromotion, PinDecl, Promotion};
 
 use crate::k8s::Object;
@@ -278,6 +281,7 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
         }
     }
     check_distinct_outputs(&envs)?;
+    graph::check(&envs)?;
     Ok(envs)
 }
 

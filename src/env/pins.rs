@@ -30,6 +30,15 @@ pub struct Promotion {
     pub block: Vec<String>,
     /// `commitMessage:` minijinja template for promotion commits.
     pub commit_message: Option<String>,
+    /// `soak:` how long FROM must have carried the pins, in seconds.
+    pub soak: Option<u64>,
+    /// `freeze:` windows in which nothing is promoted into this environment.
+    pub freeze: Vec<super::freeze::Freeze>,
+    /// `requires:` roles that must have approved FROM's change.
+    pub requires: Vec<String>,
+    /// `after:` environments that must already carry the version, with
+    /// each name's line.
+    pub after: Vec<(String, u32)>,
 }
 
 /// An app's `promotion:`.
@@ -156,11 +165,74 @@ pub fn decode_app_promotion(file: &Path, n: &Node) -> Result<AppPromotion, Error
     Ok(p)
 }
 
+/// `24h`, `90m`, `2d`, `1h30m`, `45s` as seconds (a positive sum of
+/// whole numbers with units d, h, m, s).
+fn duration(text: &str) -> Option<u64> {
+    let (mut total, mut digits) = (0u64, String::new());
+    for c in text.trim().chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit = match c {
+            'd' => 86_400,
+            'h' => 3_600,
+            'm' => 60,
+            's' => 1,
+            _ => return None,
+        };
+        let n: u64 = digits.parse().ok()?;
+        total = total.checked_add(n.checked_mul(unit)?)?;
+        digits.clear();
+    }
+    (digits.is_empty() && total > 0).then_some(total)
+}
+
 /// Decodes `promotion:`.
 pub fn decode_promotion(file: &Path, n: &Node) -> Result<Promotion, Error> {
     let mut p = Promotion::default();
-    for (k, v) in entries(file, n, &["block", "commitMessage"])? {
+    let known = [
+        "block",
+        "commitMessage",
+        "soak",
+        "freeze",
+        "requires",
+        "after",
+    ];
+    for (k, v) in entries(file, n, &known)? {
+        let list = |what: &str| {
+            v.as_seq()
+                .ok_or_else(|| err(file, v, format!("`{k}` must be a list of {what}")))
+        };
         match k {
+            "soak" => {
+                let text = string(file, v)?;
+                p.soak = Some(duration(&text).ok_or_else(|| {
+                    err(
+                        file,
+                        v,
+                        format!("soak `{text}`: expected a duration such as `24h`, `90m`, `2d` or `1h30m`"),
+                    )
+                })?);
+            }
+            "freeze" => {
+                for x in list("windows")? {
+                    let text = string(file, x)?;
+                    let w = super::freeze::Freeze::parse(&text, x.pos.line)
+                        .map_err(|m| err(file, x, m))?;
+                    p.freeze.push(w);
+                }
+            }
+            "requires" => {
+                for x in list("roles")? {
+                    p.requires.push(string(file, x)?);
+                }
+            }
+            "after" => {
+                for x in list("environments")? {
+                    p.after.push((string(file, x)?, x.pos.line));
+                }
+            }
             "block" => {
                 let items = v
                     .as_seq()
@@ -202,6 +274,19 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(p.block, ["api", "web/*"]);
         assert!(decode_promotion(f, &node("block: api\n")).is_err());
+        let p = decode_promotion(
+            f,
+            &node("soak: 1h30m\nrequires: [qa]\nafter: [canary]\nfreeze:\n- 2026-12-20 – 2027-01-04\n"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.soak, Some(5_400));
+        assert_eq!(
+            (p.requires.len(), p.after[0].1, p.freeze[0].line),
+            (1, 3, 5)
+        );
+        for bad in ["soak: 24\n", "soak: 1x\n", "soak: 0h\n", "freeze: [Fri]\n"] {
+            assert!(decode_promotion(f, &node(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]

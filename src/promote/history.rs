@@ -60,6 +60,8 @@ pub struct HistoryEntry {
     /// The branch just before that commit: where a rollback of this change
     /// goes back to (None: it was the first commit).
     pub before: Option<String>,
+    /// Its `Hydrate-Approved-By` trailers (`qa <alice@example.com>`).
+    pub approved_by: Vec<String>,
 }
 
 impl HistoryEntry {
@@ -75,6 +77,32 @@ impl HistoryEntry {
                 .map_or(self.from.as_str(), |(e, _)| e),
         )
     }
+}
+
+/// The trailer (and note line) that records an approval: `Hydrate-Approved-By: qa <alice@example.com>`.
+pub const APPROVED_BY: &str = "Hydrate-Approved-By";
+
+/// The change that brought `app`'s current pins into `env`: among each
+/// pin's newest recorded change, those that set it to what it is now (a
+/// pin whose newest recorded change set something else was edited by hand
+/// since, and tells nothing), the last to reach the branch. None: no
+/// recorded change did.
+pub fn brought<'h>(
+    history: &'h [HistoryEntry],
+    env: &str,
+    pins: &[super::Pin],
+    app: &str,
+) -> Option<&'h HistoryEntry> {
+    pins.iter()
+        .filter(|p| p.app == app && p.value.is_some())
+        .filter_map(|p| {
+            let (e, c) = history.iter().filter(|e| e.env == env).find_map(|e| {
+                let c = e.changes.iter().find(|c| c.app == app && c.pin == p.name)?;
+                Some((e, c))
+            })?;
+            (c.new == p.value).then_some(e)
+        })
+        .max_by_key(|e| e.reached_at)
 }
 
 /// Every recorded change into `env` reachable from HEAD (merged branches
@@ -125,6 +153,12 @@ pub fn every_change(root: &Path) -> Result<Vec<HistoryEntry>, Error> {
             reached_by: c.reached_by.clone(),
             reached_at: c.reached_at,
             before: c.before.clone(),
+            approved_by: c
+                .trailers
+                .iter()
+                .filter(|(k, _)| k == APPROVED_BY)
+                .map(|(_, v)| v.clone())
+                .collect(),
         });
     }
     Ok(out)

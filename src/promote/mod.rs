@@ -6,10 +6,12 @@
 //! through `git/`.
 
 mod apply;
+mod approve;
 mod assignment;
 mod board;
 mod convention;
 mod copy;
+mod gates;
 mod history;
 mod image_ref;
 mod image_spec;
@@ -18,26 +20,34 @@ mod ops;
 mod pins;
 mod plan;
 mod reasons;
+mod route;
 mod snapshot;
 mod traced;
 
 use std::path::PathBuf;
 
 pub use apply::{Mode, Outcome};
+pub use approve::{approve, push as push_approvals, Approval};
 pub use assignment::{Assignment, AssignmentError, ValueProblem};
 pub use board::{board, Board, BoardRow};
 pub use copy::{diff as copy_diff, Copy, NotCopied};
+pub use gates::APPROVALS_REF;
 pub use history::{history, HistoryEntry, Kind};
 pub use image_ref::RefError;
 pub use image_spec::{Field, ImageSpec, Part, Problem, SpecError};
 pub use message::{PinChange, DEFAULT_TEMPLATE};
 pub use ops::{
-    promote, rollback, set_image, set_value, PromoteOptions, PromoteReport, Rollback, SetReport,
+    promote, promote_each, rollback, set_image, set_value, targets, PromoteOptions, PromoteReport,
+    Rollback, SetReport,
 };
 pub use pins::{Pin, Place};
 pub use plan::{Item, Plan, Refusal};
 pub use reasons::{
     explain as explain_pins, json as reasons_json, text as reasons_text, PinKind, Reason,
+};
+pub use route::{
+    json as routes_json, markdown as routes_markdown, routes, text as routes_text, Route, State,
+    Step, Stop,
 };
 
 /// The render errors' messages, with the snapshot directory they were

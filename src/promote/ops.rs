@@ -12,7 +12,7 @@ use super::pins::{self, Pin, Place};
 use super::plan::{self, Item, Plan};
 use super::snapshot::Snapshot;
 use super::traced::Tracer;
-use super::{history, message, Error};
+use super::{gates, history, message, Error};
 use crate::env::{self, Environment, PinDecl, Source};
 use crate::git::{Identity, Repo, Transaction};
 
@@ -42,6 +42,12 @@ pub struct PromoteOptions {
     pub render: bool,
     /// Commit author.
     pub identity: Identity,
+    /// The clock the gates read, Unix seconds (injected: the library reads
+    /// no clock).
+    pub now: i64,
+    /// (environment, app) pairs promoted earlier in this run, which do not
+    /// count as carrying a version for `after:` gates and waves.
+    pub fresh: Vec<(String, String)>,
 }
 
 /// What a promotion did.
@@ -137,7 +143,7 @@ fn find<'a>(envs: &'a [Environment], name: &str) -> Result<&'a Environment, Erro
 }
 
 /// Declared pins of `app` in any of `envs` (so both sides read the same paths).
-fn decls(envs: &[&Environment], app: &str) -> Vec<PinDecl> {
+pub(super) fn decls(envs: &[&Environment], app: &str) -> Vec<PinDecl> {
     let mut out: Vec<PinDecl> = Vec::new();
     for e in envs {
         for a in e.apps.iter().filter(|a| a.name == app) {
@@ -199,14 +205,22 @@ fn recovered(tx: &Option<Transaction>) -> Vec<String> {
 fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteReport, Error> {
     let envs = env::load_environments(root)?;
     let from = find(&envs, &o.from)?;
-    let to_name = match &o.to {
-        Some(t) => t.clone(),
-        None => from.promotes_to.clone().ok_or_else(|| {
-            Error::Usage(format!(
+    let to_name = match (&o.to, from.promotes_to.as_slice()) {
+        (Some(t), _) => t.clone(),
+        (None, [one]) => one.clone(),
+        (None, []) => {
+            return Err(Error::Usage(format!(
                 "`{}` has no promotesTo; name the target environment",
                 from.name
-            ))
-        })?,
+            )))
+        }
+        (None, many) => {
+            return Err(Error::Usage(format!(
+                "`{}` promotes to {}; name one",
+                from.name,
+                many.join(", ")
+            )))
+        }
     };
     let to = find(&envs, &to_name)?;
     for a in &o.apps {
@@ -236,6 +250,7 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
         plan.not_copied.extend(missing);
     }
     plan::check_policies(&mut plan, &to.promotion.block);
+    check_gates(o, &mut plan, &envs, (from, to), &from_pins, &tracer)?;
     if !o.force && !o.all_or_nothing {
         plan.hold();
     }
@@ -276,17 +291,22 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
             source => minijinja::context! { sha => &sha },
         }
     };
-    let msg = message::render_with_copies(
-        template,
-        ctx,
-        &plan.items,
-        &plan.copies,
-        &[
-            ("Hydrate-Promoted-From", format!("{}@{sha}", from.name)),
-            ("Hydrate-Promotion", id.clone()),
-            ("Hydrate-Environment", to.name.clone()),
-        ],
-    )?;
+    let mut trailers = vec![
+        ("Hydrate-Promoted-From", format!("{}@{sha}", from.name)),
+        ("Hydrate-Promotion", id.clone()),
+        ("Hydrate-Environment", to.name.clone()),
+    ];
+    if o.force {
+        for r in &plan.refusals {
+            if let plan::Refusal::Gate { gate, .. } = r {
+                let t = ("Hydrate-Forced", gate.to_string());
+                if !trailers.contains(&t) {
+                    trailers.push(t);
+                }
+            }
+        }
+    }
+    let msg = message::render_with_copies(template, ctx, &plan.items, &plan.copies, &trailers)?;
     Ok(PromoteReport {
         from: from.name.clone(),
         to: to.name.clone(),
@@ -300,6 +320,105 @@ fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteR
         notes,
         recovered: Vec::new(),
     })
+}
+
+/// Adds the verdicts of TO's gates (soak, freeze, requires, after) and of
+/// the wave order, read from the history reachable from HEAD.
+fn check_gates(
+    o: &PromoteOptions,
+    plan: &mut Plan,
+    envs: &[Environment],
+    (from, to): (&Environment, &Environment),
+    from_pins: &[Pin],
+    tracer: &Tracer,
+) -> Result<(), Error> {
+    let waits = gates::waits_for(envs, from, to);
+    let p = &to.promotion;
+    if waits.is_empty() && p.soak.is_none() && p.freeze.is_empty() && p.requires.is_empty() {
+        return Ok(());
+    }
+    let repo = Repo::discover(&o.root)?;
+    let history = history::every_change(&o.root)?;
+    let mut others = Vec::new();
+    for e in waits {
+        let extra = |app: &str| decls(&[from, e], app);
+        others.push((e, pins::env_pins_traced(tracer, e, &extra)?));
+    }
+    let notes = |sha: &str| -> Vec<String> {
+        let Ok(id) = git2::Oid::from_str(sha) else {
+            return Vec::new();
+        };
+        match repo.note(gates::APPROVALS_REF, id) {
+            Ok(Some(bytes)) => gates::approvals_in(&String::from_utf8_lossy(&bytes)),
+            _ => Vec::new(),
+        }
+    };
+    gates::check(
+        plan,
+        &gates::Inputs {
+            from,
+            to,
+            from_pins,
+            history: &history,
+            notes: &notes,
+            others: &others,
+            fresh: &o.fresh,
+            now: o.now,
+        },
+    );
+    Ok(())
+}
+
+/// FROM's targets in the order a promotion visits them: by `wave` (none
+/// first), then as `promotesTo` lists them.
+pub fn targets(root: &Path, from: &str) -> Result<Vec<String>, Error> {
+    let envs = env::load_environments(root)?;
+    let from = find(&envs, from)?;
+    let mut out: Vec<(u32, usize, String)> = Vec::new();
+    for (i, t) in from.promotes_to.iter().enumerate() {
+        let wave = find(&envs, t)?.wave.unwrap_or(0);
+        out.push((wave, i, t.clone()));
+    }
+    out.sort();
+    Ok(out.into_iter().map(|(_, _, t)| t).collect())
+}
+
+/// One target's promotion, by the target's name.
+pub type TargetResult = (String, Result<PromoteReport, Error>);
+
+/// `hydrate promote FROM` where FROM promotes to several environments:
+/// one promotion (one commit) per target, in wave order. Each target's
+/// result stands on its own (a target everything is held from does not
+/// stop the others); the gates of later targets see the apps promoted
+/// earlier in the run as not carried yet.
+pub fn promote_each(o: &PromoteOptions) -> Result<Vec<TargetResult>, Error> {
+    let mut out = Vec::new();
+    let mut fresh = o.fresh.clone();
+    let several = targets(&o.root, &o.from)?.len() > 1;
+    for t in targets(&o.root, &o.from)? {
+        let mut one = o.clone();
+        one.to = Some(t.clone());
+        one.fresh.clone_from(&fresh);
+        if let (true, Some(Some(name))) = (several, &o.branch) {
+            one.branch = Some(Some(format!("{name}/{t}")));
+        }
+        let r = promote(&one);
+        if let Ok(rep) = &r {
+            let apps = rep.plan.items.iter().map(|i| &i.app);
+            for app in apps.chain(rep.plan.copies.iter().map(|c| &c.app)) {
+                let key = (t.clone(), app.clone());
+                if !fresh.contains(&key) {
+                    fresh.push(key);
+                }
+            }
+        }
+        let stop = matches!(&r, Err(e) if !matches!(e, Error::Held(_) | Error::Refused(_)));
+        out.push((t, r));
+        if stop {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// `hydrate promote FROM [TO]`: FROM's pins as HEAD has them, written into

@@ -61,6 +61,15 @@ pub enum Refusal {
         /// FROM's value.
         from: String,
     },
+    /// A gate of TO's `promotion:` (or the wave order) holds the app.
+    Gate {
+        /// The app.
+        app: String,
+        /// `soak`, `freeze`, `requires`, `after` or `wave`.
+        gate: &'static str,
+        /// Why, and when it opens: `soak: 5 h 12 min left`.
+        why: String,
+    },
     /// TO has a pin FROM lacks.
     Missing {
         /// The app.
@@ -78,6 +87,7 @@ impl Refusal {
         match self {
             Refusal::Blocked { app, .. }
             | Refusal::Downgrade { app, .. }
+            | Refusal::Gate { app, .. }
             | Refusal::Missing { app, .. } => app,
         }
     }
@@ -98,6 +108,7 @@ impl Refusal {
             Refusal::Blocked { glob, .. } => format!("policy `{glob}`"),
             Refusal::Downgrade { pin, to, .. } => format!("{pin}: {to} is newer in the target"),
             Refusal::Missing { pin, .. } => format!("{pin}: set in the target only"),
+            Refusal::Gate { why, .. } => why.clone(),
         }
     }
 }
@@ -113,6 +124,7 @@ impl std::fmt::Display for Refusal {
                 f,
                 "{app}/{pin}: the target has {to}, newer than {from} (a hotfix?); promoting would downgrade it"
             ),
+            Refusal::Gate { app, why, .. } => write!(f, "{app} is held by the gate {why}"),
             Refusal::Missing { app, pin, to } => write!(
                 f,
                 "{app}/{pin}: the target pins {to} but the source has no such pin"

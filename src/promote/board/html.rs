@@ -30,14 +30,37 @@ td .held{margin-top:4px;font-size:12.5px;color:#59636e}
 td.absent{color:#818b98;background:#f6f8fa}
 tfoot td{font-size:13px;background:#f6f8fa}
 .legend{color:#59636e;font-size:13px}
+.graph{display:grid;gap:10px;align-items:center;margin:16px 0}
+.layer{display:flex;flex-direction:column;gap:10px}
+.arrow{font-size:22px;color:#59636e;text-align:center}
+.env{border:1px solid #d1d9e0;border-radius:6px;padding:8px 10px;background:#fff}
+.env h2{font-size:15px;margin:0}
+.env .from{font-size:12px;color:#59636e}
+.env ul{list-style:none;margin:6px 0 0;padding:0;display:flex;flex-wrap:wrap;gap:4px}
+.env li{font-size:11.5px;border:1px solid #d1d9e0;border-radius:10px;padding:0 6px;background:#f6f8fa}
+.env li.closed{background:#ffebe9;border-color:#ff8182;color:#82071e}
+.env .app{margin-top:6px;font-size:13px}
+.env .app code{font-weight:600}
+.env .app .age,.env .app .held{font-size:12px;color:#59636e}
+.env .app .in{font-size:12px;color:#7d4e00}
 .key{display:inline-block;width:12px;height:12px;vertical-align:-1px;background:#fff8c5;box-shadow:inset 3px 0 #d4a72c;border:1px solid #d1d9e0}
 ";
 
+/// Escaped for HTML text and attributes; characters outside ASCII as
+/// numeric references, so the page is ASCII whatever the names hold.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c if c.is_ascii() => out.push(c),
+            c => out.push_str(&format!("&#x{:x};", u32::from(c))),
+        }
+    }
+    out
 }
 
 fn short_sha(sha: &str) -> String {
@@ -158,6 +181,95 @@ fn change(c: &Option<Change>, now: i64) -> String {
 }
 
 impl Board {
+    /// The environments laid out by the promotion graph: one column per
+    /// depth, each environment a box with its gates, its apps' versions,
+    /// how long they have been there and what holds the next one. A plain
+    /// chain reads as well in the table's columns (promotion order), so the
+    /// graph is drawn only where it branches.
+    fn html_graph(&self) -> String {
+        let n = self.layers.len();
+        if n < 2 || self.layers.iter().all(|l| l.len() < 2) {
+            return String::new();
+        }
+        let template = vec!["minmax(0,1fr)"; n].join(" auto ");
+        let mut out =
+            format!("<section class=\"graph\" style=\"grid-template-columns:{template}\">\n");
+        for (d, layer) in self.layers.iter().enumerate() {
+            if d > 0 {
+                out.push_str("<div class=\"arrow\">&rarr;</div>\n");
+            }
+            out.push_str("<div class=\"layer\">\n");
+            for name in layer {
+                let Some(i) = self.columns.iter().position(|c| &c.name == name) else {
+                    continue;
+                };
+                out.push_str(&self.env_box(i));
+            }
+            out.push_str("</div>\n");
+        }
+        out.push_str("</section>\n");
+        out
+    }
+
+    fn env_box(&self, i: usize) -> String {
+        let c = &self.columns[i];
+        let mut out = format!("<div class=\"env\"><h2>{}</h2>", esc(&c.name));
+        if !c.from.is_empty() {
+            out.push_str(&format!(
+                "<div class=\"from\">from {}</div>",
+                esc(&c.from.join(", "))
+            ));
+        }
+        if !c.gates.is_empty() {
+            out.push_str("<ul>");
+            for g in &c.gates {
+                match &g.closed {
+                    Some(until) => out.push_str(&format!(
+                        "<li class=\"closed\">{} &middot; closed {}</li>",
+                        esc(&g.text),
+                        esc(until)
+                    )),
+                    None => out.push_str(&format!("<li>{}</li>", esc(&g.text))),
+                }
+            }
+            out.push_str("</ul>");
+        }
+        for a in &self.apps {
+            let Some(cell) = &a.cells[i] else { continue };
+            let versions: Vec<String> = cell.versions.iter().map(Version::short).collect();
+            out.push_str(&format!(
+                "<div class=\"app\">{} <code>{}</code>",
+                esc(&a.app),
+                esc(&versions.join(", "))
+            ));
+            if let Some(t) = cell.since {
+                out.push_str(&format!(
+                    " <span class=\"age\">for {}</span>",
+                    age(t, self.generated)
+                ));
+            }
+            for inc in &cell.incoming {
+                let theirs: Vec<String> = inc.versions.iter().map(Version::short).collect();
+                match &inc.held {
+                    None => out.push_str(&format!(
+                        "<div class=\"in\">&larr; {} <code>{}</code> ready</div>",
+                        esc(&inc.from),
+                        esc(&theirs.join(", "))
+                    )),
+                    Some(why) => out.push_str(&format!(
+                        "<div class=\"held\">{} <code>{}</code> held: {}</div>",
+                        esc(&inc.from),
+                        esc(&theirs.join(", ")),
+                        with_code(why)
+                    )),
+                }
+            }
+            out.push_str("</div>");
+        }
+        out.push_str("</div>\n");
+        out
+    }
+
     fn html_heading(&self) -> String {
         let name = self
             .repository
@@ -195,6 +307,7 @@ impl Board {
             esc(&title)
         );
         out.push_str(&self.html_heading());
+        out.push_str(&self.html_graph());
         out.push_str("<table>\n<colgroup><col class=\"app\">");
         out.push_str(&"<col>".repeat(self.columns.len()));
         out.push_str("</colgroup>\n<thead><tr><th>app</th>");

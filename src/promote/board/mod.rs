@@ -16,7 +16,7 @@ use std::path::Path;
 
 use super::history::{every_change, HistoryEntry, Kind};
 use super::pins::{self, Pin};
-use super::{ops, plan, Error};
+use super::{gates, ops, plan, Error};
 use crate::env::{self, Environment, PinDecl};
 
 pub use cells::Version;
@@ -81,6 +81,19 @@ pub struct Column {
     pub last_change: Option<Change>,
     /// The newest promotion.
     pub last_promotion: Option<Change>,
+    /// Its gates and their state at the board's time: `soak 24h`,
+    /// `freeze until Mon 08:00 CET`, `requires qa`, `after canary`, `wave 2`.
+    pub gates: Vec<Gate>,
+}
+
+/// One gate of an environment's `promotion:` (or its wave).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gate {
+    /// What it asks: `soak 24h`, `freeze Fri 16:00 – Mon 08:00 Europe/Berlin`.
+    pub text: String,
+    /// Whether it holds everything at the board's time (a closed freeze),
+    /// with until when.
+    pub closed: Option<String>,
 }
 
 /// What the environment promoting into a cell's has for the app.
@@ -127,6 +140,9 @@ pub struct Board {
     pub generated: i64,
     /// The environments, in promotion order (or as asked for).
     pub columns: Vec<Column>,
+    /// The shown environments by depth in the promotion graph: `[[dev],
+    /// [staging], [canary, prod-eu, prod-us]]`.
+    pub layers: Vec<Vec<String>>,
     /// The apps, by name.
     pub apps: Vec<AppRow>,
     /// Every pin, by app and pin.
@@ -145,11 +161,13 @@ pub fn board(root: &Path, only: &[String], now: i64) -> Result<Board, Error> {
     }
     let shown = order(&all, only);
     let per_env = all_pins(root, &all)?;
+    // No repository (or no commit yet): a board without history.
+    let history = every_change(root).unwrap_or_default();
+    let promotions = promotions(root, &all, &per_env, &history, now);
     let inputs = Inputs {
-        // No repository (or no commit yet): a board without history.
-        history: every_change(root).unwrap_or_default(),
+        history,
         grid: cells::Grid::new(root, &all, &per_env),
-        promotions: promotions(root, &all, &per_env),
+        promotions,
         all: &all,
         per_env: &per_env,
     };
@@ -166,13 +184,15 @@ pub fn board(root: &Path, only: &[String], now: i64) -> Result<Board, Error> {
             cells: shown.iter().map(|&i| inputs.cell(i, app)).collect(),
         })
         .collect();
-    let columns = shown.iter().map(|&i| inputs.column(i)).collect();
+    let columns = shown.iter().map(|&i| inputs.column(i, now)).collect();
     let (repository, commit) = repository(root);
+    let is_shown = |name: &str| shown.iter().any(|&i| all[i].name == name);
     Ok(Board {
         repository,
         commit,
         generated: now,
         columns,
+        layers: super::route::layers(&all, &is_shown),
         apps,
         rows: inputs.pin_rows(&shown),
     })
@@ -188,20 +208,55 @@ struct Promotion {
     refusals: Vec<plan::Refusal>,
 }
 
-/// Every `promotesTo` link's promotion.
-fn promotions(root: &Path, all: &[Environment], per_env: &[Vec<Pin>]) -> Vec<Promotion> {
-    let mut out = Vec::new();
-    for (from, e) in all.iter().enumerate() {
-        let Some(to) = all
-            .iter()
-            .position(|t| Some(t.name.as_str()) == e.promotes_to.as_deref())
-            .filter(|&t| t != from)
-        else {
-            continue;
+/// Every `promotesTo` link's promotion, with the verdicts of the target's
+/// gates at `now`.
+fn promotions(
+    root: &Path,
+    all: &[Environment],
+    per_env: &[Vec<Pin>],
+    history: &[HistoryEntry],
+    now: i64,
+) -> Vec<Promotion> {
+    let repo = crate::git::Repo::discover(root).ok();
+    let notes = |sha: &str| -> Vec<String> {
+        let (Some(repo), Ok(id)) = (&repo, git2::Oid::from_str(sha)) else {
+            return Vec::new();
         };
+        match repo.note(gates::APPROVALS_REF, id) {
+            Ok(Some(bytes)) => gates::approvals_in(&String::from_utf8_lossy(&bytes)),
+            _ => Vec::new(),
+        }
+    };
+    let mut out = Vec::new();
+    let links = all.iter().enumerate().flat_map(|(from, e)| {
+        e.promotes_to
+            .iter()
+            .filter_map(move |t| Some((from, all.iter().position(|x| &x.name == t)?)))
+    });
+    for (from, to) in links.filter(|(f, t)| f != t) {
         let target = ops::target_in(root, &all[to]);
         let mut p = plan::compute(&per_env[from], &per_env[to], &[], &target);
         plan::check_policies(&mut p, &all[to].promotion.block);
+        let others: Vec<(&Environment, Vec<Pin>)> = gates::waits_for(all, &all[from], &all[to])
+            .into_iter()
+            .filter_map(|e| {
+                let i = all.iter().position(|x| x.name == e.name)?;
+                Some((e, per_env[i].clone()))
+            })
+            .collect();
+        gates::check(
+            &mut p,
+            &gates::Inputs {
+                from: &all[from],
+                to: &all[to],
+                from_pins: &per_env[from],
+                history,
+                notes: &notes,
+                others: &others,
+                fresh: &[],
+                now,
+            },
+        );
         p.hold();
         out.push(Promotion {
             from,
@@ -256,24 +311,10 @@ impl Inputs<'_> {
     /// else was edited by hand since, and tells nothing).
     fn since(&self, i: usize, app: &str) -> Option<i64> {
         let env = &self.all[i].name;
-        self.per_env[i]
-            .iter()
-            .filter(|p| p.app == app && p.value.is_some())
-            .filter_map(|p| {
-                let (e, c) = self
-                    .history
-                    .iter()
-                    .filter(|e| &e.env == env)
-                    .find_map(|e| {
-                        let c = e.changes.iter().find(|c| c.app == app && c.pin == p.name)?;
-                        Some((e, c))
-                    })?;
-                (c.new == p.value).then_some(e.reached_at)
-            })
-            .max()
+        super::history::brought(&self.history, env, &self.per_env[i], app).map(|e| e.reached_at)
     }
 
-    fn column(&self, i: usize) -> Column {
+    fn column(&self, i: usize, now: i64) -> Column {
         let name = &self.all[i].name;
         let mine = || self.history.iter().filter(|e| &e.env == name);
         Column {
@@ -286,6 +327,7 @@ impl Inputs<'_> {
                 .collect(),
             last_change: mine().next().map(Change::of),
             last_promotion: mine().find(|e| e.kind == Kind::Promotion).map(Change::of),
+            gates: gates_of(&self.all[i], now),
         }
     }
 
@@ -342,13 +384,17 @@ fn order(all: &[Environment], only: &[String]) -> Vec<usize> {
         }
         return out;
     }
-    let target = |i: usize| {
-        let to = all[i].promotes_to.as_deref()?;
-        all.iter().position(|e| e.name == to).filter(|&t| t != i)
+    let targets = |i: usize| -> Vec<usize> {
+        all[i]
+            .promotes_to
+            .iter()
+            .filter_map(|to| all.iter().position(|e| &e.name == to))
+            .filter(|&t| t != i)
+            .collect()
     };
     let mut waiting: Vec<usize> = vec![0; all.len()];
     for i in 0..all.len() {
-        if let Some(t) = target(i) {
+        for t in targets(i) {
             waiting[t] += 1;
         }
     }
@@ -357,17 +403,45 @@ fn order(all: &[Environment], only: &[String]) -> Vec<usize> {
     while out.len() < all.len() {
         let free = |i: &usize| !out.contains(i) && waiting[*i] == 0;
         let next = last
-            .and_then(target)
-            .filter(free)
+            .and_then(|l| targets(l).into_iter().find(free))
             .or_else(|| (0..all.len()).find(free))
             // A cycle: break it in file order.
             .or_else(|| (0..all.len()).find(|i| !out.contains(i)));
         let Some(n) = next else { break };
-        if let Some(t) = target(n) {
+        for t in targets(n) {
             waiting[t] = waiting[t].saturating_sub(1);
         }
         out.push(n);
         last = Some(n);
+    }
+    out
+}
+
+/// The gates of `e` and, for a freeze, whether it is closed at `now`.
+fn gates_of(e: &Environment, now: i64) -> Vec<Gate> {
+    let p = &e.promotion;
+    let open = |text: String| Gate { text, closed: None };
+    let mut out = Vec::new();
+    if let Some(w) = e.wave {
+        out.push(open(format!("wave {w}")));
+    }
+    if let Some(s) = p.soak {
+        out.push(open(format!(
+            "soak {}",
+            gates::left(i64::try_from(s).unwrap_or(i64::MAX))
+        )));
+    }
+    for f in &p.freeze {
+        out.push(Gate {
+            text: format!("freeze {}", f.text),
+            closed: f.until(now).map(|t| format!("until {}", f.describe(t))),
+        });
+    }
+    for r in &p.requires {
+        out.push(open(format!("requires {r}")));
+    }
+    for (a, _) in &p.after {
+        out.push(open(format!("after {a}")));
     }
     out
 }
@@ -498,7 +572,11 @@ mod tests {
             names(&regions, &[]),
             ["qa-eu", "staging-eu", "prod-eu", "staging-us", "prod-us"]
         );
-        let cycle = envs(&[("a", Some("b")), ("b", Some("a")), ("c", None)]);
-        assert_eq!(names(&cycle, &[]), ["c", "a", "b"]);
+        let fan = envs(&[
+            ("prod-eu", None),
+            ("prod-us", None),
+            ("staging", Some("[prod-eu, prod-us]")),
+        ]);
+        assert_eq!(names(&fan, &[]), ["staging", "prod-eu", "prod-us"]);
     }
 }
