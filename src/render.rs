@@ -211,7 +211,12 @@ pub fn run_loaded(
     let cache = opts
         .cache
         .clone()
-        .and_then(|secret| env::Cache::open(&opts.root, secret));
+        .and_then(|secret| env::Cache::open(&opts.root, secret))
+        // Validation reads every field: a hit must carry the document.
+        .map(|c| match opts.validate || envs.iter().any(|e| e.validate) {
+            true => c.with_whole_documents(),
+            false => c,
+        });
     // Each render's files are streamed to its output's staging tree as it
     // finishes (see `sink`); only the counts stay.
     let mut sink = Sink::open(opts, &envs, &written);

@@ -196,3 +196,29 @@ fn json_output_follows_its_schema() {
         Some(&repo().join("schemas/validate-output.schema.json")),
     );
 }
+
+/// A warm cache answers with the same findings as a cold run: a cached
+/// render carries whole documents when they are validated (a stub that
+/// held only the identity once made every CRD schema vanish).
+#[test]
+fn a_warm_cache_finds_what_a_cold_run_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::support::copy_tree(&fixture(), dir.path());
+    let run = || {
+        let out = hydrate()
+            .arg("validate")
+            .arg("--root")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (cold, warm) = (run(), run());
+    let (_, no_cache, _) = validate(dir.path(), &[]);
+    assert_eq!(cold.0, Some(1));
+    assert_eq!(cold, warm);
+    assert_eq!(warm.1, no_cache);
+}

@@ -104,7 +104,8 @@ pub fn run(
     let cache = opts
         .cache
         .clone()
-        .and_then(|secret| env::Cache::open(&opts.root, secret));
+        .and_then(|secret| env::Cache::open(&opts.root, secret))
+        .map(env::Cache::with_whole_documents);
     let jobs = env::plan(&opts.root, envs, &opts.selection);
     progress(jobs.len());
     let pending = Mutex::new(Pending::default());

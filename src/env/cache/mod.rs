@@ -82,6 +82,10 @@ pub struct Cache {
     hasher: inputs::Hasher,
     /// Job key -> its last render, as loaded and updated by this run.
     jobs: Mutex<HashMap<Key, JobRecord>>,
+    /// Whether a hit carries every object's whole document (parsed from
+    /// its printed text) instead of only its identity: asked for by
+    /// callers that read fields (validation).
+    whole_documents: bool,
     /// The index file's stat when this run loaded it (`None`: no index).
     loaded: Option<inputs::Stat>,
     /// Whether `jobs` changed (the index is then written).
@@ -174,12 +178,21 @@ impl Cache {
             limit,
             hasher: inputs::Hasher::new(stats),
             jobs: Mutex::new(jobs),
+            whole_documents: false,
             jobs_changed: Default::default(),
             hits: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
             unauthentic: AtomicUsize::new(0),
             tmp_seq: AtomicU64::new(0),
         }
+    }
+
+    /// The same cache, whose hits carry whole documents: for a caller that
+    /// reads more of an object than its identity (validation), so a hit is
+    /// judged exactly as a fresh render is.
+    pub fn with_whole_documents(mut self) -> Cache {
+        self.whole_documents = true;
+        self
     }
 
     /// Hits and stores so far.
@@ -266,7 +279,7 @@ impl Cache {
                 return Lookup::Unauthentic;
             }
         };
-        match decode_rendered(payload, job) {
+        match decode_rendered(payload, job, self.whole_documents) {
             Some(r) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 Lookup::Hit(r)
@@ -564,7 +577,7 @@ fn encode_rendered(r: &Rendered) -> Option<Writer> {
     Some(w)
 }
 
-fn decode_rendered(payload: &[u8], job: &Job) -> Option<Rendered> {
+fn decode_rendered(payload: &[u8], job: &Job, whole: bool) -> Option<Rendered> {
     let mut r = Reader::new(payload);
     let manifest = r.str()?.to_string();
     let n = r.count()?;
@@ -590,7 +603,7 @@ fn decode_rendered(payload: &[u8], job: &Job) -> Option<Rendered> {
             1 => r.str()?.to_string(),
             _ => return None,
         };
-        let node = match whole_document(&id, &printed) {
+        let node = match whole_document(&id, &printed, whole) {
             Whole::Needed(Some(n)) => n,
             Whole::Needed(None) => return None,
             Whole::NotNeeded => identity_node(&id),
@@ -654,8 +667,8 @@ enum Whole {
 /// with no name; the determinism guard). Those objects get their whole
 /// document back, parsed from the printed text, so a cache hit is judged
 /// exactly as a fresh render is.
-fn whole_document(id: &ObjectId, printed: &str) -> Whole {
-    if id.gvk.kind != "Secret" && !id.name.is_empty() {
+fn whole_document(id: &ObjectId, printed: &str, always: bool) -> Whole {
+    if !always && id.gvk.kind != "Secret" && !id.name.is_empty() {
         return Whole::NotNeeded;
     }
     let doc = crate::yaml::parse_all(printed, crate::yaml::Resolver::V3)
