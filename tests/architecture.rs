@@ -23,8 +23,10 @@ const LAYERS: &[&[&str]] = &[
     &["gotmpl"],
     &["helm", "kustomize"],
     &["env"],
-    &["git", "output"],
-    &["render", "diff", "review", "verify", "promote", "init"],
+    &["git", "output", "validate"],
+    &[
+        "render", "diff", "explain", "review", "verify", "promote", "init",
+    ],
     &["cli"],
 ];
 
