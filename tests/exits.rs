@@ -189,6 +189,10 @@ cases! {
     diff_since: &["diff", "--since", "HEAD~1"], done 1, commits false,
         env Some(&["diff", "--since", "HEAD~1", "--env", "nope"]),
         app Some(&["diff", "--since", "HEAD~1", "--app", "nope"]);
+    validate: &["validate", "--output", "json"], done 0, commits false,
+        env Some(&["validate", "--env", "nope"]), app Some(&["validate", "--app", "nope"]);
+    explain: &["explain", "dev", "web"], done 0, commits false,
+        env Some(&["explain", "nope", "web"]), app Some(&["explain", "dev", "nope"]);
     cache_clean: &["cache", "clean"], done 0, commits false, env None, app None;
     help: &["--help"], done 0, commits false, env None, app None;
     kustomize_build: &["kustomize", "build", "testdata/apps/web/overlays/dev"],
