@@ -479,3 +479,27 @@ fn failing_chart_app_writes_nothing() {
     assert!(err.contains("broken.yaml"), "{err}");
     assert!(!repo.path().join("rendered").exists());
 }
+
+/// A remote resource (hydrate renders offline) names the entry and says how
+/// to vendor it, instead of only "not supported".
+#[test]
+fn a_remote_resource_says_how_to_vendor_it() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources:\n- https://github.com/acme/base//deploy?ref=v1\n",
+    )
+    .unwrap();
+    let out = hydrate()
+        .args(["kustomize", "build"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("\"https://github.com/acme/base//deploy?ref=v1\" is a remote resource and hydrate renders offline"),
+        "{err}"
+    );
+    assert!(err.contains("kustomize localize"), "{err}");
+}

@@ -33,6 +33,23 @@ pub enum Error {
         /// Kustomize's complaint, in its words where practical.
         message: String,
     },
+    /// A kustomization lists a remote resource (a URL or a git
+    /// repository): hydrate renders offline, so it must be vendored.
+    #[error(
+        "{}: {entry:?} is a remote resource and hydrate renders offline: vendor it into the repository \
+         (`kustomize localize {} <new-dir>` copies the kustomization with its remote resources; \
+         or copy the files under the repository and list their local path)",
+        path.display(),
+        dir.display()
+    )]
+    Remote {
+        /// The kustomization file.
+        path: PathBuf,
+        /// Its directory, as `kustomize localize` takes it.
+        dir: PathBuf,
+        /// The entry as written.
+        entry: String,
+    },
     /// A kustomization uses a field hydrate does not implement yet.
     #[error("{}: not supported yet: {field}", path.display())]
     NotSupported {

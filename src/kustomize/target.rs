@@ -449,9 +449,10 @@ impl<'o> Accumulator<'o> {
         let mut ids = Ids::default();
         for entry in entries {
             if is_remote(entry) {
-                return Err(Error::NotSupported {
+                return Err(Error::Remote {
                     path: kfile.to_path_buf(),
-                    field: format!("remote resource {entry:?} (hydrate works offline; vendor it)"),
+                    dir: dir.to_path_buf(),
+                    entry: entry.clone(),
                 });
             }
             // kustomize: an empty entry (`resources: [null]`, `- ""`) names
