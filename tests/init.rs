@@ -325,3 +325,36 @@ fn regions_promote_in_order_and_the_root_app_is_named_after_origin() {
     );
     assert!(out.contains("promotesTo: prod-eu\n"), "{out}");
 }
+
+/// `discover: exclude:` skips the directories its globs match (`{env}`
+/// replaced); a glob that cannot compile is refused at its line.
+#[test]
+fn discover_exclude_skips_matching_directories() {
+    let repo_dir = fixture("per-app-overlays");
+    let dir = repo_dir.path();
+    fs::create_dir(dir.join("environments")).unwrap();
+    let apps = |exclude: &str| {
+        fs::write(
+            dir.join("environments/dev.yaml"),
+            format!("name: dev\ndiscover:\n  - kustomize: apps/*/overlays/{{env}}\n{exclude}"),
+        )
+        .unwrap();
+        run_in(dir, &["list", "--env", "dev", "--output", "json"])
+    };
+    let (code, all, err) = apps("");
+    assert_eq!(code, 0, "{err}");
+    assert!(all.contains("\"web\""), "{all}");
+    let (code, some, err) = apps("    exclude: [\"apps/web/overlays/{env}\"]\n");
+    assert_eq!(code, 0, "{err}");
+    assert!(!some.contains("\"web\""), "{some}");
+    assert!(
+        some.len() < all.len() && some.contains("\"name\""),
+        "{some}"
+    );
+    let (code, _, err) = apps("    exclude: [\"apps/[web\"]\n");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("dev.yaml:4: discover exclude `apps/[web`"),
+        "{err}"
+    );
+}

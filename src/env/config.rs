@@ -157,8 +157,20 @@ pub enum Layout {
 pub struct Discover {
     /// The glob, relative to the repository root.
     pub pattern: String,
+    /// Globs of directories (relative to the repository root, `{env}`
+    /// replaced; `*` stays within one component, `**` crosses them) that
+    /// the rule skips.
+    pub exclude: Vec<String>,
     /// 1-based line of the rule in its file.
     pub line: u32,
+}
+
+/// A discover `exclude:` glob: `*` within one path component, `**` across.
+pub fn discover_glob(glob: &str) -> Result<globset::GlobMatcher, globset::Error> {
+    globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher())
 }
 
 /// One app of an environment.
@@ -577,15 +589,27 @@ impl Decoder<'_> {
     }
 
     fn discover(&self, n: &Node) -> Result<Discover, Error> {
-        let mut pattern = None;
+        let mut rule: (Option<String>, Vec<String>) = (None, Vec::new());
         self.fields(
             n,
-            &mut pattern,
-            &[("kustomize", |d, v, p| {
-                *p = Some(d.string(v)?);
-                Ok(())
-            })],
+            &mut rule,
+            &[
+                ("kustomize", |d, v, r| {
+                    r.0 = Some(d.string(v)?);
+                    Ok(())
+                }),
+                ("exclude", |d, v, r| {
+                    r.1 = d.strings(v)?;
+                    for g in &r.1 {
+                        if let Err(e) = discover_glob(g) {
+                            return Err(d.err(v, format!("discover exclude `{g}`: {e}")));
+                        }
+                    }
+                    Ok(())
+                }),
+            ],
         )?;
+        let (pattern, exclude) = rule;
         let pattern = pattern.ok_or_else(|| self.err(n, "a discover rule needs `kustomize`"))?;
         self.paths.borrow_mut().push(ConfigPath {
             key: "discover",
@@ -600,6 +624,7 @@ impl Decoder<'_> {
         }
         Ok(Discover {
             pattern,
+            exclude,
             line: n.pos.line,
         })
     }

@@ -233,7 +233,14 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
         }
         for rule in e.discover.clone() {
             let pattern = rule.pattern.replace("{env}", &e.name);
-            let found = discover::expand(root, &pattern);
+            // Checked when the file was read: a glob here compiles.
+            let excluded: Vec<globset::GlobMatcher> = rule
+                .exclude
+                .iter()
+                .filter_map(|g| config::discover_glob(&g.replace("{env}", &e.name)).ok())
+                .collect();
+            let mut found = discover::expand(root, &pattern);
+            found.retain(|(_, dir)| !excluded.iter().any(|g| g.is_match(dir)));
             if found.is_empty() {
                 e.warnings.push(config_warning(
                     e,
