@@ -22,7 +22,7 @@ use serde_json::Value as Json;
 
 use hydrate::helm::SetKind;
 
-use crate::support::{copy_tree, need, report, skip, Need};
+use crate::support::{copy_tree, need, report, Need};
 
 /// What main scored when these tests were written; a count below fails.
 /// `worded`: vectors helm fails on whose message helm's stderr contains
@@ -139,16 +139,11 @@ impl Tally {
     }
 }
 
-/// The corpus directory under `../shared/conformance`, or `None` after
-/// reporting the skip.
-fn corpus(sub: &str) -> Option<PathBuf> {
-    let dir = need(Need::Shared)?.join("conformance").join(sub);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        skip(&format!("../shared/conformance/{sub} is not present"));
-        None
-    }
+/// The corpus directory under `../shared/conformance`.
+fn corpus(sub: &str) -> PathBuf {
+    let dir = need(Need::Shared).join("conformance").join(sub);
+    assert!(dir.is_dir(), "../shared/conformance/{sub} is not present");
+    dir
 }
 
 /// The case directories (those holding `case.json`), sorted.
@@ -185,10 +180,9 @@ fn name_of(dir: &Path) -> String {
 /// `<case>/input`; `expected.yaml` or `expected-error.txt` says what the
 /// oracle did.
 #[test]
+#[cfg_attr(not(has_shared), ignore = "needs ../shared (the conformance corpora)")]
 fn kustomize_corpus_scores_at_least_main() {
-    let Some(root) = corpus("kustomize") else {
-        return;
-    };
+    let root = corpus("kustomize");
     let start = Instant::now();
     let dirs = case_dirs(&root.join("cases"));
     let results: Vec<(String, Class)> = dirs.par_iter().filter_map(|d| kustomize_case(d)).collect();
@@ -239,11 +233,13 @@ fn kustomize_case(dir: &Path) -> Option<(String, Class)> {
 }
 
 #[test]
+#[cfg_attr(not(has_shared), ignore = "needs ../shared (the conformance corpora)")]
 fn helm3_corpus_scores_at_least_main() {
     helm_corpus("helm3", &[], &HELM3_FLOOR);
 }
 
 #[test]
+#[cfg_attr(not(has_shared), ignore = "needs ../shared (the conformance corpora)")]
 fn helm4_corpus_scores_at_least_main() {
     helm_corpus("helm4", &["--helm-version", "4"], &HELM4_FLOOR);
 }
@@ -252,15 +248,13 @@ fn helm4_corpus_scores_at_least_main() {
 /// directory and compares with `expected.ORACLE.yaml` or
 /// `expected-error.ORACLE.txt`; then the function vectors.
 fn helm_corpus(oracle: &str, cmd: &[&str], floor: &Floor) {
-    let Some(root) = corpus("helm") else {
-        return;
-    };
+    let root = corpus("helm");
     let dirs = case_dirs(&root.join("cases"));
     let recorded = |d: &PathBuf| d.join(format!("expected.{oracle}.yaml")).is_file();
-    if !dirs.iter().any(recorded) {
-        skip(&format!("the helm corpus has no {oracle} expectations"));
-        return;
-    }
+    assert!(
+        dirs.iter().any(recorded),
+        "the helm corpus has no {oracle} expectations"
+    );
     let start = Instant::now();
     let results: Vec<(String, Class)> = dirs
         .par_iter()

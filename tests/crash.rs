@@ -1,10 +1,13 @@
 //! Template inputs that used to abort hydrate (stack overflow) or exhaust
 //! memory: deep `if` nesting and deep parentheses render as helm renders
 //! them; `tpl` calling itself stops with an error naming the template.
+//! How long each takes is measured on the release binary by
+//! benches/limits.sh, not here: a loaded machine would fail a wall-clock
+//! bound by chance. The 20 s timeout only turns a hang into a failure.
 
 use std::fs;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::hydrate;
 
@@ -17,13 +20,13 @@ fn write(dir: &Path, name: &str, text: &str) {
 }
 
 /// Runs `helm template rel c` on a chart with the given extra files and
-/// returns (exit code, stdout, stderr, time).
-fn template(files: &[(&str, &str)]) -> (Option<i32>, String, String, Duration) {
+/// returns (exit code, stdout, stderr).
+fn template(files: &[(&str, &str)]) -> (Option<i32>, String, String) {
     template_with(&[], files)
 }
 
 /// [`template`] with extra arguments.
-fn template_with(args: &[&str], files: &[(&str, &str)]) -> (Option<i32>, String, String, Duration) {
+fn template_with(args: &[&str], files: &[(&str, &str)]) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let chart = dir.path().join("c");
     write(
@@ -34,7 +37,6 @@ fn template_with(args: &[&str], files: &[(&str, &str)]) -> (Option<i32>, String,
     for (name, text) in files {
         write(&chart, name, text);
     }
-    let start = Instant::now();
     let out = hydrate()
         .current_dir(dir.path())
         .args(["helm", "template", "rel", "c"])
@@ -48,7 +50,7 @@ fn template_with(args: &[&str], files: &[(&str, &str)]) -> (Option<i32>, String,
         "{err}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    (out.status.code(), stdout, err, start.elapsed())
+    (out.status.code(), stdout, err)
 }
 
 #[test]
@@ -58,20 +60,18 @@ fn five_thousand_nested_ifs_render() {
         "{{ if true }}".repeat(5000),
         "{{ end }}".repeat(5000)
     );
-    let (code, out, err, took) = template(&[("templates/a.yaml", &text)]);
+    let (code, out, err) = template(&[("templates/a.yaml", &text)]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.ends_with("x: 1\n"), "{out}");
-    assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
 #[test]
 fn ten_thousand_and_one_nested_parentheses_render() {
     let n = 10_001;
     let text = format!("x: {{{{ {}1{} }}}}\n", "(".repeat(n), ")".repeat(n));
-    let (code, out, err, took) = template(&[("templates/a.yaml", &text)]);
+    let (code, out, err) = template(&[("templates/a.yaml", &text)]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.ends_with("x: 1\n"), "{out}");
-    assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
 /// helm 4.1.4 (Go 1.25) refuses parentheses nested past 10,000.
@@ -80,7 +80,7 @@ fn helm_four_refuses_ten_thousand_and_one_nested_parentheses() {
     let n = 10_001;
     let text = format!("x: {{{{ {}1{} }}}}\n", "(".repeat(n), ")".repeat(n));
     let files = [("templates/a.yaml", text.as_str())];
-    let (code, _, err, _) = template_with(&["--helm-version", "4"], &files);
+    let (code, _, err) = template_with(&["--helm-version", "4"], &files);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("parse error at (c/templates/a.yaml:1): max expression depth exceeded"),
@@ -95,13 +95,12 @@ fn helm_four_refuses_ten_thousand_and_one_nested_parentheses() {
 fn a_hundred_thousand_and_one_nested_parentheses_are_refused() {
     let n = 100_001;
     let text = format!("x: {{{{ {}1{} }}}}\n", "(".repeat(n), ")".repeat(n));
-    let (code, _, err, took) = template(&[("templates/a.yaml", &text)]);
+    let (code, _, err) = template(&[("templates/a.yaml", &text)]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("parse error at (c/templates/a.yaml:1): max expression depth exceeded"),
         "{err}"
     );
-    assert!(took < Duration::from_secs(5), "took {took:?}");
 }
 
 /// helm 3.17.3 renders 100,000 nested parentheses (hydrate stops past that).
@@ -109,10 +108,9 @@ fn a_hundred_thousand_and_one_nested_parentheses_are_refused() {
 fn twenty_thousand_and_one_nested_parentheses_render() {
     let n = 20_001;
     let text = format!("x: {{{{ {}1{} }}}}\n", "(".repeat(n), ")".repeat(n));
-    let (code, out, err, took) = template(&[("templates/a.yaml", &text)]);
+    let (code, out, err) = template(&[("templates/a.yaml", &text)]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.ends_with("x: 1\n"), "{out}");
-    assert!(took < Duration::from_secs(5), "took {took:?}");
 }
 
 #[test]
@@ -121,13 +119,12 @@ fn tpl_calling_itself_stops_by_depth() {
         ("values.yaml", "x: \"{{ tpl .Values.x . }}\"\n"),
         ("templates/a.yaml", "{{ tpl .Values.x . }}\n"),
     ];
-    let (code, _, err, took) = template(&files);
+    let (code, _, err) = template(&files);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("a.yaml") && err.contains("tpl nested more than 1000"),
         "{err}"
     );
-    assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
 #[test]
@@ -139,10 +136,9 @@ fn tpl_doubling_its_output_stops_by_size() {
         ),
         ("templates/a.yaml", "{{ tpl .Values.x . }}\n"),
     ];
-    let (code, _, err, took) = template(&files);
+    let (code, _, err) = template(&files);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("a.yaml") && err.contains("tpl"), "{err}");
-    assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
 /// A template that builds a map nested `n` deep with `dict` in a loop and
@@ -165,17 +161,16 @@ fn converters_of_a_value_nested_twenty_thousand_deep_match_helm() {
         ("toYaml", "x: 0\n"),
         ("toPrettyJson", "x: 0\n"),
     ] {
-        let (code, out, err, took) = template(&[("templates/a.yaml", &nested(20_000, f))]);
+        let (code, out, err) = template(&[("templates/a.yaml", &nested(20_000, f))]);
         assert_eq!(code, Some(0), "{f}: {err}");
         assert!(out.ends_with(want), "{f}: {out}");
-        assert!(took < Duration::from_secs(10), "{f} took {took:?}");
     }
 }
 
 /// At 10,000 levels toYaml still prints (helm: 100,000,001 bytes).
 #[test]
 fn to_yaml_of_ten_thousand_levels_prints() {
-    let (code, out, err, _) = template(&[("templates/a.yaml", &nested(9_999, "toYaml"))]);
+    let (code, out, err) = template(&[("templates/a.yaml", &nested(9_999, "toYaml"))]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.ends_with("x: 100000001\n"), "{out}");
 }
@@ -187,7 +182,7 @@ const SELF: &str = "{{- $d := dict \"a\" 1 }}{{- $_ := set $d \"x\" $d }}";
 fn json_and_yaml_of_a_map_containing_itself_print_nothing() {
     for f in ["toJson", "toYaml", "toPrettyJson"] {
         let text = format!("{SELF}x: {{{{ {f} $d | quote }}}}\n");
-        let (code, out, err, _) = template(&[("templates/a.yaml", &text)]);
+        let (code, out, err) = template(&[("templates/a.yaml", &text)]);
         assert_eq!(code, Some(0), "{f}: {err}");
         assert!(out.ends_with("x: \"\"\n"), "{f}: {out}");
     }
@@ -206,7 +201,7 @@ fn printing_a_map_containing_itself_is_an_error() {
         "merge $d $d",
     ] {
         let text = format!("{SELF}\nx: {{{{ {f} }}}}\n");
-        let (code, _, err, _) = template(&[("templates/a.yaml", &text)]);
+        let (code, _, err) = template(&[("templates/a.yaml", &text)]);
         assert_eq!(code, Some(1), "{f}: {err}");
         assert!(
             err.contains("c/templates/a.yaml:2:") && err.contains("contains itself"),
@@ -222,7 +217,7 @@ fn comparing_and_toml_of_maps_containing_themselves_end() {
     let text = format!(
         "{SELF}{{{{- $e := dict \"a\" 1 }}}}{{{{- $_ := set $e \"x\" $e }}}}x: {{{{ deepEqual $d $e }}}}\ny: {{{{ toToml $d | quote }}}}\n"
     );
-    let (code, out, err, _) = template(&[("templates/a.yaml", &text)]);
+    let (code, out, err) = template(&[("templates/a.yaml", &text)]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
         out.ends_with("x: true\ny: \"toml: map[string]interface {} contains itself\"\n"),
@@ -235,7 +230,7 @@ fn comparing_and_toml_of_maps_containing_themselves_end() {
 #[test]
 fn from_toml_of_fifty_thousand_nested_arrays_matches_helm() {
     let text = "{{- $s := printf \"a = %s1%s\" (repeat 50000 \"[\") (repeat 50000 \"]\") }}x: {{ fromToml $s | toJson | len }} {{ fromToml $s | toJson | sha256sum }}\n";
-    let (code, out, err, took) = template(&[("templates/a.yaml", text)]);
+    let (code, out, err) = template(&[("templates/a.yaml", text)]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
         out.ends_with(
@@ -243,7 +238,6 @@ fn from_toml_of_fifty_thousand_nested_arrays_matches_helm() {
         ),
         "{out}"
     );
-    assert!(took < Duration::from_secs(10), "took {took:?}");
 }
 
 /// Past 100,000 levels (where printing the value stops too) `fromToml` is
@@ -252,13 +246,12 @@ fn from_toml_of_fifty_thousand_nested_arrays_matches_helm() {
 #[test]
 fn from_toml_nested_past_the_limit_is_an_error() {
     let text = "{{- $s := printf \"a = %s1%s\" (repeat 100001 \"[\") (repeat 100001 \"]\") }}x: {{ fromToml $s | len }}\n";
-    let (code, _, err, took) = template(&[("templates/a.yaml", text)]);
+    let (code, _, err) = template(&[("templates/a.yaml", text)]);
     assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("a.yaml:1") && err.contains("nested more than 100000 levels"),
         "{err}"
     );
-    assert!(took < Duration::from_secs(2), "took {took:?}");
 }
 
 /// libyaml-safer panics on a tag followed by `,` in a flow collection

@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::{hydrate, render_at};
 
@@ -39,27 +39,23 @@ fn write(dir: &Path, name: &str, text: &str) {
 
 /// Runs `cmd` and checks: exit 1 for the drop-ins (as kustomize and helm
 /// exit), 2 for hydrate's own commands (bad input), stderr names `file` and
-/// says `what`, fast.
+/// says `what`. How fast is measured on the release binary by
+/// benches/limits.sh (issue 14's 2 s bound), not by a wall-clock assertion.
 fn fails_fast(mut cmd: assert_cmd::Command, file: &str, what: &str) {
     let drop_in = cmd
         .get_args()
         .next()
         .is_some_and(|a| a == "kustomize" || a == "helm");
-    let start = Instant::now();
     let out = cmd
         .timeout(Duration::from_secs(20))
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
-    let took = start.elapsed();
     let err = String::from_utf8_lossy(&out.stderr);
     let code = if drop_in { 1 } else { 2 };
     assert_eq!(out.status.code(), Some(code), "{err}");
     assert!(err.contains(file) && err.contains(what), "{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert!(out.stdout.is_empty(), "printed output on failure");
-    // A debug build on a loaded machine: the 2 s bound of issue 14 is
-    // measured on the release build by benches/limits.sh.
-    assert!(took < Duration::from_secs(5), "took {took:?}");
 }
 
 fn kustomize_resource(payload: &str, what: &str) {
@@ -220,16 +216,13 @@ fn twenty_thousand_flat_aliases_in_values_render() {
     );
     write(&chart, "values.yaml", &values);
     write(&chart, "templates/cm.yaml", "x: {{ .Values.k20000 }}\n");
-    let start = Instant::now();
     let out = hydrate()
         .current_dir(dir.path())
         .args(["helm", "template", "rel", "c"])
         .timeout(Duration::from_secs(20))
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
-    let took = start.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(stdout.ends_with("x: 1\n"), "{stdout}");
-    assert!(took < Duration::from_secs(5), "took {took:?}");
 }

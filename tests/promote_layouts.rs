@@ -52,7 +52,8 @@ const IMAGE_PIN: &str = "Deployment/checkout#spec.template.spec.containers[name=
 
 /// Each region sets the image its own way; each promotes as one commit of
 /// the image line and the copied settings, and renders the new image.
-fn promotes_one_region(region: &str, version_file: &str) {
+/// Returns the repository, the target environment and its build.
+fn promotes_one_region(region: &str, version_file: &str) -> (tempfile::TempDir, String, String) {
     let dir = env_folders();
     let d = dir.path();
     let (from, to) = (format!("staging-{region}"), format!("prod-{region}"));
@@ -115,16 +116,33 @@ fn promotes_one_region(region: &str, version_file: &str) {
     // Nothing left to promote; running again changes nothing.
     let o = run(d, &["promote", &from, &to]);
     assert!(text(&o).contains("already has"), "{}", text(&o));
-    if let Some(kubectl) = need(Need::Kubectl) {
-        let o = std::process::Command::new(kubectl)
+    (dir, to, out)
+}
+
+/// Each region's promoted environment builds with `kubectl kustomize` to
+/// what hydrate built.
+#[test]
+#[cfg_attr(
+    not(has_kubectl),
+    ignore = "needs kubectl under ~/.cache/oracles (../shared/tools/install-oracles)"
+)]
+fn promoted_regions_build_as_kubectl_builds_them() {
+    let kubectl = need(Need::Kubectl);
+    for (region, version_file) in [
+        ("us", "version.yml"),
+        ("eu", "version-patch.yml"),
+        ("asia", "kustomization.yml"),
+    ] {
+        let (dir, to, out) = promotes_one_region(region, version_file);
+        let o = std::process::Command::new(&kubectl)
             .arg("kustomize")
-            .arg(d.join(format!("envs/{to}")))
+            .arg(dir.path().join(format!("envs/{to}")))
             .output()
             .unwrap();
         assert_eq!(
             String::from_utf8_lossy(&o.stdout),
             out,
-            "kubectl kustomize agrees"
+            "{region}: kubectl kustomize agrees"
         );
     }
 }

@@ -332,10 +332,12 @@ fn set_value_refuses_empty_path_segments_and_multi_document_values() {
 /// hydrate leaves out a newName equal to the entry's name where kustomize
 /// writes one: kustomize builds both kustomizations to the same bytes.
 #[test]
+#[cfg_attr(
+    not(has_kubectl),
+    ignore = "needs kubectl under ~/.cache/oracles (../shared/tools/install-oracles)"
+)]
 fn a_new_name_equal_to_the_name_renders_as_kustomize_writes_it() {
-    let Some(kubectl) = need(Need::Kubectl) else {
-        return;
-    };
+    let kubectl = need(Need::Kubectl);
     let repo = demo_repo();
     let dir = repo.path();
     let o = run(dir, &["set-image", "dev", &format!("{WEB}={WEB}:2.0.0")]);

@@ -9,7 +9,8 @@ pub fn repo() -> PathBuf {
 
 /// The shared corpora and tools: `../shared` next to the repository, or
 /// `$HYDRATE_SHARED` when set (relative to the repository root; for git
-/// worktrees that sit one level deeper than the main checkout).
+/// worktrees that sit one level deeper than the main checkout). build.rs
+/// probes the same place for `has_shared`.
 pub fn shared() -> Option<PathBuf> {
     let p = match std::env::var_os("HYDRATE_SHARED") {
         Some(dir) => repo().join(dir),
@@ -18,150 +19,67 @@ pub fn shared() -> Option<PathBuf> {
     p.is_dir().then_some(p)
 }
 
-/// An oracle binary under `~/.cache/oracles`, when installed.
+/// An oracle binary under `$HYDRATE_ORACLES` (by default
+/// `~/.cache/oracles`), when installed; build.rs probes the same place.
 fn oracle(name: &str) -> Option<PathBuf> {
-    let home = std::env::var_os("HOME")?;
-    let p = Path::new(&home).join(".cache/oracles").join(name);
+    let dir = match std::env::var_os("HYDRATE_ORACLES") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(&std::env::var_os("HOME")?).join(".cache/oracles"),
+    };
+    let p = dir.join(name);
     p.is_file().then_some(p)
 }
 
-/// What an optional test needs that a fresh clone does not have.
+/// A program on PATH.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// What an optional test needs that a fresh clone does not have. Such a
+/// test carries `#[cfg_attr(not(has_…), ignore = "needs …")]` (build.rs
+/// sets the cfg where the prerequisite is present), so the test runner
+/// reports it as ignored, with the reason, where it cannot check.
 #[derive(Clone, Copy, Debug)]
 pub enum Need {
-    /// `../shared` (the conformance corpora).
+    /// `../shared` (the conformance corpora): `has_shared`.
     Shared,
-    /// `~/.cache/oracles/kubectl` (kustomize v5.7.1).
+    /// `~/.cache/oracles/kubectl` (kustomize v5.7.1): `has_kubectl`.
     Kubectl,
-    /// `~/.cache/oracles/helm3` (helm v3.17.3).
+    /// `~/.cache/oracles/helm3` (helm v3.17.3): `has_helm3`.
     Helm3,
-    /// `~/.cache/oracles/helm4` (helm v4.1.4).
+    /// `~/.cache/oracles/helm4` (helm v4.1.4): `has_helm4`.
     Helm4,
-    /// `/usr/bin/chromium` (Debian's `chromium` package), for screenshots.
+    /// `chromium` on PATH (Debian's `chromium` package): `has_chromium`.
     Chromium,
 }
 
-/// The path of what `need` names, or `None` after reporting the skip: the
-/// test should return at once.
-pub fn need(need: Need) -> Option<PathBuf> {
-    let (found, reason) = match need {
-        Need::Shared => (shared(), "../shared is not present"),
-        Need::Kubectl => (
-            oracle("kubectl"),
-            "~/.cache/oracles/kubectl is not installed",
-        ),
-        Need::Helm3 => (oracle("helm3"), "~/.cache/oracles/helm3 is not installed"),
-        Need::Helm4 => (oracle("helm4"), "~/.cache/oracles/helm4 is not installed"),
-        Need::Chromium => (
-            Some(PathBuf::from("/usr/bin/chromium")).filter(|p| p.is_file()),
-            "chromium not installed (/usr/bin/chromium; Debian: apt-get install chromium)",
-        ),
+/// The path of what `need` names. The test runs only where build.rs found
+/// it, so its absence now fails the test rather than passing it: the
+/// machine changed since the build (`touch build.rs` probes again).
+pub fn need(need: Need) -> PathBuf {
+    let found = match need {
+        Need::Shared => shared(),
+        Need::Kubectl => oracle("kubectl"),
+        Need::Helm3 => oracle("helm3"),
+        Need::Helm4 => oracle("helm4"),
+        Need::Chromium => on_path("chromium"),
     };
-    match found {
-        Some(_) => skips::register(),
-        None => skip(reason),
-    }
-    found
-}
-
-/// Reports that the running test skips its check, and why.
-pub fn skip(reason: &str) {
-    skips::record(reason);
+    found.unwrap_or_else(|| {
+        panic!("{need:?} was present when the tests were built and is missing now: touch build.rs")
+    })
 }
 
 /// Prints a line on the terminal whatever `cargo test` captures (counts,
-/// timings): see `skips` for why this bypasses the capture.
+/// timings): libtest captures what the print macros write from a test
+/// thread, but not writes through the `std::io::stderr()` handle.
 pub fn report(line: &str) {
     use std::io::Write;
     // One write: stderr is unbuffered, and `writeln!` would write each
     // piece apart, between libtest's own lines.
     let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
-}
-
-/// Skip reporting that `cargo test`'s default output capture does not hide.
-///
-/// libtest captures what `print!`/`eprint!` write from a test thread and
-/// shows it only when the test fails, so an `eprintln!("skipped")` before
-/// an early return looks exactly like a pass. Writes through the
-/// `std::io::stderr()` handle are not captured (the capture hooks only the
-/// print macros), so each skip is written that way, as
-/// `skipped: <reason> (<test>)`, on stderr rather than stdout so that
-/// `--format json` output stays parseable. The count is printed once, after
-/// libtest's own summary, by a C `atexit` handler registered by the first
-/// optional test: libtest offers no end-of-run hook, and its `main`
-/// returns (or calls `process::exit` on failure) which runs `atexit`
-/// handlers either way.
-mod skips {
-    use std::collections::{BTreeMap, BTreeSet};
-    use std::sync::{Mutex, MutexGuard, Once, TryLockError};
-
-    /// The optional tests that ran, and the reason for each skip.
-    struct State {
-        optional: BTreeSet<String>,
-        skipped: BTreeMap<String, String>,
-    }
-
-    static STATE: Mutex<State> = Mutex::new(State {
-        optional: BTreeSet::new(),
-        skipped: BTreeMap::new(),
-    });
-    static HOOK: Once = Once::new();
-
-    fn state() -> MutexGuard<'static, State> {
-        STATE.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn test_name() -> String {
-        let thread = std::thread::current();
-        thread.name().unwrap_or("a test").to_string()
-    }
-
-    extern "C" {
-        fn atexit(f: extern "C" fn()) -> std::ffi::c_int;
-    }
-
-    /// Counts an optional test and makes sure the summary prints at exit.
-    pub fn register() {
-        // SAFETY: `summary` is a plain function that never unwinds.
-        HOOK.call_once(|| unsafe {
-            atexit(summary);
-        });
-        state().optional.insert(test_name());
-    }
-
-    pub fn record(reason: &str) {
-        register();
-        let test = test_name();
-        super::report(&format!("skipped: {reason} ({test})"));
-        state().skipped.insert(test, reason.to_string());
-    }
-
-    extern "C" fn summary() {
-        // Never block at exit: a lock still held means a test never ended.
-        let state = match STATE.try_lock() {
-            Ok(state) => state,
-            Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => return,
-        };
-        let (optional, skips) = (state.optional.len(), &state.skipped);
-        let mut by_reason = BTreeMap::<&str, usize>::new();
-        for reason in skips.values() {
-            *by_reason.entry(reason).or_default() += 1;
-        }
-        let reasons: Vec<String> = by_reason
-            .iter()
-            .map(|(r, n)| format!("{n} because {r}"))
-            .collect();
-        let line = if skips.is_empty() {
-            format!("skipped: 0 of {optional} tests that need ../shared or an oracle")
-        } else {
-            format!(
-                "skipped: {} of {optional} tests that need ../shared or an oracle: {}",
-                skips.len(),
-                reasons.join("; ")
-            )
-        };
-        super::report(&format!("\n{line}"));
-    }
 }
 
 /// The hydrate binary under test.

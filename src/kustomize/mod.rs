@@ -448,35 +448,19 @@ mod tests {
         assert!(plain.provenance.is_none());
     }
 
-    fn timed_build(n: usize) -> (Build, std::time::Duration) {
+    fn large_build(n: usize) -> Build {
         let dir = tempfile::tempdir().unwrap();
         large(dir.path(), n);
-        let start = std::time::Instant::now();
-        let b = build(dir.path(), &Options::default()).unwrap();
-        (b, start.elapsed())
+        build(dir.path(), &Options::default()).unwrap()
     }
 
     #[test]
     fn a_large_kustomization_builds_with_every_reference_fixed() {
-        let (b, _) = timed_build(2000);
+        let b = large_build(2000);
         assert_eq!(b.objects.len(), 2020);
         let out = b.to_yaml();
         assert_eq!(out.matches("name: big-cm-").count(), 4000);
         assert_eq!(out.matches("cache: \"true\"").count(), 200);
         assert!(!out.contains("name: cm-"));
-    }
-
-    /// Growth is linear, not quadratic: four times the resources take well
-    /// under eight times as long. Timing is only meaningful optimised.
-    #[test]
-    #[allow(clippy::disallowed_macros)] // libtest captures a test's output
-    fn large_kustomization_growth_is_not_quadratic() {
-        if cfg!(debug_assertions) {
-            println!("skipped: timing needs an optimised build (cargo test --release)");
-            return;
-        }
-        let small = (0..3).map(|_| timed_build(1000).1).min().unwrap();
-        let big = (0..3).map(|_| timed_build(4000).1).min().unwrap();
-        assert!(big < small * 8, "1000: {small:?}, 4000: {big:?}");
     }
 }

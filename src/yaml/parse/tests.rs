@@ -227,7 +227,6 @@ pub(crate) fn alias_bomb() -> String {
 
 #[test]
 fn alias_bombs_fail_before_expanding() {
-    let start = std::time::Instant::now();
     let e = parse_all(&alias_bomb(), Resolver::V2).unwrap_err();
     assert!(
         e.to_string()
@@ -235,7 +234,6 @@ fn alias_bombs_fail_before_expanding() {
         "{e}"
     );
     assert!(matches!(e, Error::Syntax { line: 1.., .. }), "{e:?}");
-    assert!(start.elapsed().as_secs() < 1);
     // 20,000 flat aliases of a small map: 3 of every 4 operations aliased.
     let flat = format!("a: &a {{x: 1, y: 2}}\nl:\n{}", "- *a\n".repeat(20_000));
     assert!(parse_one(&flat, Resolver::V2).is_ok());
@@ -268,16 +266,13 @@ fn nesting_stops_at_go_yaml_depth() {
         format!("{}x\n", "- ".repeat(50_000)),
         format!("{}x\n", "{a: ".repeat(10_001)),
     ] {
-        let start = std::time::Instant::now();
         let e = parse_all(&deep, Resolver::V3).unwrap_err();
         assert_eq!(
             e.to_string(),
             "line 1, column 0: exceeded max depth of 10000"
         );
         // A release build takes about 0.2 s (libyaml's simple-key scan is
-        // quadratic in the flow level); this allows an unoptimised build.
-        let took = start.elapsed();
-        assert!(took.as_secs() < 5, "{took:?} for {}", &deep[..12]);
+        // quadratic in the flow level): benches/limits.sh measures it.
     }
     let at_limit = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
     assert!(parse_one(&at_limit, Resolver::V3).is_ok());
