@@ -479,10 +479,29 @@ fn a_cached_secret_keeps_its_data_for_the_secret_guard() {
     assert!(
         secret
             .node
-            .get("data")
+            .document()
+            .and_then(|n| n.get("data"))
             .is_some_and(|d| d.as_map().is_some()),
         "the cached Secret lost its data"
     );
+    // Every other named object is handed on as its identity alone, and
+    // says so in its type; asked for whole documents, the cache gives
+    // every one back whole.
+    let named = hit
+        .objects
+        .iter()
+        .filter(|o| o.id.gvk.kind != "Secret" && !o.id.name.is_empty());
+    assert!(named.clone().count() > 0);
+    assert!(named.clone().all(|o| o.node.document().is_none()));
+    let whole = Cache::at(
+        root.join(".hydrate/cache-test"),
+        "b1".into(),
+        u64::MAX,
+        self::secret(),
+    )
+    .with_whole_documents();
+    let hit = whole.lookup(&api).hit().expect("a cache hit");
+    assert!(hit.objects.iter().all(|o| o.node.document().is_some()));
 
     render_at(root).assert().success();
     let prod = root.join("environments/production.yaml");

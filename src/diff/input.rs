@@ -9,19 +9,27 @@ use crate::yaml::{self, Node, Resolver};
 
 /// The resources of one rendered app: the renderers' typed objects, whose
 /// parsed nodes are shared, not parsed again.
+/// Diff renders without the cache, so every object carries its document;
+/// one that does not is an error rather than an empty resource.
 pub fn from_rendered(r: &Rendered) -> Result<Vec<Resource>, Error> {
-    Ok(r.objects
+    r.objects
         .iter()
-        .map(|o| Resource {
-            app: r.app.clone(),
-            group: o.id.gvk.group.clone(),
-            version: o.id.gvk.version.clone(),
-            kind: o.id.gvk.kind.clone(),
-            namespace: o.id.namespace.clone(),
-            name: o.id.name.clone(),
-            node: Arc::clone(&o.node),
+        .map(|o| {
+            let node = o.node.document().ok_or_else(|| Error::Document {
+                origin: format!("{}/{}", r.env, r.app),
+                message: format!("{} was handed on without its document", o.id),
+            })?;
+            Ok(Resource {
+                app: r.app.clone(),
+                group: o.id.gvk.group.clone(),
+                version: o.id.gvk.version.clone(),
+                kind: o.id.gvk.kind.clone(),
+                namespace: o.id.namespace.clone(),
+                name: o.id.name.clone(),
+                node: Arc::clone(node),
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// The resources of a manifest stream (documents separated by `---`), as

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use super::{AppWarning, Error, Output, Rendered};
+use crate::k8s::{Body, Object};
 use crate::warning::{Warning, WarningKind};
 use crate::yaml::{self, Node};
 
@@ -74,7 +75,9 @@ impl Guard {
     pub fn apply(&self, r: &mut Rendered) -> Vec<Error> {
         let mut errors = Vec::new();
         for o in &r.objects {
-            if has_generate_name(&o.node) {
+            // An identity-only object (a cache hit) has a name: the cache
+            // keeps the document of every object without one.
+            if o.node.document().is_some_and(|n| has_generate_name(n)) {
                 let w = Warning::new(
                     WarningKind::NonDeterminism,
                     format!(
@@ -93,7 +96,7 @@ impl Guard {
         match self.secrets {
             Secrets::Allow => {}
             Secrets::Refuse => {
-                for o in r.objects.iter().filter(|o| is_plain_secret(&o.node)) {
+                for o in r.objects.iter().filter(|o| plain_secret(o)) {
                     errors.push(Error::Secret {
                         env: r.env.clone(),
                         app: r.app.clone(),
@@ -118,6 +121,16 @@ impl Guard {
     }
 }
 
+/// Whether `o` is a plain Secret. An identity-only one (the cache never
+/// hands one on: it keeps every Secret's document) counts when its type
+/// says Secret, so that it is refused rather than let through.
+fn plain_secret(o: &Object<Body>) -> bool {
+    match &o.node {
+        Body::Whole(n) => is_plain_secret(n),
+        Body::IdentityOnly => o.id.gvk.group.is_empty() && o.id.gvk.kind == "Secret",
+    }
+}
+
 fn has_generate_name(n: &Node) -> bool {
     n.get_path(&["metadata", "generateName"])
         .is_some_and(|g| !g.is_null())
@@ -137,7 +150,7 @@ fn is_plain_secret(n: &Node) -> bool {
 }
 
 /// `Secret/name` (with `in namespace` when set), and helm's template.
-fn describe(o: &crate::k8s::Object) -> String {
+fn describe(o: &Object<Body>) -> String {
     let mut s = format!("{}/{}", o.id.gvk.kind, o.id.name);
     if !o.id.namespace.is_empty() {
         s.push_str(&format!(" in namespace {}", o.id.namespace));
@@ -155,10 +168,10 @@ fn mask(r: &mut Rendered) {
     let mut manifest = String::with_capacity(r.manifest.len());
     let mut rest = r.manifest.as_str();
     for o in &mut r.objects {
-        if !is_plain_secret(&o.node) {
+        let Some(doc) = o.node.document().filter(|n| is_plain_secret(n)) else {
             continue;
-        }
-        let mut node = (*o.node).clone();
+        };
+        let mut node = (**doc).clone();
         for (key, value) in [("data", MASK_BASE64), ("stringData", MASK)] {
             if let Some(m) = node.get_mut(key).and_then(Node::as_map_mut) {
                 for (_, v) in m.iter_mut() {
@@ -182,7 +195,7 @@ fn mask(r: &mut Rendered) {
             rest = &rest[at + o.printed.len()..];
         }
         o.printed = printed;
-        o.node = Arc::new(node);
+        o.node = Body::Whole(Arc::new(node));
     }
     manifest.push_str(rest);
     r.manifest = manifest;
@@ -194,11 +207,11 @@ mod tests {
     use crate::k8s::Object;
 
     fn rendered(docs: &[&str]) -> Rendered {
-        let objects: Vec<Object> = docs
+        let objects: Vec<Object<Body>> = docs
             .iter()
             .map(|d| {
                 let n = yaml::parse_one(d, yaml::Resolver::V3).unwrap();
-                Object::new(Arc::new(n), (*d).to_string(), None)
+                Object::new(Arc::new(n), (*d).to_string(), None).into()
             })
             .collect();
         Rendered {

@@ -29,7 +29,7 @@ pub use config::{
 pub use freeze::Freeze;
 pub use pins::{AppPromotion, PinDecl, Promotion};
 
-use crate::k8s::Object;
+use crate::k8s::{Body, Object};
 use crate::kustomize;
 use crate::warning::Warning;
 
@@ -413,7 +413,9 @@ pub struct Rendered {
     /// App name.
     pub app: String,
     /// The resources, in output order.
-    pub objects: Vec<Object>,
+    /// Each carries its whole document when rendered afresh; a cache hit
+    /// keeps only the identity of most (see [`Body`]).
+    pub objects: Vec<Object<Body>>,
     /// The manifest stream, byte for byte as the renderer prints it.
     pub manifest: String,
     /// Files the render read.
@@ -647,7 +649,7 @@ fn render_one(
             return Ok(Rendered {
                 env: job.env.clone(),
                 app: job.app.clone(),
-                objects: c.objects,
+                objects: c.objects.into_iter().map(Object::into).collect(),
                 manifest: c.output,
                 files_read,
                 warnings: app_warnings(c.warnings),
@@ -664,7 +666,7 @@ fn render_one(
         env: job.env.clone(),
         app: job.app.clone(),
         manifest: build.to_yaml(),
-        objects: build.objects,
+        objects: build.objects.into_iter().map(Object::into).collect(),
         files_read: build.files_read,
         warnings: app_warnings(build.warnings),
     })

@@ -10,7 +10,7 @@ mod smp;
 use std::collections::HashMap;
 
 pub use id::{Gvk, ObjectId};
-pub use object::Object;
+pub use object::{Body, Object};
 pub use smp::{Catalog, Schema};
 use std::sync::OnceLock;
 

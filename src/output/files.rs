@@ -398,6 +398,7 @@ mod tests {
                     text.to_string(),
                     source.map(str::to_string),
                 )
+                .into()
             })
             .collect();
         Rendered {
@@ -601,7 +602,7 @@ mod tests {
                     o.id.name = name.to_string();
                     o.id.namespace = name.to_string();
                     let mut r = app(&[]);
-                    r.objects = vec![o];
+                    r.objects = vec![o.into()];
                     let Ok(files) = app_files(&r, Layout::Resources) else {
                         continue;
                     };

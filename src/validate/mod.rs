@@ -26,7 +26,7 @@ pub use bundle::{Catalog, DEFAULT_KUBE_VERSION};
 pub use crds::Crds;
 pub use locate::locate;
 
-use crate::k8s::Object;
+use crate::k8s::{Body, Object};
 use crate::yaml::Node;
 
 /// Why validation could not run (not a finding).
@@ -52,6 +52,17 @@ pub enum Error {
         line: u32,
         /// Why.
         message: String,
+    },
+    /// A render was handed on without an object's document (a render
+    /// cache asked for whole documents never does this).
+    #[error("{env}/{app}: {object} was handed on without its document")]
+    NoDocument {
+        /// Environment.
+        env: String,
+        /// App.
+        app: String,
+        /// The object's id.
+        object: String,
     },
 }
 
@@ -254,7 +265,7 @@ pub struct AppObjects<'a> {
     /// The environment's Kubernetes version (`1.31`).
     pub kube_version: &'a str,
     /// The render's objects.
-    pub objects: &'a [Object],
+    pub objects: &'a [Object<Body>],
 }
 
 /// A custom resource kept for [`Validator::finish`].
@@ -298,9 +309,11 @@ impl Pending {
 
     /// Records the CRDs of an app that is not validated itself (another
     /// environment's): their schemas validate the selected apps' resources.
-    pub fn add_crds_of(&mut self, env: &str, app: &str, objects: &[Object]) {
-        for o in objects {
-            self.crds.add(&o.node, &format!("{env}/{app}"), Some(env));
+    /// Identity-only objects are left out: the cache validation renders
+    /// through carries whole documents.
+    pub fn add_crds_of(&mut self, env: &str, app: &str, objects: &[Object<Body>]) {
+        for n in objects.iter().filter_map(|o| o.node.document()) {
+            self.crds.add(n, &format!("{env}/{app}"), Some(env));
         }
     }
 }
@@ -332,9 +345,16 @@ impl Validator {
             ..Default::default()
         };
         for o in app.objects {
+            let Some(node) = o.node.document() else {
+                return Err(Error::NoDocument {
+                    env: app.env.to_string(),
+                    app: app.app.to_string(),
+                    object: o.id.to_string(),
+                });
+            };
             if o.id.gvk.kind == "CustomResourceDefinition" {
                 p.crds
-                    .add(&o.node, &format!("{}/{}", app.env, app.app), Some(app.env));
+                    .add(node, &format!("{}/{}", app.env, app.app), Some(app.env));
             }
             let av = o.id.gvk.api_version();
             let kind = o.id.gvk.kind.as_str();
@@ -357,7 +377,7 @@ impl Validator {
             }
             if let Some(schema) = schemas.for_type(&av, kind) {
                 found.extend(
-                    check::check(&o.node, schema, &schemas, false)
+                    check::check(node, schema, &schemas, false)
                         .into_iter()
                         .map(|i| (i, Severity::Error)),
                 );
@@ -366,7 +386,7 @@ impl Validator {
                     env: app.env.to_string(),
                     app: app.app.to_string(),
                     kube_version: app.kube_version.to_string(),
-                    node: o.node.clone(),
+                    node: Arc::clone(node),
                     source: o.source.clone(),
                 });
             }
@@ -374,7 +394,7 @@ impl Validator {
             p.findings.extend(
                 found
                     .into_iter()
-                    .map(|(i, sev)| finding(env, name, &o.node, o.source.as_deref(), i, sev)),
+                    .map(|(i, sev)| finding(env, name, node, o.source.as_deref(), i, sev)),
             );
         }
         Ok(p)

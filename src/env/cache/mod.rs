@@ -48,7 +48,7 @@ use sha2::{Digest, Sha256};
 use self::entry::{Key, Kind, Reader, Refused, Writer};
 use self::index::{Index, JobRecord};
 use super::{AppWarning, Job, Rendered};
-use crate::k8s::{Gvk, Object, ObjectId};
+use crate::k8s::{Body, Gvk, Object, ObjectId};
 use crate::warning::{Warning, WarningKind};
 use crate::yaml::Node;
 
@@ -604,12 +604,12 @@ fn decode_rendered(payload: &[u8], job: &Job, whole: bool) -> Option<Rendered> {
             _ => return None,
         };
         let node = match whole_document(&id, &printed, whole) {
-            Whole::Needed(Some(n)) => n,
+            Whole::Needed(Some(n)) => Body::Whole(Arc::new(n)),
             Whole::Needed(None) => return None,
-            Whole::NotNeeded => identity_node(&id),
+            Whole::NotNeeded => Body::IdentityOnly,
         };
         objects.push(Object {
-            node: Arc::new(node),
+            node,
             id,
             printed,
             source,
@@ -675,21 +675,4 @@ fn whole_document(id: &ObjectId, printed: &str, always: bool) -> Whole {
         .ok()
         .and_then(|docs| docs.into_iter().find(|d| d.as_map().is_some()));
     Whole::Needed(doc)
-}
-
-/// The document of a cached object: only what its identity is read from
-/// (`apiVersion`, `kind`, `metadata.name`, `metadata.namespace`). Writing
-/// output needs no more; callers that read whole documents (`diff`,
-/// `promote`) render without the cache.
-fn identity_node(id: &ObjectId) -> Node {
-    let mut meta = Node::map();
-    meta.set("name", Node::string(id.name.clone()));
-    if !id.namespace.is_empty() {
-        meta.set("namespace", Node::string(id.namespace.clone()));
-    }
-    let mut n = Node::map();
-    n.set("apiVersion", Node::string(id.gvk.api_version()));
-    n.set("kind", Node::string(id.gvk.kind.clone()));
-    n.set("metadata", meta);
-    n
 }

@@ -190,7 +190,13 @@ impl Grid {
             let images: Vec<ImageRef> = r
                 .objects
                 .iter()
-                .flat_map(|o| container_images(&o.node))
+                // `render_all` renders afresh (no cache): every object
+                // carries its document.
+                .flat_map(|o| {
+                    o.node
+                        .document()
+                        .map_or_else(Vec::new, |n| container_images(n))
+                })
                 .map(|i| ImageRef::parse(&i))
                 .collect();
             let list = sources.get(r.app.as_str()).map_or(&[][..], Vec::as_slice);
