@@ -1,19 +1,47 @@
 //! App discovery: expand a glob such as `apps/*/overlays/{env}` into
 //! (app name, directory) pairs. Only `*` and `?` within one path component
-//! are supported; the app is named by what the first `*` matched.
+//! are supported (matched by `globset`); the app is named by what the first
+//! `*` matched.
 
 use std::path::{Path, PathBuf};
 
 /// Expands `pattern` (relative to `root`, `{env}` already replaced) into
 /// directories holding a kustomization, named by the first `*` component.
-/// One walk (walkdir, symlinks followed with loop detection) as deep as the
-/// pattern, descending only into directories that match its component at
-/// that depth; hidden directories match only a literal component.
 pub fn expand(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
-    let parts: Vec<&str> = pattern
+    let parts: Vec<&str> = components(pattern);
+    let Some(named) = parts.iter().position(|p| p.contains('*')) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, PathBuf)> = glob_dirs(root, pattern)
+        .into_iter()
+        .filter_map(|rel| Some((rel.iter().nth(named)?.to_str()?.to_string(), rel)))
+        .filter(|(_, dir)| {
+            crate::kustomize::FILE_NAMES
+                .iter()
+                .any(|f| root.join(dir).join(f).is_file())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The components of a pattern, without empty ones and `.`.
+fn components(pattern: &str) -> Vec<&str> {
+    pattern
         .split('/')
         .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
+        .collect()
+}
+
+/// The directories under `root` (relative, sorted) that `pattern` matches
+/// component by component: `*` (any run) and `?` (one character) within
+/// one component, everything else literal; hidden directories match only
+/// a literal component. One walk (walkdir, symlinks followed with loop
+/// detection) as deep as the pattern, descending only into directories
+/// that match its component at that depth. `discover:` and `hydrate
+/// init`'s Argo CD git generators both expand their globs here.
+pub fn glob_dirs(root: &Path, pattern: &str) -> Vec<PathBuf> {
+    let parts: Vec<Component> = components(pattern).into_iter().map(Component::of).collect();
     if parts.is_empty() {
         return Vec::new();
     }
@@ -22,14 +50,9 @@ pub fn expand(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
             return true;
         };
         let name = e.file_name().to_str().unwrap_or_default();
-        e.file_type().is_dir()
-            && if part.contains(['*', '?']) {
-                !name.starts_with('.') && matches(part, name)
-            } else {
-                name == *part
-            }
+        e.file_type().is_dir() && part.matches(name)
     };
-    let mut out: Vec<(String, PathBuf)> = walkdir::WalkDir::new(root)
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(root)
         .follow_links(true)
         .max_depth(parts.len())
         .into_iter()
@@ -38,46 +61,52 @@ pub fn expand(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
         .filter_entry(component_matches)
         .filter_map(Result::ok)
         .filter(|e| e.depth() == parts.len())
-        .filter_map(|e| {
-            let rel = e.path().strip_prefix(root).ok()?.to_path_buf();
-            let named = parts.iter().position(|p| p.contains('*'))?;
-            let name = rel.iter().nth(named)?.to_str()?.to_string();
-            Some((name, rel))
-        })
+        .filter_map(|e| Some(e.path().strip_prefix(root).ok()?.to_path_buf()))
         .collect();
-    out.retain(|(_, dir)| {
-        crate::kustomize::FILE_NAMES
-            .iter()
-            .any(|f| root.join(dir).join(f).is_file())
-    });
     out.sort();
     out
 }
 
-/// Shell-style match of one path component: `*` any run, `?` one char.
-pub(super) fn matches(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
+/// One component of a pattern.
+enum Component {
+    /// No `*` or `?`: the name itself.
+    Literal(String),
+    /// A glob, through `globset` (`None`: it cannot be built, matches
+    /// nothing).
+    Glob(Option<globset::GlobMatcher>),
+}
+
+impl Component {
+    fn of(part: &str) -> Component {
+        if !part.contains(['*', '?']) {
+            return Component::Literal(part.to_string());
+        }
+        // Only `*` and `?` are special: every other character is escaped,
+        // and a run of `*` is one `*` (globset's `**` means whole paths).
+        let mut glob = String::new();
+        for c in part.chars() {
+            match c {
+                '*' if glob.ends_with('*') => {}
+                '*' | '?' => glob.push(c),
+                _ => glob.push_str(&globset::escape(c.encode_utf8(&mut [0; 4]))),
+            }
+        }
+        let matcher = globset::GlobBuilder::new(&glob)
+            .literal_separator(true)
+            .build()
+            .ok()
+            .map(|g| g.compile_matcher());
+        Component::Glob(matcher)
+    }
+
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Component::Literal(l) => l == name,
+            Component::Glob(g) => {
+                !name.starts_with('.') && g.as_ref().is_some_and(|g| g.is_match(name))
+            }
         }
     }
-    while pi < p.len() && p[pi] == '*' {
-        pi += 1;
-    }
-    pi == p.len()
 }
 
 #[cfg(test)]
@@ -86,10 +115,17 @@ mod tests {
 
     #[test]
     fn glob_components() {
+        let matches = |p: &str, name: &str| Component::of(p).matches(name);
         assert!(matches("*", "web"));
         assert!(matches("svc-*", "svc-api"));
         assert!(!matches("svc-*", "web"));
         assert!(matches("a?c", "abc"));
+        assert!(matches("a**", "abc"));
+        // Only `*` and `?` are special.
+        assert!(matches("[a]*", "[a]b"));
+        assert!(!matches("[a]*", "ab"));
+        assert!(!matches("*", ".git"));
+        assert!(matches(".git", ".git"));
     }
 
     #[test]

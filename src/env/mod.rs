@@ -39,10 +39,10 @@ pub fn discover_apps(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
     discover::expand(root, pattern)
 }
 
-/// Whether one path component matches a glob component (`*`, `?`), as
-/// `discover:` matches them.
-pub fn glob_component_matches(pattern: &str, name: &str) -> bool {
-    discover::matches(pattern, name)
+/// The directories a `discover:`-style glob matches (`*`, `?` within a
+/// component), relative to `root` and sorted.
+pub fn glob_dirs(root: &Path, pattern: &str) -> Vec<PathBuf> {
+    discover::glob_dirs(root, pattern)
 }
 
 /// An environment-level failure.

@@ -515,32 +515,10 @@ fn flatten(prefix: &str, n: &Node, out: &mut Params) {
     }
 }
 
-/// Directories matching a git generator's `path` (`*`, `?` per component).
+/// Directories matching a git generator's `path` (`*`, `?` per component),
+/// as `discover:` expands its globs.
 fn glob_dirs(root: &Path, pattern: &str) -> Vec<PathBuf> {
-    let parts: Vec<&str> = pattern
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    if parts.is_empty() {
-        return Vec::new();
-    }
-    walkdir::WalkDir::new(root)
-        .max_depth(parts.len())
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let Some(part) = e.depth().checked_sub(1).and_then(|i| parts.get(i)) else {
-                return true;
-            };
-            let name = e.file_name().to_str().unwrap_or_default();
-            e.file_type().is_dir()
-                && !name.starts_with('.')
-                && crate::env::glob_component_matches(part, name)
-        })
-        .filter_map(Result::ok)
-        .filter(|e| e.depth() == parts.len())
-        .filter_map(|e| Some(e.path().strip_prefix(root).ok()?.to_path_buf()))
-        .collect()
+    crate::env::glob_dirs(root, pattern)
 }
 
 /// A Flux `Kustomization`: `spec.path` in the environment of the

@@ -557,13 +557,13 @@ pub fn write(root: &Path, plan: &Plan) -> Result<(), Error> {
     })?;
     for c in &plan.changes {
         let path = root.join(&c.path);
-        let tmp = path.with_extension("yaml.hydrate-init");
-        std::fs::write(&tmp, &c.new)
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|source| Error::Io {
+        crate::output::write_file_atomic(&path, c.new.as_bytes()).map_err(|e| match e {
+            crate::output::Error::Io { path, source } => Error::Io { path, source },
+            other => Error::Io {
                 path: path.clone(),
-                source,
-            })?;
+                source: std::io::Error::other(other.to_string()),
+            },
+        })?;
     }
     Ok(())
 }

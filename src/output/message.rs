@@ -30,11 +30,19 @@ pub struct MessageContext<'a> {
     pub trailers: &'a [(String, String)],
 }
 
+/// The one minijinja environment every user template (commit messages,
+/// READMEs, promotion messages) renders in: an undefined variable is an
+/// error naming it, not an empty string.
+pub fn template_env() -> minijinja::Environment<'static> {
+    let mut env = minijinja::Environment::new();
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env
+}
+
 /// Renders `template` and appends the trailers `Hydrate-Source`,
 /// `Hydrate-Environment` and `Hydrate-Version`.
 pub fn commit_message(template: &str, c: &MessageContext) -> Result<String, Error> {
-    let mut env = minijinja::Environment::new();
-    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let env = template_env();
     let short: String = c.source.sha.chars().take(12).collect();
     let ctx = minijinja::context! {
         env => c.env,
@@ -315,8 +323,7 @@ pub const GITATTRIBUTES: &str =
 /// metadata: `repoURL`, `drySha`, `commands`, `author`, `date`, `subject`,
 /// `body`, plus `env` and `app`.
 pub fn readme(template: &str, m: &Metadata, env: &str, app: &str) -> Result<Vec<u8>, Error> {
-    let mut jinja = minijinja::Environment::new();
-    jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let jinja = template_env();
     let ctx = minijinja::context! {
         repoURL => m.repo_url.as_deref().unwrap_or(""),
         drySha => &m.dry_sha,

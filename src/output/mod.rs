@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 pub use files::{app_files, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
 pub use message::{
-    commit_message, note, readme, rfc3339, MessageContext, Metadata, Reference, DEFAULT_README,
-    DEFAULT_TEMPLATE, GITATTRIBUTES,
+    commit_message, note, readme, rfc3339, template_env, MessageContext, Metadata, Reference,
+    DEFAULT_README, DEFAULT_TEMPLATE, GITATTRIBUTES,
 };
 
 /// An output write failed.
@@ -186,7 +186,11 @@ pub enum Change {
 }
 
 /// Writes `bytes` to `path` atomically (temp file + rename in the same
-/// directory), creating parent directories; skips identical content.
+/// directory, through [`tempfile::NamedTempFile::persist`], which removes
+/// the temp file on failure), creating parent directories; skips
+/// identical content. The file gets the mode `File::create` gives (0666
+/// less the umask), not the temp file's private 0600. `init` writes its
+/// environment files through this too.
 pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<Change, Error> {
     let err = |source| Error::Io {
         path: path.to_path_buf(),
@@ -202,22 +206,20 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<Change, Error> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.hydrate-tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+    let mut temp = tempfile::Builder::new();
+    temp.prefix(".hydrate-tmp-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        temp.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let result = temp.tempfile_in(dir).and_then(|mut f| {
         // No fsync: the rename keeps readers consistent, and a render is
         // cheap to redo after a crash.
         f.write_all(bytes)?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(err(e));
-    }
+        f.persist(path).map(drop).map_err(|e| e.error)
+    });
+    result.map_err(err)?;
     Ok(change)
 }
 

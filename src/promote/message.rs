@@ -234,8 +234,7 @@ pub fn render_with_copies(
     copies: &[Copy],
     trailers: &[(&str, String)],
 ) -> Result<String, Error> {
-    let mut env = minijinja::Environment::new();
-    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    let env = crate::output::template_env();
     let subject = |summary: &str| {
         env.render_str(template, ctx(summary))
             .map_err(|e| Error::Template(e.to_string()))

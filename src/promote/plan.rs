@@ -351,25 +351,26 @@ pub fn id(from: &str, to: &str, items: &[Item], copies: &[Copy]) -> String {
         .collect()
 }
 
-/// A glob where `*` matches any run of characters (`/` included).
+/// A glob where `*` matches any run of characters (`/` included) and
+/// nothing else is special: through `globset` (the crate's one glob
+/// implementation for its own patterns), with every other character
+/// escaped and runs of `*` folded into one.
 pub fn glob(pattern: &str, text: &str) -> bool {
-    let Some((head, rest)) = pattern.split_once('*') else {
-        return pattern == text;
-    };
-    let Some(tail) = text.strip_prefix(head) else {
-        return false;
-    };
-    (0..=tail.len())
-        .filter(|&i| tail.is_char_boundary(i))
-        .any(|i| glob(rest, &tail[i..]))
+    let escaped: Vec<String> = pattern.split('*').map(globset::escape).collect();
+    let mut glob = escaped.join("*");
+    while glob.contains("**") {
+        glob = glob.replace("**", "*");
+    }
+    globset::GlobBuilder::new(&glob)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(text))
 }
 
-/// A semantic version: numbers and pre-release identifiers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Version {
-    nums: Vec<u64>,
-    pre: Vec<String>,
-}
+/// A semantic version, parsed and ordered as helm's sprig parses and
+/// orders one (Masterminds semver, `gotmpl`): the crate's one semver.
+pub type Version = crate::gotmpl::golib::Version;
 
 /// The semver in a value: a tag (`v1.4.2`, `7.2.4-alpine`) or the end of a
 /// versioned path (`charts/podinfo-6.5.0`). None when there is none.
@@ -385,48 +386,21 @@ pub fn version_of(value: &str) -> Option<Version> {
     None
 }
 
+/// A version of the shape promotion looks for (two or three numbers, then
+/// an optional pre-release and build), parsed by [`Version::parse`].
 fn parse_version(s: &str) -> Option<Version> {
-    let s = s.split('+').next().unwrap_or(s);
-    let (core, pre) = match s.split_once('-') {
-        Some((c, p)) => (c, p.split('.').map(str::to_string).collect()),
-        None => (s, Vec::new()),
-    };
-    let nums: Vec<u64> = core
-        .split('.')
-        .map(|n| n.parse().ok())
-        .collect::<Option<_>>()?;
-    if !(2..=3).contains(&nums.len()) {
+    let core = s.split(['-', '+']).next().unwrap_or(s);
+    let parts: Vec<&str> = core.split('.').collect();
+    let numeric = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if !(2..=3).contains(&parts.len()) || !parts.iter().all(numeric) {
         return None;
     }
-    Some(Version { nums, pre })
+    Version::parse(s).ok()
 }
 
 /// Semver precedence: numbers, then a release above its pre-releases.
 pub fn compare(a: &Version, b: &Version) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    let n = a.nums.cmp(&b.nums);
-    if n != Ordering::Equal {
-        return n;
-    }
-    match (a.pre.is_empty(), b.pre.is_empty()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        _ => {
-            for (x, y) in a.pre.iter().zip(&b.pre) {
-                let o = match (x.parse::<u64>(), y.parse::<u64>()) {
-                    (Ok(p), Ok(q)) => p.cmp(&q),
-                    (Ok(_), Err(_)) => Ordering::Less,
-                    (Err(_), Ok(_)) => Ordering::Greater,
-                    _ => x.cmp(y),
-                };
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            a.pre.len().cmp(&b.pre.len())
-        }
-    }
+    a.compare(b)
 }
 
 #[cfg(test)]
@@ -460,5 +434,10 @@ mod tests {
         assert!(glob("api/*", "api/ghcr.io/x:newTag"));
         assert!(glob("*:digest", "api/ghcr.io/x:digest"));
         assert!(!glob("api", "api2"));
+        // Only `*` is special; `**` is `*`.
+        assert!(glob("a?[b]{c}*", "a?[b]{c}/d"));
+        assert!(!glob("a?", "ab"));
+        assert!(glob("api/**", "api/x/y"));
+        assert!(glob("é*é", "été"));
     }
 }

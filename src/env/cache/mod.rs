@@ -39,7 +39,7 @@ pub mod secret;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -93,7 +93,6 @@ pub struct Cache {
     hits: AtomicUsize,
     stored: AtomicUsize,
     unauthentic: AtomicUsize,
-    tmp_seq: AtomicU64,
 }
 
 /// What the cache holds for a job.
@@ -183,7 +182,6 @@ impl Cache {
             hits: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
             unauthentic: AtomicUsize::new(0),
-            tmp_seq: AtomicU64::new(0),
         }
     }
 
@@ -433,14 +431,19 @@ impl Cache {
         std::fs::write(ignore, "*\n")
     }
 
+    /// Writes an entry through a temporary file renamed into place
+    /// ([`tempfile::NamedTempFile::persist`], as `output` writes files):
+    /// private to the user (0600), named `.tmp-…` so that `clean` knows it.
     fn write(&self, path: &Path, bytes: &[u8]) -> bool {
-        let seq = self.tmp_seq.fetch_add(1, Ordering::Relaxed);
-        let tmp = self.dir.join(format!(".tmp-{}-{seq}", std::process::id()));
-        let ok = std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_ok();
-        if !ok {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        ok
+        use std::io::Write as _;
+        tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(&self.dir)
+            .and_then(|mut f| {
+                f.write_all(bytes)?;
+                f.persist(path).map(drop).map_err(|e| e.error)
+            })
+            .is_ok()
     }
 
     /// After a run that stored entries: removes the least recently used
