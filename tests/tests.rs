@@ -22,6 +22,7 @@ mod graph;
 mod hydrator;
 mod init;
 mod install;
+mod keep_going;
 mod layout;
 mod limits;
 mod pins;

@@ -545,6 +545,34 @@ pub fn render_each<T: Send>(
     progress: &(dyn Fn() + Sync),
     finish: &(dyn Fn(Rendered) -> T + Sync),
 ) -> Result<Vec<T>, Vec<Error>> {
+    let (done, failed) = render_each_partial(jobs, cache, progress, finish);
+    if !failed.is_empty() {
+        return Err(failed.into_iter().map(|f| f.error).collect());
+    }
+    Ok(done)
+}
+
+/// One (environment, app) whose render failed, named by its job (whatever
+/// the error's kind): `render --keep-going` keeps that app's previous
+/// output and reports the error at the end.
+#[derive(Debug)]
+pub struct AppFailure {
+    /// Environment name.
+    pub env: String,
+    /// App name.
+    pub app: String,
+    /// Why (its message names the environment, app and file).
+    pub error: Error,
+}
+
+/// [`render_each`], returning what succeeded and what failed instead of
+/// failing as a whole: both in job order.
+pub fn render_each_partial<T: Send>(
+    jobs: &[Job],
+    cache: Option<&Cache>,
+    progress: &(dyn Fn() + Sync),
+    finish: &(dyn Fn(Rendered) -> T + Sync),
+) -> (Vec<T>, Vec<AppFailure>) {
     // One run reads and parses each shared base or component file once.
     let opts = build_options(Some(std::sync::Arc::default()));
     // ... and loads each chart and parses its templates once.
@@ -556,7 +584,7 @@ pub fn render_each<T: Send>(
         Some(c) => group_by_app(jobs, c.order(jobs)),
         None => group_by_app(jobs, (0..jobs.len()).collect()),
     };
-    let results: Vec<Result<T, Error>> = cache::schedule::run(&order, |i| {
+    let results: Vec<(usize, Result<T, Error>)> = cache::schedule::run(&order, |i| {
         let j = &jobs[i];
         let r = match cache.map(|c| c.lookup(j)) {
             Some(cache::Lookup::Hit(hit)) => Ok(hit),
@@ -578,7 +606,7 @@ pub fn render_each<T: Send>(
             }
         };
         progress();
-        r.map(finish)
+        (i, r.map(finish))
     });
     // The parsed files and loaded charts are not needed for the cache's
     // index, which `finish` builds: freed first, they do not add to it.
@@ -586,11 +614,24 @@ pub fn render_each<T: Send>(
     if let Some(c) = cache {
         c.finish();
     }
-    let (ok, errs): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
-    if !errs.is_empty() {
-        return Err(errs.into_iter().filter_map(Result::err).collect());
+    let mut done = Vec::new();
+    let mut failed = Vec::new();
+    for (i, r) in results {
+        match (r, jobs.get(i)) {
+            (Ok(t), _) => done.push(t),
+            (Err(error), Some(j)) => failed.push(AppFailure {
+                env: j.env.clone(),
+                app: j.app.clone(),
+                error,
+            }),
+            (Err(error), None) => failed.push(AppFailure {
+                env: String::new(),
+                app: String::new(),
+                error,
+            }),
+        }
     }
-    Ok(ok.into_iter().filter_map(Result::ok).collect())
+    (done, failed)
 }
 
 /// `order` with each app's jobs moved up to its first (heaviest) one, so
