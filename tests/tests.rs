@@ -11,6 +11,7 @@ mod corpus;
 mod crash;
 mod demo;
 mod diff;
+mod diff_rendered;
 mod doc_commands;
 mod dropin;
 mod env_reference;
