@@ -171,14 +171,51 @@ pub const NO_ENVIRONMENTS: &str = "no environment files: hydrate reads environme
 
 /// Whether `p` names an environment file: `.yaml` or `.yml`, in any case
 /// (`dev.YAML` is read, not silently skipped).
-fn is_environment_file(p: &Path) -> bool {
+pub fn is_environment_file(p: &Path) -> bool {
     p.is_file()
         && p.extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
-/// Loads every `*.yaml`/`*.yml` in `root/environments`, sorted by file
+/// The top-level keys that make a file at the top of `environments/`
+/// hydrate's: `name` (the one key the schema requires) and the keys that
+/// mean nothing outside hydrate (`apps`, `discover`, `promotesTo`).
+pub const IDENTIFYING_KEYS: [&str; 4] = ["name", "apps", "discover", "promotesTo"];
+
+/// Whether the YAML file `p`, at the top of `environments/`, is a hydrate
+/// environment file.
+///
+/// A common layout keeps other YAML there too: per-environment values
+/// (`environments/dev.yaml` holding `replicaCount: 2`), or Kubernetes
+/// manifests. Such a file must not break loading, yet a hydrate file with
+/// a typo must still be an error, never skipped silently. So the rule
+/// is: a file is hydrate's unless it is plainly something else, a YAML
+/// mapping none of whose keys is one of [`IDENTIFYING_KEYS`], or a list or
+/// scalar. A file that cannot be read or parsed, an empty one, or a mapping
+/// with `name:` (even with unknown keys beside it, e.g. `aps:`) is hydrate's,
+/// and loading it reports what is wrong, naming the file and line. The rule
+/// looks at the first document only: an environment file holds one, and a
+/// second is reported when the file is loaded.
+pub fn is_environment_document(p: &Path) -> bool {
+    let Ok(src) = std::fs::read_to_string(p) else {
+        return true;
+    };
+    let Ok(docs) = crate::yaml::parse_all(&src, crate::yaml::Resolver::V3) else {
+        return true;
+    };
+    match docs.first() {
+        None => true,
+        Some(d) if d.is_null() => true,
+        Some(d) => d.as_map().is_some_and(|m| {
+            m.iter()
+                .any(|(k, _)| k.key_text().is_some_and(|k| IDENTIFYING_KEYS.contains(&k)))
+        }),
+    }
+}
+
+/// Loads every hydrate environment file (`*.yaml`/`*.yml`, see
+/// [`is_environment_document`]) in `root/environments`, sorted by file
 /// name, with discovered apps added after the listed ones. Every path the
 /// files name must stay inside `root` (unless `allowOutside: true`), and no
 /// two environments may write the same directory or branch.
@@ -201,7 +238,7 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
                     .unwrap_or_else(|| std::io::Error::other("walk")),
             })?
             .into_path();
-        if is_environment_file(&p) {
+        if is_environment_file(&p) && is_environment_document(&p) {
             files.push(p);
         }
     }
