@@ -4,6 +4,14 @@
 //! `--push` publish the branches. Nothing is written unless every render
 //! succeeded, and no branch is written unless every branch can be (a
 //! branch that diverged from its remote copy stops the run first).
+//!
+//! With `keep_going` (`render --keep-going`), an app whose render fails (or
+//! that a guard refuses, or whose files cannot be named) is left out of its
+//! environment's output the way an app outside `--app` is: its previous
+//! files stay exactly as they were (a directory's, carried into the new
+//! tree; a branch's, kept in the new commit's tree, with a `Hydrate-Kept`
+//! trailer naming it), the other apps are written, and the failures come
+//! back in the reports. A failure is always a whole app, never part of one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -61,6 +69,9 @@ pub struct Options {
     /// schema and the repository's CRDs, and write nothing when one is
     /// invalid (as `validate: true` does for one environment).
     pub validate: bool,
+    /// `--keep-going`: write the apps that rendered and keep the previous
+    /// output of those that failed (reported in [`EnvReport::failed`]).
+    pub keep_going: bool,
     /// Use the render cache in `<root>/.hydrate/cache`, its entries
     /// authenticated under this secret (`None`: no cache, as with
     /// `--no-cache`).
@@ -99,7 +110,26 @@ pub struct EnvReport {
     pub check: Option<CheckReport>,
     /// The renders' warnings (deprecations, non-deterministic functions, ...).
     pub warnings: Vec<env::AppWarning>,
+    /// With `keep_going`: the apps that failed, whose previous output was
+    /// kept, in app order.
+    pub failed: Vec<FailedApp>,
 }
+
+/// An app that failed under `keep_going`: its previous output was kept.
+#[derive(Clone, Debug)]
+pub struct FailedApp {
+    /// App name.
+    pub app: String,
+    /// The error, as `render` without `--keep-going` reports it (it names
+    /// the environment, the app and the file).
+    pub error: String,
+    /// Warnings the build met before it failed.
+    pub warnings: Vec<env::AppWarning>,
+}
+
+/// The trailer a branch commit gets for each app whose previous tree it
+/// kept because its render failed under `keep_going`.
+pub const KEPT_TRAILER: &str = "Hydrate-Kept";
 
 /// What `--push` did with one environment's branch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -220,10 +250,20 @@ pub fn run_loaded(
     // Each render's files are streamed to its output's staging tree as it
     // finishes (see `sink`); only the counts stay.
     let mut sink = Sink::open(opts, &envs, &written);
-    let mut finished =
-        env::render_each(&jobs, cache.as_ref(), &|| progress(0), &|r| sink.finish(r))
-            .map_err(Error::Renders)?;
-    guard(&mut finished)?;
+    let (mut finished, failures) =
+        env::render_each_partial(&jobs, cache.as_ref(), &|| progress(0), &|r| sink.finish(r));
+    if !opts.keep_going && !failures.is_empty() {
+        return Err(Error::Renders(
+            failures.into_iter().map(|f| f.error).collect(),
+        ));
+    }
+    let failed = match opts.keep_going {
+        true => set_aside(&mut finished, failures),
+        false => {
+            guard(&mut finished)?;
+            BTreeMap::new()
+        }
+    };
     let invalid = validate_renders(opts, &envs, &sink)?;
     if invalid
         .iter()
@@ -261,7 +301,14 @@ pub fn run_loaded(
     let mut outs = Vec::new();
     for e in &envs {
         if let Some(apps) = by_env.get_mut(e.name.as_str()) {
-            outs.push(prepare_env(opts, e, apps, complete, git.as_ref())?);
+            let (mut report, out) = prepare_env(opts, e, apps, complete, git.as_ref())?;
+            report.failed = failed.get(&e.name).cloned().unwrap_or_default();
+            let met = report
+                .failed
+                .iter()
+                .flat_map(|f| f.warnings.iter().cloned());
+            report.warnings.extend(met);
+            outs.push((report, out));
         }
     }
     let prepared: Vec<_> = envs
@@ -274,8 +321,17 @@ pub fn run_loaded(
     // Everything that can be checked is checked for every environment
     // before the first write: no half-written set of environments.
     let mut plans = Vec::new();
-    for (e, apps, _, out) in &prepared {
-        plans.push(validate_env(opts, e, apps, out, git.as_ref(), &mut sink)?);
+    for (e, apps, report, out) in &prepared {
+        let t = commit_trailers(opts, &report.failed);
+        plans.push(validate_env(
+            opts,
+            e,
+            apps,
+            out,
+            git.as_ref(),
+            &t,
+            &mut sink,
+        )?);
     }
     let mut reports = Vec::new();
     let mut written = Vec::new();
@@ -373,20 +429,19 @@ fn push_branches(
     reports: &mut [EnvReport],
 ) -> Result<(), Error> {
     let who = identity(opts)?;
+    let trailers: Vec<_> = written
+        .iter()
+        .map(|(i, ..)| commit_trailers(opts, &reports[*i].failed))
+        .collect();
     let messages: Vec<_> = written
         .iter()
-        .map(|(_, e, _)| {
+        .zip(&trailers)
+        .map(|((_, e, _), trailers)| {
             let names = by_env
                 .get(e.name.as_str())
                 .map(|apps| apps.iter().map(|r| r.app.clone()).collect())
                 .unwrap_or_default();
-            message_fn(
-                e,
-                &g.branches[&e.name].name,
-                &g.source,
-                names,
-                &opts.trailers,
-            )
+            message_fn(e, &g.branches[&e.name].name, &g.source, names, trailers)
         })
         .collect();
     let mut pending: Vec<Pending> = written
@@ -432,6 +487,55 @@ fn push_branches(
         });
     }
     Ok(())
+}
+
+/// A branch commit's extra trailers: the run's (`Hydrate-Promotion`), then
+/// one [`KEPT_TRAILER`] per app whose previous tree it keeps.
+fn commit_trailers(opts: &Options, failed: &[FailedApp]) -> Vec<(String, String)> {
+    let kept = failed.iter().map(|f| {
+        let why = format!("{} (render failed; previous output kept)", f.app);
+        (KEPT_TRAILER.to_string(), why)
+    });
+    opts.trailers.iter().cloned().chain(kept).collect()
+}
+
+/// `keep_going`'s sorting: the apps that failed to render, that a guard
+/// refused, or whose files cannot be named are taken out of `finished`
+/// (so that their previous output stays), by environment, in app order.
+/// The failed builds' warnings are the report's warnings too.
+fn set_aside(
+    finished: &mut Vec<Finished>,
+    failures: Vec<env::AppFailure>,
+) -> BTreeMap<String, Vec<FailedApp>> {
+    let mut failed: BTreeMap<String, Vec<FailedApp>> = BTreeMap::new();
+    for f in failures {
+        failed.entry(f.env).or_default().push(FailedApp {
+            app: f.app,
+            error: f.error.to_string(),
+            warnings: f.error.warnings().to_vec(),
+        });
+    }
+    let mut kept = Vec::with_capacity(finished.len());
+    for r in finished.drain(..) {
+        let error = match (&r.files, r.refused.as_slice()) {
+            (Ok(_), []) => {
+                kept.push(r);
+                continue;
+            }
+            (_, [first, ..]) => first.to_string(),
+            (Err(e), []) => format!("{}/{}: {e}", r.env, r.app),
+        };
+        failed.entry(r.env).or_default().push(FailedApp {
+            app: r.app,
+            error,
+            warnings: r.warnings,
+        });
+    }
+    *finished = kept;
+    for apps in failed.values_mut() {
+        apps.sort_by(|a, b| a.app.cmp(&b.app));
+    }
+    failed
 }
 
 /// The secret and determinism guards' refusals ([`env::guard`], applied
@@ -647,6 +751,7 @@ fn prepare_env(
         push: None,
         check: None,
         warnings: apps.iter().flat_map(|r| r.warnings.clone()).collect(),
+        failed: Vec::new(),
     };
     report.target = match (&e.output, git) {
         (Output::Dir(dir), _) => dir.display().to_string(),
@@ -732,6 +837,7 @@ fn validate_env(
     apps: &[Finished],
     out: &EnvOutput,
     git: Option<&Git>,
+    trailers: &[(String, String)],
     sink: &mut Sink,
 ) -> Result<Option<output::dir::DirPlan>, Error> {
     let in_env = |source| Error::InEnv {
@@ -758,7 +864,7 @@ fn validate_env(
                 let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
                 let all: BTreeSet<String> = names.iter().cloned().collect();
                 // The template's error already names the environment, file and line.
-                message_fn(e, &b.name, &g.source, names, &opts.trailers)(&all)?;
+                message_fn(e, &b.name, &g.source, names, trailers)(&all)?;
             }
             Ok(None)
         }
@@ -801,7 +907,8 @@ fn write_env(
             }
             let who = identity(opts)?;
             let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
-            let message = message_fn(e, &b.name, &g.source, names, &opts.trailers);
+            let trailers = commit_trailers(opts, &report.failed);
+            let message = message_fn(e, &b.name, &g.source, names, &trailers);
             let w = output::branch::write(&g.repo, b, Start::Tip, out, &message, &who)?;
             report.changed_files = w.changed_files;
             report.commit = w.commit.map(|c| c.to_string());

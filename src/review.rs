@@ -30,6 +30,10 @@ pub struct Options {
     pub apps: Vec<String>,
     /// `--rendered`: read the committed output instead of rendering.
     pub rendered: bool,
+    /// `--rendered-from PREFIX`: read every environment's output from the
+    /// branch `<PREFIX><branch>` (e.g. `origin/` reads
+    /// `refs/remotes/origin/env/dev`), whatever its configured output kind.
+    pub rendered_from: Option<String>,
     /// `--ignore` rules.
     pub ignore: Vec<String>,
     /// `--ignore-profile helm`.
@@ -53,6 +57,10 @@ pub enum Error {
     /// Git failed.
     #[error(transparent)]
     Git(#[from] crate::git::Error),
+    /// An environment branch could not be read (it diverged from its
+    /// remote-tracking copy).
+    #[error(transparent)]
+    Output(#[from] crate::output::Error),
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -99,12 +107,19 @@ pub fn run(opts: &Options) -> Result<Vec<Comparison>, Error> {
     rules.extend(Rules::from_environment(te)?);
     rules.extend(cli_rules);
     let settings = settings(opts, Mode::Environments, rules);
-    let (a, b) = if opts.rendered {
+    let (a, b) = if opts.rendered || opts.rendered_from.is_some() {
         let repo = Repo::discover(&opts.root).ok();
-        (
-            committed(&opts.root, fe, &opts.apps, repo.as_ref(), &fe.name)?,
-            committed(&opts.root, te, &opts.apps, repo.as_ref(), &te.name)?,
-        )
+        let [a, b] = [fe, te].map(|e| {
+            Committed {
+                root: &opts.root,
+                at: None,
+                repo: repo.as_ref(),
+                from: opts.rendered_from.as_deref(),
+                env: e,
+            }
+            .side(&opts.apps, &e.name)
+        });
+        (a?, b?)
     } else {
         let mut sides = render(&[(&opts.root, fe), (&opts.root, te)], &opts.apps)?;
         let b = sides.pop().unwrap_or_default();
@@ -177,51 +192,162 @@ fn render(envs: &[(&Path, &Environment)], apps: &[String]) -> Result<Vec<Side>, 
     Ok(sides)
 }
 
-/// The committed output of an environment: its directory under `root`, or
-/// its branch's tip.
-fn committed(
-    root: &Path,
-    e: &Environment,
-    apps: &[String],
-    repo: Option<&Repo>,
-    label: &str,
-) -> Result<Side, Error> {
-    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    match &e.output {
-        Output::Dir(dir) => {
-            let base = root.join(dir);
-            if !base.is_dir() {
-                return Err(Error::Usage(format!(
-                    "{}: no committed output for `{}` (run `hydrate render` first)",
-                    base.display(),
-                    e.name
-                )));
+/// Where the committed output of one environment is read.
+struct Committed<'a> {
+    /// The repository root the environment's paths are relative to (for
+    /// `--since`, REF's files exported to a temporary directory).
+    root: &'a Path,
+    /// With `--since`: the revision `root` holds, named in messages instead
+    /// of the temporary directory (paths are shown relative to the
+    /// repository, never under a temporary directory).
+    at: Option<&'a str>,
+    repo: Option<&'a Repo>,
+    /// `--rendered-from`: the ref prefix every environment's branch is
+    /// read under.
+    from: Option<&'a str>,
+    env: &'a Environment,
+}
+
+impl Committed<'_> {
+    /// The environment's committed output: its directory, its branch's tip
+    /// (the newer of the local branch and its remote-tracking copy, as
+    /// `render` builds on), or with `from`, `<from><branch>`.
+    fn side(&self, apps: &[String], label: &str) -> Result<Side, Error> {
+        let e = self.env;
+        let files = match (&e.output, self.from) {
+            (_, Some(prefix)) => {
+                let branch = match &e.output {
+                    Output::Branch(b) => b.clone(),
+                    // What `render --to branch` writes.
+                    Output::Dir(_) => format!("env/{}", e.name),
+                };
+                self.read_prefixed(prefix, &branch, apps)?
             }
-            for entry in walkdir::WalkDir::new(&base).sort_by_file_name() {
-                let entry = entry.map_err(|err| Error::Usage(err.to_string()))?;
-                if !entry.file_type().is_file() {
-                    continue;
-                }
-                let rel = entry.path().strip_prefix(&base).unwrap_or(entry.path());
-                let rel = rel.to_string_lossy().replace('\\', "/");
-                let bytes = std::fs::read(entry.path()).map_err(io(entry.path()))?;
-                files.insert(rel, bytes);
-            }
-        }
-        Output::Branch(b) => {
-            let repo =
-                repo.ok_or_else(|| Error::Usage("branch output needs a git repository".into()))?;
-            let refname = format!("refs/heads/{b}");
-            let tip = repo.ref_target(&refname)?.ok_or_else(|| {
-                Error::Usage(format!(
-                    "no committed output for `{}`: {b} does not exist",
-                    e.name
-                ))
-            })?;
-            files = repo.files_where(tip, &|p| manifest_app(p, apps).is_some())?;
-        }
+            (Output::Branch(b), None) => self.read_branch(b, apps)?,
+            (Output::Dir(dir), None) => self.read_dir(dir)?,
+        };
+        side_from_files(&files, apps, label, &e.name)
     }
-    side_from_files(&files, apps, label, &e.name)
+
+    fn read_dir(&self, dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, Error> {
+        let e = self.env;
+        let base = self.root.join(dir);
+        let shown = |p: &Path| {
+            let rel = p.strip_prefix(self.root).unwrap_or(p).display();
+            match self.at {
+                Some(rev) => format!("{rel} (at {rev})"),
+                None => rel.to_string(),
+            }
+        };
+        if !base.is_dir() {
+            return Err(Error::Usage(format!(
+                "{}: no committed output for `{}` (`hydrate render --env {}` writes it{}; \
+                 where CI writes branches with `render --to branch`, read them with \
+                 `--rendered-from origin/`)",
+                shown(&base),
+                e.name,
+                e.name,
+                match self.at {
+                    None => "",
+                    Some(_) => "; the revision must have it committed",
+                }
+            )));
+        }
+        let mut files = BTreeMap::new();
+        for entry in walkdir::WalkDir::new(&base).sort_by_file_name() {
+            let entry = entry.map_err(|err| {
+                let at = err.path().map(shown).unwrap_or_else(|| shown(&base));
+                let why = err
+                    .io_error()
+                    .map_or_else(|| "cannot be read".to_string(), ToString::to_string);
+                Error::Usage(format!("{at}: {why}"))
+            })?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let rel = entry.path().strip_prefix(&base).unwrap_or(entry.path());
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            let bytes = std::fs::read(entry.path()).map_err(|source| Error::Io {
+                path: PathBuf::from(shown(entry.path())),
+                source,
+            })?;
+            files.insert(rel, bytes);
+        }
+        Ok(files)
+    }
+
+    fn repo(&self) -> Result<&Repo, Error> {
+        self.repo.ok_or_else(|| {
+            Error::Usage(format!(
+                "environment `{}`: reading a branch needs a git repository",
+                self.env.name
+            ))
+        })
+    }
+
+    /// Branch output: the tip `render` would build on.
+    fn read_branch(
+        &self,
+        branch: &str,
+        apps: &[String],
+    ) -> Result<BTreeMap<String, Vec<u8>>, Error> {
+        let repo = self.repo()?;
+        let b = crate::output::branch::Branch::locate(repo, branch, None)?;
+        let tip = crate::output::branch::tip(repo, &b)?.ok_or_else(|| {
+            let mut refs = vec![b.local_ref()];
+            refs.extend(b.remote.as_ref().map(|r| r.tracking.clone()));
+            Error::Usage(format!(
+                "no committed output for `{}`: branch {branch} does not exist here ({} not \
+                 found); `hydrate render --env {}` creates it, or `git fetch` brings the \
+                 one CI pushed",
+                self.env.name,
+                refs.join(", "),
+                self.env.name
+            ))
+        })?;
+        Ok(repo.files_where(tip, &|p| manifest_app(p, apps).is_some())?)
+    }
+
+    /// `--rendered-from PREFIX`: `<PREFIX><branch>`, resolved as git
+    /// resolves a short ref name (git's `ref_rev_parse_rules`: as given,
+    /// then under `refs/`, `refs/tags/`, `refs/heads/`, `refs/remotes/`),
+    /// so `origin/` reads `refs/remotes/origin/env/dev`.
+    fn read_prefixed(
+        &self,
+        prefix: &str,
+        branch: &str,
+        apps: &[String],
+    ) -> Result<BTreeMap<String, Vec<u8>>, Error> {
+        let repo = self.repo()?;
+        let name = format!("{prefix}{branch}");
+        let candidates: Vec<String> = match name.starts_with("refs/") {
+            true => vec![name.clone()],
+            false => ["refs/", "refs/tags/", "refs/heads/", "refs/remotes/"]
+                .iter()
+                .map(|p| format!("{p}{name}"))
+                .collect(),
+        };
+        for c in &candidates {
+            if let Some(tip) = repo.ref_target(c)? {
+                return Ok(repo.files_where(tip, &|p| manifest_app(p, apps).is_some())?);
+            }
+        }
+        let remote = prefix
+            .strip_prefix("refs/remotes/")
+            .unwrap_or(prefix)
+            .trim_end_matches('/');
+        let fetch = match repo.remote_names()?.iter().any(|n| n == remote) {
+            true => format!("`git fetch {remote}` brings it once CI pushed it"),
+            false => format!("`{prefix}` names no remote of this repository"),
+        };
+        Err(Error::Usage(format!(
+            "no committed output for `{}`: {name} does not exist ({} not found); \
+             `hydrate render --to branch --env {} --push` writes and pushes it, and {fetch}",
+            self.env.name,
+            candidates.last().map_or(name.as_str(), String::as_str),
+            self.env.name
+        )))
+    }
 }
 
 /// The app of an output file that holds manifests (`<app>/….yaml`, the
@@ -349,7 +475,14 @@ fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>,
         let new = new_envs.iter().find(|e| e.name == name);
         let before = format!("{name}@{rev}");
         let a = match (old, opts.rendered) {
-            (Some(e), true) => committed(old_root, e, &opts.apps, Some(&repo), &before)?,
+            (Some(e), true) => Committed {
+                root: old_root,
+                at: Some(rev),
+                repo: Some(&repo),
+                from: opts.rendered_from.as_deref(),
+                env: e,
+            }
+            .side(&opts.apps, &before)?,
             (Some(_), false) => label(sides.next().unwrap_or_default(), &before),
             (None, _) => label(Side::default(), &before),
         };

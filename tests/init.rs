@@ -196,7 +196,11 @@ fn existing_environments_are_kept_unless_forced() {
     fs::write(dir.join("environments/notes.txt"), "mine\n").unwrap();
     let (code, _, err) = run_in(dir, &["init"]);
     assert_eq!(code, 2);
-    assert!(err.contains("never overwrites it"), "{err}");
+    assert!(
+        err.contains("already holds hydrate environment files (environments/dev.yaml)")
+            && err.contains("never overwrites them"),
+        "{err}"
+    );
     assert_eq!(
         fs::read_to_string(dir.join("environments/dev.yaml")).unwrap(),
         mine
@@ -270,6 +274,81 @@ fn glob_matching_nothing_warns() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("dev: 2 apps"), "{out}");
     insta::assert_snapshot!("glob_matching_nothing", err);
+}
+
+/// A common layout keeps per-environment values in environments/ (a
+/// directory per environment, or `<env>.yaml` values): init writes beside
+/// them, says what it left alone, never touches them, and loading skips
+/// them (a YAML mapping with none of name/apps/discover/promotesTo).
+#[test]
+fn values_in_environments_are_written_beside_and_skipped_when_loading() {
+    let repo_dir = fixture("per-app-overlays");
+    let dir = repo_dir.path();
+    let envs = dir.join("environments");
+    fs::create_dir_all(envs.join("dev")).unwrap();
+    let dev_values = "replicaCount: 1\nimage:\n  tag: 1.0.0\n";
+    let staging_values = "# staging values\nreplicaCount: 2\nresources:\n  limits: {cpu: 500m}\n";
+    fs::write(envs.join("dev/values.yaml"), dev_values).unwrap();
+    fs::write(envs.join("staging.yaml"), staging_values).unwrap();
+    fs::write(envs.join("hosts.yml"), "- a.example\n- b.example\n").unwrap();
+    let (code, out, err) = run_in(dir, &["init"]);
+    assert_eq!(code, 0, "{err}");
+    for line in [
+        "wrote environments/dev.yaml",
+        "wrote environments/production.yaml",
+        "wrote environments/staging.hydrate.yaml",
+        "left alone environments/dev (a directory; hydrate reads only the files at the top of environments/)",
+        "left alone environments/hosts.yml (not a hydrate environment file",
+        "left alone environments/staging.yaml (not a hydrate environment file",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert_eq!(
+        fs::read_to_string(envs.join("dev/values.yaml")).unwrap(),
+        dev_values
+    );
+    assert_eq!(
+        fs::read_to_string(envs.join("staging.yaml")).unwrap(),
+        staging_values
+    );
+    let staging = fs::read_to_string(envs.join("staging.hydrate.yaml")).unwrap();
+    assert!(staging.contains("name: staging\n"), "{staging}");
+    // Loading reads the three hydrate files and skips the rest.
+    let (code, out, err) = run_in(dir, &["render", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("dev: 2 apps") && out.contains("\nstaging: 2 apps"),
+        "{out}"
+    );
+    // Run again: the directory now holds hydrate's files, which init does
+    // not overwrite without --force.
+    let (code, _, err) = run_in(dir, &["init"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("environments/staging.hydrate.yaml"), "{err}");
+}
+
+/// A hydrate file with a typo is still read, and its error names the file
+/// and line: only a file that is plainly something else is skipped.
+#[test]
+fn a_misspelt_environment_file_is_an_error_not_skipped() {
+    let repo_dir = fixture("per-app-overlays");
+    let dir = repo_dir.path();
+    fs::create_dir(dir.join("environments")).unwrap();
+    fs::write(
+        dir.join("environments/dev.yaml"),
+        "name: dev\naps:\n  - name: web\n    kustomize: apps/web/overlays/dev\n",
+    )
+    .unwrap();
+    fs::write(dir.join("environments/prod.yaml"), "replicaCount: 3\n").unwrap();
+    let (code, _, err) = run_in(dir, &["render"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("environments/dev.yaml:2"), "{err}");
+    assert!(!err.contains("prod.yaml"), "{err}");
+    // Only values left: no environment file, and init is suggested.
+    fs::remove_file(dir.join("environments/dev.yaml")).unwrap();
+    let (code, _, err) = run_in(dir, &["render"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("hydrate init"), "{err}");
 }
 
 /// An empty environments/ holds nothing to overwrite: init fills it.

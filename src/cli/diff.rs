@@ -29,9 +29,17 @@ pub struct Args {
     /// Only these apps (repeatable).
     #[arg(long = "app")]
     apps: Vec<String>,
-    /// Read the committed output (directory or branch) instead of rendering.
+    /// Read the committed output instead of rendering: each environment's
+    /// directory, or its branch (the newer of the local branch and its
+    /// remote-tracking copy).
     #[arg(long)]
     rendered: bool,
+    /// Read every environment's output from the branch `<REF-PREFIX><branch>`
+    /// (its configured branch, else `env/<name>` as `render --to branch`
+    /// writes): `origin/` reads `refs/remotes/origin/env/dev` after a
+    /// `git fetch`. Implies --rendered.
+    #[arg(long, value_name = "REF-PREFIX")]
+    rendered_from: Option<String>,
     /// Ignore a path everywhere, or in one kind (and name):
     /// `/spec/replicas`, `Deployment=.spec.replicas`, `Deployment/web=/spec/replicas`.
     #[arg(long, value_name = "[KIND[/NAME]=]PATH")]
@@ -99,7 +107,8 @@ pub fn run(args: Args) -> CommandResult {
         since: args.since,
         only_envs: args.envs,
         apps: args.apps,
-        rendered: args.rendered,
+        rendered: args.rendered || args.rendered_from.is_some(),
+        rendered_from: args.rendered_from,
         ignore: args.ignore,
         helm_profile: args.ignore_profile.is_some(),
         show_secrets: args.show_secrets,

@@ -247,6 +247,7 @@ fn review_kind(e: &crate::review::Error) -> Kind {
     match e {
         E::Env(e) => env_kind(e),
         E::Git(e) => git_kind(e),
+        E::Output(e) => output_kind(e),
         E::Io { .. } => Kind::Runtime,
         E::Renders(_) | E::Diff(_) | E::Usage(_) => Kind::Usage,
     }

@@ -59,11 +59,18 @@ fn print_written(out: &mut impl Write, root: &Path, plan: &init::Plan) -> std::i
         writeln!(out, "{verb} {}", c.path.display())?;
     }
     for k in &plan.kept {
-        writeln!(
-            out,
-            "left alone {} (not written by hydrate init)",
-            k.display()
-        )?;
+        let what = match k.what {
+            init::KeptKind::Environment => "a hydrate environment file init does not propose",
+            init::KeptKind::OtherYaml => {
+                "not a hydrate environment file (no name:, apps:, discover: or promotesTo:); \
+                 hydrate does not read it"
+            }
+            init::KeptKind::Directory => {
+                "a directory; hydrate reads only the files at the top of environments/"
+            }
+            init::KeptKind::Other => "not YAML; hydrate does not read it",
+        };
+        writeln!(out, "left alone {} ({what})", k.path.display())?;
     }
     let root = if root == Path::new(".") {
         String::new()

@@ -1,5 +1,7 @@
 //! `hydrate render`: render every app of every environment and write the
-//! results (directories or environment branches), all or nothing.
+//! results (directories or environment branches), all or nothing; with
+//! `--keep-going`, the apps that render, keeping the failed apps' previous
+//! output.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
@@ -75,6 +77,12 @@ pub struct Args {
     /// (exit 1).
     #[arg(long)]
     validate: bool,
+    /// Write the apps that render and keep the previous output of those
+    /// that fail (a directory's files as they were, a branch's tree in the
+    /// new commit); the failures are reported at the end, exit 1. Without
+    /// it, one failure writes nothing (exit 2).
+    #[arg(long)]
+    keep_going: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -212,6 +220,7 @@ pub fn run(args: Args) -> CommandResult {
         trailers: Vec::new(),
         strict: args.strict,
         validate: args.validate,
+        keep_going: args.keep_going,
         cache,
     };
     let bar = progress_bar();
@@ -258,7 +267,8 @@ pub fn run(args: Args) -> CommandResult {
     if args.pre_commit {
         print_hook_notes(&reports, &stale, &ci_written);
     }
-    Ok(Outcome::finding_if(!stale.is_empty()))
+    let failed = print_failures(&reports);
+    Ok(Outcome::finding_if(!stale.is_empty() || failed))
 }
 
 /// A progress bar on stderr when it is a terminal.
@@ -380,6 +390,30 @@ fn print_warnings(
     }
 }
 
+/// `--keep-going`'s last words: every app that failed, with its error, and
+/// that its previous output was kept. Whether any failed.
+fn print_failures(reports: &[EnvReport]) -> bool {
+    let failed: Vec<(&str, &render::FailedApp)> = reports
+        .iter()
+        .flat_map(|r| r.failed.iter().map(move |f| (r.target.as_str(), f)))
+        .collect();
+    if failed.is_empty() {
+        return false;
+    }
+    errln!(
+        "{} app(s) failed to render; their previous output was kept:",
+        failed.len()
+    );
+    for (target, f) in &failed {
+        errln!(
+            "error: {}\n  {}'s previous output in {target} is kept",
+            f.error,
+            f.app
+        );
+    }
+    true
+}
+
 /// `--pre-commit`'s last words: the command that brings stale directories
 /// up to date, and once, which outputs CI writes.
 fn print_hook_notes(reports: &[EnvReport], stale: &[&EnvReport], ci_written: &BTreeSet<String>) {
@@ -441,9 +475,13 @@ fn print_text(
             },
             None => String::new(),
         };
+        let failed = match r.failed.len() {
+            0 => String::new(),
+            n => format!(", {n} app(s) FAILED (previous output kept)"),
+        };
         writeln!(
             out,
-            "{}: {} apps, {} resources, {} bytes -> {}: {state}{pushed}",
+            "{}: {} apps, {} resources, {} bytes -> {}: {state}{pushed}{failed}",
             r.env, r.apps, r.resources, r.bytes, r.target
         )?;
         if let Some(PushResult::Rejected(why)) = r.push.as_ref().map(|p| &p.result) {
@@ -493,6 +531,10 @@ fn to_json(reports: &[EnvReport]) -> serde_json::Value {
                 "commit": r.commit,
                 "pushed": r.pushed,
                 "push": r.push.as_ref().map(push_json),
+                "failed": r.failed.iter().map(|f| serde_json::json!({
+                    "app": f.app,
+                    "error": f.error,
+                })).collect::<Vec<_>>(),
                 "check": r.check.as_ref().map(|c| serde_json::json!({
                     "upToDate": c.is_clean(),
                     "missing": c.missing,

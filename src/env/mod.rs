@@ -171,14 +171,51 @@ pub const NO_ENVIRONMENTS: &str = "no environment files: hydrate reads environme
 
 /// Whether `p` names an environment file: `.yaml` or `.yml`, in any case
 /// (`dev.YAML` is read, not silently skipped).
-fn is_environment_file(p: &Path) -> bool {
+pub fn is_environment_file(p: &Path) -> bool {
     p.is_file()
         && p.extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
-/// Loads every `*.yaml`/`*.yml` in `root/environments`, sorted by file
+/// The top-level keys that make a file at the top of `environments/`
+/// hydrate's: `name` (the one key the schema requires) and the keys that
+/// mean nothing outside hydrate (`apps`, `discover`, `promotesTo`).
+pub const IDENTIFYING_KEYS: [&str; 4] = ["name", "apps", "discover", "promotesTo"];
+
+/// Whether the YAML file `p`, at the top of `environments/`, is a hydrate
+/// environment file.
+///
+/// A common layout keeps other YAML there too: per-environment values
+/// (`environments/dev.yaml` holding `replicaCount: 2`), or Kubernetes
+/// manifests. Such a file must not break loading, yet a hydrate file with
+/// a typo must still be an error, never skipped silently. So the rule
+/// is: a file is hydrate's unless it is plainly something else, a YAML
+/// mapping none of whose keys is one of [`IDENTIFYING_KEYS`], or a list or
+/// scalar. A file that cannot be read or parsed, an empty one, or a mapping
+/// with `name:` (even with unknown keys beside it, e.g. `aps:`) is hydrate's,
+/// and loading it reports what is wrong, naming the file and line. The rule
+/// looks at the first document only: an environment file holds one, and a
+/// second is reported when the file is loaded.
+pub fn is_environment_document(p: &Path) -> bool {
+    let Ok(src) = std::fs::read_to_string(p) else {
+        return true;
+    };
+    let Ok(docs) = crate::yaml::parse_all(&src, crate::yaml::Resolver::V3) else {
+        return true;
+    };
+    match docs.first() {
+        None => true,
+        Some(d) if d.is_null() => true,
+        Some(d) => d.as_map().is_some_and(|m| {
+            m.iter()
+                .any(|(k, _)| k.key_text().is_some_and(|k| IDENTIFYING_KEYS.contains(&k)))
+        }),
+    }
+}
+
+/// Loads every hydrate environment file (`*.yaml`/`*.yml`, see
+/// [`is_environment_document`]) in `root/environments`, sorted by file
 /// name, with discovered apps added after the listed ones. Every path the
 /// files name must stay inside `root` (unless `allowOutside: true`), and no
 /// two environments may write the same directory or branch.
@@ -201,7 +238,7 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
                     .unwrap_or_else(|| std::io::Error::other("walk")),
             })?
             .into_path();
-        if is_environment_file(&p) {
+        if is_environment_file(&p) && is_environment_document(&p) {
             files.push(p);
         }
     }
@@ -547,6 +584,34 @@ pub fn render_each<T: Send>(
     progress: &(dyn Fn() + Sync),
     finish: &(dyn Fn(Rendered) -> T + Sync),
 ) -> Result<Vec<T>, Vec<Error>> {
+    let (done, failed) = render_each_partial(jobs, cache, progress, finish);
+    if !failed.is_empty() {
+        return Err(failed.into_iter().map(|f| f.error).collect());
+    }
+    Ok(done)
+}
+
+/// One (environment, app) whose render failed, named by its job (whatever
+/// the error's kind): `render --keep-going` keeps that app's previous
+/// output and reports the error at the end.
+#[derive(Debug)]
+pub struct AppFailure {
+    /// Environment name.
+    pub env: String,
+    /// App name.
+    pub app: String,
+    /// Why (its message names the environment, app and file).
+    pub error: Error,
+}
+
+/// [`render_each`], returning what succeeded and what failed instead of
+/// failing as a whole: both in job order.
+pub fn render_each_partial<T: Send>(
+    jobs: &[Job],
+    cache: Option<&Cache>,
+    progress: &(dyn Fn() + Sync),
+    finish: &(dyn Fn(Rendered) -> T + Sync),
+) -> (Vec<T>, Vec<AppFailure>) {
     // One run reads and parses each shared base or component file once.
     let opts = build_options(Some(std::sync::Arc::default()));
     // ... and loads each chart and parses its templates once.
@@ -558,7 +623,7 @@ pub fn render_each<T: Send>(
         Some(c) => group_by_app(jobs, c.order(jobs)),
         None => group_by_app(jobs, (0..jobs.len()).collect()),
     };
-    let results: Vec<Result<T, Error>> = cache::schedule::run(&order, |i| {
+    let results: Vec<(usize, Result<T, Error>)> = cache::schedule::run(&order, |i| {
         let j = &jobs[i];
         let r = match cache.map(|c| c.lookup(j)) {
             Some(cache::Lookup::Hit(hit)) => Ok(hit),
@@ -580,7 +645,7 @@ pub fn render_each<T: Send>(
             }
         };
         progress();
-        r.map(finish)
+        (i, r.map(finish))
     });
     // The parsed files and loaded charts are not needed for the cache's
     // index, which `finish` builds: freed first, they do not add to it.
@@ -588,11 +653,24 @@ pub fn render_each<T: Send>(
     if let Some(c) = cache {
         c.finish();
     }
-    let (ok, errs): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
-    if !errs.is_empty() {
-        return Err(errs.into_iter().filter_map(Result::err).collect());
+    let mut done = Vec::new();
+    let mut failed = Vec::new();
+    for (i, r) in results {
+        match (r, jobs.get(i)) {
+            (Ok(t), _) => done.push(t),
+            (Err(error), Some(j)) => failed.push(AppFailure {
+                env: j.env.clone(),
+                app: j.app.clone(),
+                error,
+            }),
+            (Err(error), None) => failed.push(AppFailure {
+                env: String::new(),
+                app: String::new(),
+                error,
+            }),
+        }
     }
-    Ok(ok.into_iter().filter_map(Result::ok).collect())
+    (done, failed)
 }
 
 /// `order` with each app's jobs moved up to its first (heaviest) one, so

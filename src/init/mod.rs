@@ -19,7 +19,7 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::env::{is_valid_name, Source};
+use crate::env::{self, is_valid_name, Source};
 
 pub use emit::validate;
 
@@ -34,15 +34,20 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
-    /// `environments/` exists and `--force` was not given.
+    /// `environments/` holds hydrate environment files and `--force` was
+    /// not given.
     #[error(
-        "{}: already exists; hydrate init never overwrites it (use --force to replace the \
-         files it proposes, after reading the diff it prints, or --dry-run to only look)",
-        dir.display()
+        "{}: already holds hydrate environment files ({}); hydrate init never overwrites \
+         them (use --force to replace the files it proposes, after reading the diff it \
+         prints, or --dry-run to only look)",
+        dir.display(),
+        files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
     )]
     Exists {
         /// The existing directory.
         dir: PathBuf,
+        /// Its environment files, relative to the root.
+        files: Vec<PathBuf>,
     },
     /// Nothing in the repository looks like an app of an environment.
     #[error("{}", nothing_found(root, *unclassified))]
@@ -492,7 +497,33 @@ pub struct Plan {
     /// One file per proposed environment.
     pub changes: Vec<Change>,
     /// Files in `environments/` that init does not write and leaves alone.
-    pub kept: Vec<PathBuf>,
+    pub kept: Vec<Kept>,
+}
+
+/// Something in `environments/` that init leaves alone, and what it is to
+/// hydrate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kept {
+    /// Relative to the root: `environments/<name>`.
+    pub path: PathBuf,
+    /// What it is.
+    pub what: KeptKind,
+}
+
+/// What a file or directory init leaves in `environments/` is to hydrate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeptKind {
+    /// A hydrate environment file init does not propose (with `--force`).
+    Environment,
+    /// A YAML file that is not a hydrate environment file (values,
+    /// manifests: see [`env::is_environment_document`]); hydrate does
+    /// not read it.
+    OtherYaml,
+    /// A directory (e.g. `environments/dev/values.yaml`): hydrate reads
+    /// only the files at the top of `environments/`.
+    Directory,
+    /// Any other file: not YAML, not read.
+    Other,
 }
 
 /// The files for `proposal` under `root`: refuses an existing
@@ -513,14 +544,21 @@ pub fn plan(root: &Path, proposal: &Proposal, force: bool) -> Result<Plan, Error
             ),
         });
     }
-    // An empty directory holds nothing to overwrite.
-    let empty = std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none());
-    if dir.exists() && !empty && !force {
-        return Err(Error::Exists { dir });
+    // What is there already. A directory with no hydrate environment file in
+    // it (empty, or the per-environment values a common layout keeps there)
+    // holds nothing init would overwrite: it writes beside, and says so.
+    let existing = existing_entries(&dir)?;
+    let ours: Vec<PathBuf> = existing
+        .iter()
+        .filter(|k| k.what == KeptKind::Environment)
+        .map(|k| k.path.clone())
+        .collect();
+    if !ours.is_empty() && !force {
+        return Err(Error::Exists { dir, files: ours });
     }
     let mut changes = Vec::new();
     for e in &proposal.environments {
-        let path = Path::new("environments").join(format!("{}.yaml", e.name));
+        let path = target(&existing, &e.name)?;
         let new = emit::env_file(e);
         validate(&path, &new)?;
         let old = match std::fs::read_to_string(root.join(&path)) {
@@ -530,21 +568,71 @@ pub fn plan(root: &Path, proposal: &Proposal, force: bool) -> Result<Plan, Error
         };
         changes.push(Change { path, old, new });
     }
-    let mut kept = Vec::new();
-    if dir.is_dir() {
-        let rd = std::fs::read_dir(&dir).map_err(|source| Error::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        for entry in rd.flatten() {
-            let rel = Path::new("environments").join(entry.file_name());
-            if !changes.iter().any(|c| c.path == rel) {
-                kept.push(rel);
-            }
-        }
-    }
-    kept.sort();
+    let kept: Vec<Kept> = existing
+        .into_iter()
+        .filter(|k| !changes.iter().any(|c| c.path == k.path))
+        .collect();
     Ok(Plan { changes, kept })
+}
+
+/// Where environment `name`'s file goes: `environments/<name>.yaml`,
+/// unless a file that is not hydrate's (values for that environment) has
+/// that name; then `environments/<name>.hydrate.yaml` beside it (the
+/// loader reads every hydrate file there, whatever its name; the
+/// environment's name is its `name:`). Neither is ever overwritten when it
+/// is not hydrate's.
+fn target(existing: &[Kept], name: &str) -> Result<PathBuf, Error> {
+    let candidates = [format!("{name}.yaml"), format!("{name}.hydrate.yaml")];
+    let taken = |p: &Path| {
+        existing
+            .iter()
+            .find(|k| k.path == p)
+            .is_some_and(|k| k.what != KeptKind::Environment)
+    };
+    let paths: Vec<PathBuf> = candidates
+        .iter()
+        .map(|f| Path::new("environments").join(f))
+        .collect();
+    match paths.iter().find(|p| !taken(p)) {
+        Some(p) => Ok(p.clone()),
+        None => Err(Error::Io {
+            path: paths[0].clone(),
+            source: std::io::Error::other(format!(
+                "holds something that is not a hydrate environment file, and so does {}; \
+                 hydrate init overwrites neither: move one away",
+                paths[1].display()
+            )),
+        }),
+    }
+}
+
+/// What `environments/` holds now (nothing when it does not exist), each
+/// entry classified, sorted by path.
+fn existing_entries(dir: &Path) -> Result<Vec<Kept>, Error> {
+    let mut out = Vec::new();
+    if !dir.is_dir() {
+        return Ok(out);
+    }
+    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in rd.flatten() {
+        let full = entry.path();
+        let what = if full.is_dir() {
+            KeptKind::Directory
+        } else if !env::is_environment_file(&full) {
+            KeptKind::Other
+        } else if env::is_environment_document(&full) {
+            KeptKind::Environment
+        } else {
+            KeptKind::OtherYaml
+        };
+        let path = Path::new("environments").join(entry.file_name());
+        out.push(Kept { path, what });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
 }
 
 /// Writes the plan's files (each through a temporary file renamed into

@@ -94,8 +94,10 @@ impl<'a> Sink<'a> {
             Some(e) if refused.is_empty() => app_files(&r, e.layout),
             _ => Ok(BTreeMap::new()),
         };
+        // A refused app is not staged: under `--keep-going` its previous
+        // files stay; otherwise the run stops before writing.
         let files = match (files, self.stages.get(&r.env)) {
-            (Ok(f), Some(Ok(stage))) => {
+            (Ok(f), Some(Ok(stage))) if refused.is_empty() => {
                 stage.add(&r.app, &f);
                 Ok(BTreeMap::new())
             }
