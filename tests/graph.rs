@@ -564,3 +564,46 @@ fn together_makes_one_commit_for_the_targets_not_held() {
     assert!(tag("prod-us").contains("newTag: 1.1.0"));
     assert_eq!(git(dir.path(), &["status", "--porcelain"]), "");
 }
+
+/// `pins` as text, markdown and JSON on the graph fixture: the
+/// environments layer by layer with their promotesTo edges and waves,
+/// each gate open, held (the app and why, when it opens) or closed (until
+/// when), and each app's version and how long it has been there.
+#[test]
+fn the_text_json_and_markdown_boards_show_the_graph_with_gate_states() {
+    let dir = fixture(
+        "promotion:\n  soak: 24h\n  requires: [qa]\n  freeze: [\"Fri 16:00 – Mon 08:00 Europe/Berlin\"]\n",
+    );
+    in_staging(dir.path());
+    let now = T0 + 2 * HOUR;
+    // The fixture's first commit has the clock's time: its sha varies, and
+    // so do those after it.
+    let shas = git(dir.path(), &["log", "--format=%H"]);
+    let name = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let stable = |text: String| {
+        let mut text = text.replace(&name, "<repo>");
+        for sha in shas.lines() {
+            text = text.replace(sha, "<sha>").replace(&sha[..12], "<sha>");
+        }
+        text
+    };
+    let (code, text) = run_at(dir.path(), now, now, &["pins"]);
+    assert_eq!(code, 0, "{text}");
+    insta::assert_snapshot!("graph_board_text", stable(text));
+    let (code, md) = run_at(dir.path(), now, now, &["pins", "--output", "markdown"]);
+    assert_eq!(code, 0, "{md}");
+    insta::assert_snapshot!("graph_board_markdown", stable(md));
+    let (code, json) = run_at(dir.path(), now, now, &["pins", "--output", "json"]);
+    assert_eq!(code, 0, "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let graph = serde_json::json!({"graph": v["graph"], "environments": v["environments"]});
+    insta::assert_snapshot!(
+        "graph_board_json",
+        stable(serde_json::to_string_pretty(&graph).unwrap())
+    );
+}
