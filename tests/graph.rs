@@ -387,9 +387,13 @@ fn the_scheduled_ci_job_promotes_what_the_gates_let_through_on_branches() {
         "refs/heads/main\nrefs/heads/promote/run1/canary",
         "{out}"
     );
-    let described = fs::read_to_string(root.join("promotion.md")).unwrap();
+    // One description per target, named in the list the merge-request
+    // step reads.
+    let listed = fs::read_to_string(root.join("promoted-branches.txt")).unwrap();
+    assert_eq!(listed, "promote/run1/canary descriptions/canary.md\n");
+    let described = fs::read_to_string(root.join("descriptions/canary.md")).unwrap();
     assert!(
-        described.contains("## Promote staging → canary"),
+        described.starts_with("## Promote staging → canary\n"),
         "{described}"
     );
     // The job left the checkout alone: HEAD, index and working tree.
@@ -415,6 +419,23 @@ fn the_scheduled_ci_job_promotes_what_the_gates_let_through_on_branches() {
     assert!(refs.contains("refs/heads/promote/run2/prod-eu"), "{refs}");
     assert!(refs.contains("refs/heads/promote/run2/prod-us"), "{refs}");
     assert!(!refs.contains("refs/heads/promote/run2/canary"), "{refs}");
+    let listed = fs::read_to_string(root.join("promoted-branches.txt")).unwrap();
+    assert_eq!(
+        listed,
+        "promote/run2/prod-eu descriptions/prod-eu.md\npromote/run2/prod-us descriptions/prod-us.md\n"
+    );
+    for env in ["prod-eu", "prod-us"] {
+        let d = fs::read_to_string(root.join(format!("descriptions/{env}.md"))).unwrap();
+        assert!(
+            d.starts_with(&format!("## Promote staging → {env}\n")),
+            "{d}"
+        );
+        assert!(
+            d.contains(&format!("apps/web/envs/{env}/kustomization.yaml")),
+            "{d}"
+        );
+    }
+    assert!(!root.join("descriptions/canary.md").exists());
     // Nothing left to promote: the job succeeds and pushes nothing.
     git(
         root,
@@ -444,4 +465,160 @@ fn the_scheduled_ci_job_promotes_what_the_gates_let_through_on_branches() {
         "{out}"
     );
     assert!(!remote_refs().contains("run3"));
+}
+
+/// `--together`: one commit for the targets that are not held. The first
+/// run takes canary alone (wave 2 waits for canary to carry the version
+/// when the run starts); the second takes both regions in one commit that
+/// names each environment; `hydrate history` shows it in both, and
+/// `rollback prod-eu` restores prod-eu's files only.
+#[test]
+fn together_makes_one_commit_for_the_targets_not_held() {
+    let dir = fixture("");
+    in_staging(dir.path());
+    let t = T0 + 2 * HOUR;
+    let (code, out) = run_at(dir.path(), t, t, &["promote", "staging", "--together"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("promotion staging → prod-us: nothing promoted\n  held: web (wave 2: canary does not carry web 1.1.0 yet; promoted in this run, the next run follows)"),
+        "{out}"
+    );
+    // Into one environment, the commit is an ordinary promotion.
+    let body = git(dir.path(), &["log", "-1", "--format=%B"]);
+    assert!(
+        body.contains(
+            "Hydrate-Environment: canary\nHydrate-Pin: web example/web:newTag: 1.0.0 → 1.1.0"
+        ),
+        "{body}"
+    );
+    let before = subjects(dir.path()).len();
+    let describe = dir.path().join("mr-{env}.md").display().to_string();
+    let (code, out) = run_at(
+        dir.path(),
+        t + 60,
+        t + 60,
+        &["promote", "staging", "--together", "--describe", &describe],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(subjects(dir.path()).len(), before + 1, "{out}");
+    // One description for the one commit, a section per target.
+    let d = fs::read_to_string(dir.path().join("mr-prod-eu+prod-us.md")).unwrap();
+    assert!(
+        d.starts_with("## Promote staging → prod-eu, prod-us\n"),
+        "{d}"
+    );
+    assert!(
+        d.contains("\n### prod-eu\n") && d.contains("\n### prod-us\n"),
+        "{d}"
+    );
+    fs::remove_file(dir.path().join("mr-prod-eu+prod-us.md")).unwrap();
+    assert_eq!(
+        subjects(dir.path())[0],
+        "promote staging → prod-eu, prod-us: web 1.1.0"
+    );
+    let body = git(dir.path(), &["log", "-1", "--format=%B"]);
+    let trailers: Vec<&str> = body
+        .lines()
+        .filter(|l| l.starts_with("Hydrate-Environment") || l.starts_with("Hydrate-Pin"))
+        .collect();
+    assert_eq!(
+        trailers,
+        [
+            "Hydrate-Environment: prod-eu",
+            "Hydrate-Environment: prod-us",
+            "Hydrate-Pin: prod-eu/web example/web:newTag: 1.0.0 → 1.1.0",
+            "Hydrate-Pin: prod-us/web example/web:newTag: 1.0.0 → 1.1.0",
+        ]
+    );
+    let together = git(dir.path(), &["rev-parse", "HEAD"]);
+    for (env, other) in [("prod-eu", "prod-us"), ("prod-us", "prod-eu")] {
+        let (code, out) = run_at(dir.path(), t + 90, t + 90, &["history", env]);
+        assert_eq!(code, 0, "{out}");
+        assert!(
+            out.contains(&format!(
+                "one commit with {other}\n    web example/web:newTag: 1.0.0 → 1.1.0\n"
+            )),
+            "{out}"
+        );
+    }
+    // The board counts prod-us's time from the together commit.
+    let (_, board) = run_at(
+        dir.path(),
+        t + 60 + HOUR,
+        t + 60 + HOUR,
+        &["pins", "--output", "json"],
+    );
+    let b: serde_json::Value = serde_json::from_str(&board).unwrap();
+    assert_eq!(
+        b["apps"][0]["environments"]["prod-us"]["since"],
+        "2026-12-04T20:01:00Z"
+    );
+    // Rolling back one environment of the commit restores its files only.
+    let (code, out) = run_at(
+        dir.path(),
+        t + 120,
+        t + 120,
+        &["rollback", "prod-eu", "--steps", "1"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let changed = git(dir.path(), &["show", "--format=", "--name-only", "HEAD"]);
+    assert_eq!(changed, "apps/web/envs/prod-eu/kustomization.yaml");
+    let body = git(dir.path(), &["log", "-1", "--format=%B"]);
+    assert!(
+        body.contains(&format!("Hydrate-Rollback-Of: {together}")),
+        "{body}"
+    );
+    let tag = |env: &str| {
+        fs::read_to_string(
+            dir.path()
+                .join(format!("apps/web/envs/{env}/kustomization.yaml")),
+        )
+        .unwrap()
+    };
+    assert!(tag("prod-eu").contains("newTag: 1.0.0"));
+    assert!(tag("prod-us").contains("newTag: 1.1.0"));
+    assert_eq!(git(dir.path(), &["status", "--porcelain"]), "");
+}
+
+/// `pins` as text, markdown and JSON on the graph fixture: the
+/// environments layer by layer with their promotesTo edges and waves,
+/// each gate open, held (the app and why, when it opens) or closed (until
+/// when), and each app's version and how long it has been there.
+#[test]
+fn the_text_json_and_markdown_boards_show_the_graph_with_gate_states() {
+    let dir = fixture(
+        "promotion:\n  soak: 24h\n  requires: [qa]\n  freeze: [\"Fri 16:00 – Mon 08:00 Europe/Berlin\"]\n",
+    );
+    in_staging(dir.path());
+    let now = T0 + 2 * HOUR;
+    // The fixture's first commit has the clock's time: its sha varies, and
+    // so do those after it.
+    let shas = git(dir.path(), &["log", "--format=%H"]);
+    let name = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let stable = |text: String| {
+        let mut text = text.replace(&name, "<repo>");
+        for sha in shas.lines() {
+            text = text.replace(sha, "<sha>").replace(&sha[..12], "<sha>");
+        }
+        text
+    };
+    let (code, text) = run_at(dir.path(), now, now, &["pins"]);
+    assert_eq!(code, 0, "{text}");
+    insta::assert_snapshot!("graph_board_text", stable(text));
+    let (code, md) = run_at(dir.path(), now, now, &["pins", "--output", "markdown"]);
+    assert_eq!(code, 0, "{md}");
+    insta::assert_snapshot!("graph_board_markdown", stable(md));
+    let (code, json) = run_at(dir.path(), now, now, &["pins", "--output", "json"]);
+    assert_eq!(code, 0, "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let graph = serde_json::json!({"graph": v["graph"], "environments": v["environments"]});
+    insta::assert_snapshot!(
+        "graph_board_json",
+        stable(serde_json::to_string_pretty(&graph).unwrap())
+    );
 }

@@ -52,11 +52,16 @@ fn tree(dir: &Path, rev: &str) -> String {
 }
 
 /// Kills `args` at random moments, `kills()` times, from the state after
-/// `setup`; checks each outcome and that a rerun converges.
+/// `setup` in the demo repository; checks each outcome and that a rerun
+/// converges.
 fn kill_test(name: &str, setup: &[&[&str]], args: &[&str]) {
+    kill_test_in(demo_repo(), name, setup, args);
+}
+
+/// [`kill_test`] in `repo`.
+fn kill_test_in(repo: tempfile::TempDir, name: &str, setup: &[&[&str]], args: &[&str]) {
     let seed = seed();
     let mut rng = Rng(seed);
-    let repo = demo_repo();
     let dir = repo.path();
     let first = git(dir, &["rev-parse", "HEAD"]);
     for s in setup {
@@ -157,6 +162,22 @@ fn kill_test(name: &str, setup: &[&[&str]], args: &[&str]) {
 #[test]
 fn kill_promote() {
     kill_test("promote", &[], &["promote", "staging", "production"]);
+}
+
+/// `promote --together` (the graph fixture, canary promoted first): both
+/// regions in one commit, under the same transaction.
+#[test]
+fn kill_promote_together() {
+    kill_test_in(
+        crate::graph::fixture(""),
+        "promote --together",
+        &[
+            &["set-image", "dev", "example/web:1.1.0"],
+            &["promote", "dev"],
+            &["promote", "staging", "canary"],
+        ],
+        &["promote", "staging", "--together"],
+    );
 }
 
 #[test]

@@ -12,8 +12,9 @@
 #                 several targets each gets BRANCH/<target>
 #   PUSH_OPTIONS  extra `git push` options, e.g. GitLab's
 #                 "-o merge_request.create -o merge_request.target=main"
-# Writes plan.md (the plan), promotion.md (the description) and
-# promoted-branches.txt (one branch a line) for the merge-request step.
+# Writes plan.md (the plan), descriptions/<target>.md (one merge-request
+# description per target) and promoted-branches.txt (one line per branch:
+# the branch, a space, its description file) for the merge-request step.
 # Exit 0 when something was promoted or everything is held (nothing to do);
 # non-zero on an error.
 set -eu
@@ -24,21 +25,35 @@ BRANCH=${BRANCH:-promote/$FROM/$(date -u +%Y%m%dT%H%M%SZ)}
 hydrate promote --plan --output markdown > plan.md
 cat plan.md
 
+rm -rf descriptions
+mkdir descriptions
 status=0
-hydrate promote "$FROM" --branch "$BRANCH" --describe promotion.md || status=$?
+hydrate promote "$FROM" --branch "$BRANCH" --describe 'descriptions/{env}.md' || status=$?
 case $status in
   0) ;;
   1) echo "nothing promoted: every target is held (see plan.md)"; : > promoted-branches.txt; exit 0 ;;
   *) exit "$status" ;;
 esac
 
-# The branches this run created: BRANCH itself (one target) or BRANCH/<target>.
-git for-each-ref --format='%(refname:short)' "refs/heads/$BRANCH" "refs/heads/$BRANCH/" > promoted-branches.txt
+# The branches this run created: BRANCH itself (one target) or
+# BRANCH/<target>, each with its target's description.
+: > promoted-branches.txt
+for b in $(git for-each-ref --format='%(refname:short)' "refs/heads/$BRANCH" "refs/heads/$BRANCH/"); do
+  target=${b#"$BRANCH"/}
+  if [ "$target" = "$b" ]; then
+    # One target: its description is the only one written.
+    set -- descriptions/*.md
+    echo "$b $1" >> promoted-branches.txt
+  else
+    echo "$b descriptions/$target.md" >> promoted-branches.txt
+  fi
+done
 if [ ! -s promoted-branches.txt ]; then
   echo "every target already carries $FROM's version"
   exit 0
 fi
-while read -r b; do
+while read -r b description; do
+  echo "$b: $description"
   # shellcheck disable=SC2086 # PUSH_OPTIONS is a list of options
   git push ${PUSH_OPTIONS:-} "$REMOTE" "refs/heads/$b:refs/heads/$b"
 done < promoted-branches.txt

@@ -35,6 +35,7 @@ pub fn run(args: Args) -> CommandResult {
                     "kind": e.kind.name(),
                     "from": e.from,
                     "promotion": e.promotion,
+                    "together": e.together,
                     "pins": e.changes.iter().map(|c| serde_json::json!({
                         "app": c.app, "pin": c.pin, "old": c.old, "new": c.new,
                     })).collect::<Vec<_>>(),
@@ -57,6 +58,9 @@ pub fn run(args: Args) -> CommandResult {
             e.author,
             e.from
         )?;
+        if !e.together.is_empty() {
+            writeln!(out, "    one commit with {}", e.together.join(", "))?;
+        }
         for c in &e.changes {
             writeln!(
                 out,

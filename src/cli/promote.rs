@@ -44,9 +44,18 @@ pub struct Args {
     /// Commit to a new branch (default `promote/<FROM>-to-<TO>/<id>`), leaving HEAD, index and working tree alone.
     #[arg(long, num_args = 0..=1, default_missing_value = "")]
     branch: Option<String>,
-    /// Write a markdown description (pins table, rendered changes) for the merge request.
+    /// Write a markdown description (pins table, rendered changes) for the
+    /// merge request. `{env}` in FILE is replaced by the target: with
+    /// several targets, one file each (`--describe 'mr/{env}.md'`); with
+    /// --together, one file for all, `{env}` replaced by the targets
+    /// joined with `+`. Without `{env}`, one file, every target's
+    /// description in it.
     #[arg(long, value_name = "FILE")]
-    describe: Option<PathBuf>,
+    describe: Option<String>,
+    /// With several targets: one commit for every target that is not held
+    /// (held targets are listed and left out), instead of one per target.
+    #[arg(long, conflicts_with_all = ["to", "plan"])]
+    together: bool,
     /// Also write TO's rendered output (directory or env branch).
     #[arg(long)]
     render: bool,
@@ -114,12 +123,41 @@ fn plan_lines(r: &PromoteReport) -> String {
     out
 }
 
+/// Where `--describe TEMPLATE` writes the description of `target`.
+fn described_at(template: &str, target: &str) -> PathBuf {
+    PathBuf::from(template.replace("{env}", target))
+}
+
+fn write_description(path: &std::path::Path, text: &str) -> Result<(), CommandError> {
+    std::fs::write(path, text)
+        .map_err(|e| CommandError::runtime(format!("{}: {e}", path.display())))
+}
+
 /// The merge request description: the pins and the rendered changes.
 fn description(r: &PromoteReport) -> String {
     let mut out = format!(
-        "## Promote {} → {}\n\nPromotion `{}`.\n\n| app | pin | {} | {} |\n|---|---|---|---|\n",
-        r.from, r.to, r.id, r.to, r.from
+        "## Promote {} → {}\n\nPromotion `{}`.\n\n",
+        r.from, r.to, r.id
     );
+    out.push_str(&pins_table(r));
+    if let Some(o) = &r.outcome {
+        out.push_str(&rendered_changes(o, None));
+        out.push_str(&files(o));
+    }
+    out
+}
+
+fn files(o: &promote::Outcome) -> String {
+    let mut out = String::from("\n### Files\n\n");
+    for f in &o.files {
+        out.push_str(&format!("- `{}`\n", f.display()));
+    }
+    out
+}
+
+/// The pins table of one target and the diffs of its copied files.
+fn pins_table(r: &PromoteReport) -> String {
+    let mut out = format!("| app | pin | {} | {} |\n|---|---|---|---|\n", r.to, r.from);
     for it in &r.plan.items {
         out.push_str(&format!(
             "| {} | `{}` | `{}` | `{}` |\n",
@@ -144,21 +182,75 @@ fn description(r: &PromoteReport) -> String {
             promote::copy_diff(c)
         ));
     }
-    if let Some(o) = &r.outcome {
-        out.push_str("\n### Rendered changes\n\n");
-        for (app, res) in &o.changed_resources {
-            if res.is_empty() {
-                out.push_str(&format!("- **{app}**: no rendered change\n"));
-            } else {
-                out.push_str(&format!("- **{app}**: {}\n", res.join(", ")));
-            }
+    out
+}
+
+/// The resources that render differently and the files written: of
+/// `env`'s apps only when given (a section of a together description).
+fn rendered_changes(o: &promote::Outcome, env: Option<&str>) -> String {
+    let mut out = String::from("\n### Rendered changes\n\n");
+    for ((e, app), res) in &o.changed_resources {
+        if env.is_some_and(|x| x != e) {
+            continue;
         }
-        out.push_str("\n### Files\n\n");
-        for f in &o.files {
-            out.push_str(&format!("- `{}`\n", f.display()));
+        let name = match env {
+            Some(_) => app.clone(),
+            None if o.changed_resources.keys().any(|(x, _)| x != e) => format!("{e}/{app}"),
+            None => app.clone(),
+        };
+        if res.is_empty() {
+            out.push_str(&format!("- **{name}**: no rendered change\n"));
+        } else {
+            out.push_str(&format!("- **{name}**: {}\n", res.join(", ")));
         }
     }
     out
+}
+
+/// The description of a together commit: one section per target, then
+/// the files of the one commit.
+fn together_description(t: &promote::Together) -> String {
+    let names: Vec<&str> = t.promoted().map(|p| p.to.as_str()).collect();
+    let mut out = format!(
+        "## Promote {} → {}\n\nPromotion `{}`: one commit for {}.\n",
+        t.from,
+        names.join(", "),
+        t.id,
+        names.join(", ")
+    );
+    for p in t.promoted() {
+        out.push_str(&format!("\n### {}\n\n", p.to));
+        out.push_str(&pins_table(p));
+        if let Some(o) = &t.outcome {
+            out.push_str(&rendered_changes(o, Some(&p.to)).replace("### ", "#### "));
+        }
+    }
+    for p in t
+        .parts
+        .iter()
+        .filter(|p| p.plan.is_empty() && p.plan.holds_any())
+    {
+        out.push_str(&format!("\n### {} (held, not in this commit)\n\n", p.to));
+        for line in held_lines(p) {
+            out.push_str(&format!("- {line}\n"));
+        }
+    }
+    if let Some(o) = &t.outcome {
+        out.push_str(&files(o));
+    }
+    out
+}
+
+/// `held: web (soak: 5 h 12 min left)`, once per app and reason.
+fn held_lines(r: &PromoteReport) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for f in &r.plan.refusals {
+        let line = format!("held: {} ({})", f.app(), f.reason());
+        if !seen.contains(&line) {
+            seen.push(line);
+        }
+    }
+    seen
 }
 
 pub fn run(args: Args) -> CommandResult {
@@ -196,9 +288,13 @@ pub fn run(args: Args) -> CommandResult {
         now: super::render::now(&args.root)?,
         fresh: Vec::new(),
     };
-    // Several targets: one promotion each (an error loading the
-    // environments is left to the promotion itself to report).
+    // Several targets: one promotion each, or one for all with
+    // --together (an error loading the environments is left to the
+    // promotion itself to report).
     if opts.to.is_none() && promote::targets(&opts.root, &opts.from).is_ok_and(|t| t.len() > 1) {
+        if args.together {
+            return run_together(args.describe.as_deref(), &opts);
+        }
         return run_each(args.describe.as_deref(), &opts);
     }
     let r = promote::promote(&opts)?;
@@ -230,9 +326,8 @@ pub fn run(args: Args) -> CommandResult {
         )),
         None => e,
     };
-    if let Some(path) = &args.describe {
-        std::fs::write(path, description(&r))
-            .map_err(|e| stands(CommandError::runtime(format!("{}: {e}", path.display()))))?;
+    if let Some(template) = &args.describe {
+        write_description(&described_at(template, &r.to), &description(&r)).map_err(stands)?;
     }
     print_done(&mut out, &r).map_err(|e| stands(e.into()))?;
     Ok(Outcome::Done)
@@ -241,7 +336,7 @@ pub fn run(args: Args) -> CommandResult {
 /// `hydrate promote FROM` into each of FROM's targets: every target's plan
 /// and commit, what is held where; a finding when nothing was promoted and
 /// something was held.
-fn run_each(describe: Option<&std::path::Path>, opts: &PromoteOptions) -> CommandResult {
+fn run_each(describe: Option<&str>, opts: &PromoteOptions) -> CommandResult {
     let mut out = out::stdout();
     let (mut promoted, mut held) = (0, 0);
     let mut described = String::new();
@@ -283,14 +378,19 @@ fn run_each(describe: Option<&std::path::Path>, opts: &PromoteOptions) -> Comman
             continue;
         }
         print_done(&mut out, &r)?;
-        described.push_str(&description(&r));
+        match describe {
+            // One file per target.
+            Some(t) if t.contains("{env}") => {
+                write_description(&described_at(t, &to), &description(&r))?;
+            }
+            _ => described.push_str(&description(&r)),
+        }
     }
     if opts.dry_run {
         writeln!(out, "dry run: nothing changed")?;
     }
     if let (Some(path), false) = (describe, described.is_empty()) {
-        std::fs::write(path, described)
-            .map_err(|e| CommandError::runtime(format!("{}: {e}", path.display())))?;
+        write_description(std::path::Path::new(path), &described)?;
     }
     if let Some(e) = failed {
         let e: CommandError = e.into();
@@ -302,6 +402,76 @@ fn run_each(describe: Option<&std::path::Path>, opts: &PromoteOptions) -> Comman
         });
     }
     Ok(Outcome::finding_if(promoted == 0 && held > 0))
+}
+
+/// `hydrate promote FROM --together`: every target's plan, what is held
+/// where, and the one commit; a finding when nothing was promoted and
+/// something was held.
+fn run_together(describe: Option<&str>, opts: &PromoteOptions) -> CommandResult {
+    let t = promote::promote_together(opts)?;
+    super::set_image::print_notes(&t.recovered, t.outcome.as_ref());
+    let mut out = out::stdout();
+    for r in &t.parts {
+        if r.plan.is_empty() && !r.plan.holds_any() {
+            writeln!(
+                out,
+                "{} already has {}'s pins; nothing to promote",
+                r.to, r.from
+            )?;
+        } else if r.plan.is_empty() {
+            writeln!(out, "promotion {} → {}: nothing promoted", r.from, r.to)?;
+            for line in held_lines(r) {
+                writeln!(out, "  {line}")?;
+            }
+        } else {
+            write!(out, "{}", plan_lines(r))?;
+        }
+    }
+    if opts.dry_run {
+        writeln!(out, "dry run: nothing changed")?;
+        return Ok(Outcome::finding_if(
+            t.promoted().count() == 0 && t.holds_any(),
+        ));
+    }
+    let Some(o) = &t.outcome else {
+        return Ok(Outcome::finding_if(t.holds_any()));
+    };
+    let names: Vec<&str> = t.promoted().map(|p| p.to.as_str()).collect();
+    let commit = o.commit.as_deref().unwrap_or("none");
+    let files: Vec<String> = o.files.iter().map(|f| f.display().to_string()).collect();
+    let on = t
+        .branch
+        .as_deref()
+        .map_or(String::new(), |b| format!(" on branch {b}"));
+    writeln!(
+        out,
+        "committed {commit}{on}: promotion {} into {} ({})",
+        t.id,
+        names.join(", "),
+        files.join(", ")
+    )?;
+    for e in &t.rendered {
+        let c = e
+            .commit
+            .as_deref()
+            .map_or(String::new(), |c| format!(", commit {c}"));
+        writeln!(
+            out,
+            "{}: rendered -> {}: {} files changed{c}",
+            e.env,
+            e.target,
+            e.changed_files.len()
+        )?;
+    }
+    if let Some(template) = describe {
+        let path = described_at(template, &names.join("+"));
+        write_description(&path, &together_description(&t)).map_err(|e| {
+            e.hint(format!(
+                "promote: committed {commit} before the error; the commit stands"
+            ))
+        })?;
+    }
+    Ok(Outcome::Done)
 }
 
 /// The plan and what was done: the commit, and the environments rendered.

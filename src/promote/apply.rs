@@ -39,12 +39,9 @@ pub struct Request<'a> {
     /// The transaction holding the index lock (None: `--branch`, which
     /// touches neither the index nor the working tree).
     pub tx: Option<Transaction<'a>>,
-    /// The environment edited.
-    pub env: &'a str,
-    /// The pins to write.
-    pub items: &'a [Item],
-    /// The files to copy whole (written before the pins).
-    pub copies: &'a [Copy],
+    /// The environments edited, each with its pins and copied files: one
+    /// for every command but `promote --together`.
+    pub targets: Vec<Target<'a>>,
     /// Further files (relative to the root) that must not have uncommitted
     /// changes: where FROM's promoted values are read.
     pub clean: &'a [PathBuf],
@@ -58,6 +55,16 @@ pub struct Request<'a> {
     pub describe: bool,
 }
 
+/// One environment's edits.
+pub struct Target<'a> {
+    /// The environment edited.
+    pub env: &'a str,
+    /// The pins to write.
+    pub items: &'a [Item],
+    /// The files to copy whole (written before the pins).
+    pub copies: &'a [Copy],
+}
+
 /// What applying did.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -66,8 +73,9 @@ pub struct Outcome {
     /// The files written (relative to the working directory, symbolic
     /// links resolved).
     pub files: Vec<PathBuf>,
-    /// Per app: resources whose rendered text changed (`Kind/name`).
-    pub changed_resources: BTreeMap<String, Vec<String>>,
+    /// Per (environment, app): resources whose rendered text changed
+    /// (`Kind/name`).
+    pub changed_resources: BTreeMap<(String, String), Vec<String>>,
     /// What could not be finished after the commit, each saying what to do.
     pub remaining: Vec<String>,
 }
@@ -310,8 +318,12 @@ fn render(root: &Path, env: &str, apps: &BTreeSet<String>) -> Result<Vec<Rendere
     })
 }
 
-fn changed_resources(before: &[Rendered], after: &[Rendered]) -> BTreeMap<String, Vec<String>> {
-    let mut out = BTreeMap::new();
+fn changed_resources(
+    env: &str,
+    before: &[Rendered],
+    after: &[Rendered],
+    out: &mut BTreeMap<(String, String), Vec<String>>,
+) {
     for a in after {
         let old = before.iter().find(|b| b.app == a.app);
         let mut changed = Vec::new();
@@ -321,9 +333,8 @@ fn changed_resources(before: &[Rendered], after: &[Rendered]) -> BTreeMap<String
                 changed.push(format!("{}/{}", d.id.gvk.kind, d.id.name));
             }
         }
-        out.insert(a.app.clone(), changed);
+        out.insert((env.to_string(), a.app.clone()), changed);
     }
-    out
 }
 
 /// Applies the request: all or nothing. The edits start from the
@@ -332,13 +343,24 @@ fn changed_resources(before: &[Rendered], after: &[Rendered]) -> BTreeMap<String
 /// snapshot with the edits; only then is anything committed or written.
 pub fn execute(req: Request) -> Result<Outcome, Error> {
     let snap = req.snapshot;
-    let edited = edit_files(req.repo, snap, req.copies, req.items)?;
-    let apps: BTreeSet<String> = req
-        .items
+    let copies: Vec<Copy> = req
+        .targets
         .iter()
-        .map(|i| i.app.clone())
-        .chain(req.copies.iter().map(|c| c.app.clone()))
+        .flat_map(|t| t.copies.iter().cloned())
         .collect();
+    let items: Vec<Item> = req
+        .targets
+        .iter()
+        .flat_map(|t| t.items.iter().cloned())
+        .collect();
+    let edited = edit_files(req.repo, snap, &copies, &items)?;
+    let apps = |t: &Target| -> BTreeSet<String> {
+        t.items
+            .iter()
+            .map(|i| i.app.clone())
+            .chain(t.copies.iter().map(|c| c.app.clone()))
+            .collect()
+    };
     let mut check: Vec<String> = Vec::new();
     for f in &edited {
         for p in std::iter::once(&f.real).chain(&f.named) {
@@ -357,25 +379,32 @@ pub fn execute(req: Request) -> Result<Outcome, Error> {
     if !dirty.is_empty() {
         return Err(Error::Uncommitted(dirty));
     }
-    let before = if req.describe {
-        render(snap.root(), req.env, &apps)?
-    } else {
-        Vec::new()
-    };
+    let mut before = Vec::new();
+    for t in &req.targets {
+        before.push(if req.describe {
+            render(snap.root(), t.env, &apps(t))?
+        } else {
+            Vec::new()
+        });
+    }
     for f in &edited {
         std::fs::write(snap.file(&f.real), &f.new).map_err(|e| Error::Edit {
             file: PathBuf::from(&f.real),
             message: e.to_string(),
         })?;
     }
-    let after = render(snap.root(), req.env, &apps)?;
+    let mut changed = BTreeMap::new();
+    for (t, before) in req.targets.iter().zip(&before) {
+        let after = render(snap.root(), t.env, &apps(t))?;
+        changed_resources(t.env, before, &after, &mut changed);
+    }
     let files: BTreeMap<String, Vec<u8>> = edited
         .iter()
         .map(|f| (f.real.clone(), f.new.clone().into_bytes()))
         .collect();
     let mut out = Outcome {
         files: edited.iter().map(|f| PathBuf::from(&f.real)).collect(),
-        changed_resources: changed_resources(&before, &after),
+        changed_resources: changed,
         ..Outcome::default()
     };
     match (&req.mode, req.tx) {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::message::{changes, PinChange};
+use super::message::{changes, changes_in, PinChange};
 use super::Error;
 use crate::git::Repo;
 
@@ -62,6 +62,9 @@ pub struct HistoryEntry {
     pub before: Option<String>,
     /// Its `Hydrate-Approved-By` trailers (`qa <alice@example.com>`).
     pub approved_by: Vec<String>,
+    /// The other environments the same commit changed (`promote
+    /// --together`), in the order its trailers name them.
+    pub together: Vec<String>,
 }
 
 impl HistoryEntry {
@@ -126,9 +129,18 @@ pub fn every_change(root: &Path) -> Result<Vec<HistoryEntry>, Error> {
     let repo = Repo::discover(root)?;
     let mut out = Vec::new();
     for c in repo.log(100_000)? {
-        let Some(env) = c.trailer("Hydrate-Environment") else {
+        // One `Hydrate-Environment` trailer per environment the commit
+        // changed: several for `promote --together`, each an entry of its
+        // own with its own pins.
+        let envs: Vec<&str> = c
+            .trailers
+            .iter()
+            .filter(|(k, _)| k == "Hydrate-Environment")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if envs.is_empty() {
             continue;
-        };
+        }
         let kinds = [
             ("Hydrate-Promoted-From", Kind::Promotion),
             ("Hydrate-Set-Image", Kind::SetImage),
@@ -141,25 +153,34 @@ pub fn every_change(root: &Path) -> Result<Vec<HistoryEntry>, Error> {
         else {
             continue;
         };
-        out.push(HistoryEntry {
-            env: env.to_string(),
-            sha: c.sha.clone(),
-            time: c.time,
-            author: c.author.clone(),
-            kind,
-            from,
-            promotion: c.trailer("Hydrate-Promotion").map(str::to_string),
-            changes: changes(&c.message, &c.trailers),
-            reached_by: c.reached_by.clone(),
-            reached_at: c.reached_at,
-            before: c.before.clone(),
-            approved_by: c
-                .trailers
-                .iter()
-                .filter(|(k, _)| k == APPROVED_BY)
-                .map(|(_, v)| v.clone())
-                .collect(),
-        });
+        let all = changes(&c.message, &c.trailers);
+        let approved_by: Vec<String> = c
+            .trailers
+            .iter()
+            .filter(|(k, _)| k == APPROVED_BY)
+            .map(|(_, v)| v.clone())
+            .collect();
+        for env in &envs {
+            out.push(HistoryEntry {
+                env: env.to_string(),
+                sha: c.sha.clone(),
+                time: c.time,
+                author: c.author.clone(),
+                kind,
+                from: from.clone(),
+                promotion: c.trailer("Hydrate-Promotion").map(str::to_string),
+                changes: changes_in(env, envs.len() > 1, &all),
+                reached_by: c.reached_by.clone(),
+                reached_at: c.reached_at,
+                before: c.before.clone(),
+                approved_by: approved_by.clone(),
+                together: envs
+                    .iter()
+                    .filter(|e| *e != env)
+                    .map(|e| e.to_string())
+                    .collect(),
+            });
+        }
     }
     Ok(out)
 }

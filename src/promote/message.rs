@@ -234,47 +234,136 @@ pub fn render_with_copies(
     copies: &[Copy],
     trailers: &[(&str, String)],
 ) -> Result<String, Error> {
+    let part = Part {
+        env: None,
+        items,
+        copies,
+    };
+    compose(template, ctx, &[part], trailers)
+}
+
+/// One environment's share of a commit into several at once (`promote
+/// --together`).
+pub struct Part<'a> {
+    /// The environment; None in a commit into one environment, whose
+    /// lines and trailers name no environment (as they always have).
+    pub env: Option<&'a str>,
+    /// Its pins.
+    pub items: &'a [Item],
+    /// Its copied files.
+    pub copies: &'a [Copy],
+}
+
+/// [`render_with_copies`] for a commit into several environments: every
+/// body line and every `Hydrate-Pin` / `Hydrate-Copy` trailer names its
+/// environment as `ENV/APP` (`Hydrate-Pin: prod-eu/web example/web:newTag:
+/// 1.0.0 → 1.1.0`), which [`changes_in`] reads back per environment. The
+/// caller puts one `Hydrate-Environment` trailer per environment in
+/// `trailers`.
+pub fn render_together(
+    template: &str,
+    ctx: impl Fn(&str) -> minijinja::Value,
+    parts: &[Part],
+    trailers: &[(&str, String)],
+) -> Result<String, Error> {
+    compose(template, ctx, parts, trailers)
+}
+
+/// `web`, or `prod-eu/web` in a commit into several environments.
+fn app_of(env: Option<&str>, app: &str) -> String {
+    match env {
+        Some(e) => format!("{e}/{app}"),
+        None => app.to_string(),
+    }
+}
+
+fn compose(
+    template: &str,
+    ctx: impl Fn(&str) -> minijinja::Value,
+    parts: &[Part],
+    trailers: &[(&str, String)],
+) -> Result<String, Error> {
     let env = crate::output::template_env();
     let subject = |summary: &str| {
         env.render_str(template, ctx(summary))
             .map_err(|e| Error::Template(e.to_string()))
     };
     let frame = subject("")?.chars().count();
-    let fitted = summary(items, copies, SUBJECT_MAX.saturating_sub(frame).max(12));
-    let mut msg = format!("{}\n\n{}", subject(&fitted)?.trim_end(), body(items));
-    for c in copies {
-        if c.from == c.to {
-            // A rollback: the file as it was.
-            msg.push_str(&format!("- {}: {} restored\n", c.app, c.name));
-        } else {
-            msg.push_str(&format!(
-                "- {}: {} copied from {}\n",
-                c.app,
-                c.name,
-                c.from.display()
-            ));
+    let items: Vec<Item> = parts.iter().flat_map(|p| p.items).cloned().collect();
+    let copies: Vec<Copy> = parts.iter().flat_map(|p| p.copies).cloned().collect();
+    let fitted = summary(&items, &copies, SUBJECT_MAX.saturating_sub(frame).max(12));
+    let mut msg = format!("{}\n\n", subject(&fitted)?.trim_end());
+    for p in parts {
+        for line in body(p.items).lines() {
+            // `- app: …` → `- prod-eu/app: …`
+            match (p.env, line.strip_prefix("- ")) {
+                (Some(e), Some(rest)) => msg.push_str(&format!("- {e}/{rest}\n")),
+                _ => msg.push_str(&format!("{line}\n")),
+            }
         }
-        for line in super::copy::diff(c).lines() {
-            msg.push_str(&format!("    {line}\n"));
+    }
+    for p in parts {
+        for c in p.copies {
+            let app = app_of(p.env, &c.app);
+            if c.from == c.to {
+                // A rollback: the file as it was.
+                msg.push_str(&format!("- {app}: {} restored\n", c.name));
+            } else {
+                msg.push_str(&format!(
+                    "- {app}: {} copied from {}\n",
+                    c.name,
+                    c.from.display()
+                ));
+            }
+            for line in super::copy::diff(c).lines() {
+                msg.push_str(&format!("    {line}\n"));
+            }
         }
     }
     msg.push('\n');
     for (k, v) in trailers {
         msg.push_str(&format!("{k}: {v}\n"));
     }
-    for i in items {
-        msg.push_str(&format!("{PIN_TRAILER}: {}\n", pin_trailer(i)));
+    for p in parts {
+        for i in p.items {
+            let mut t = pin_trailer(i);
+            if let Some(e) = p.env {
+                t = format!("{e}/{t}");
+            }
+            msg.push_str(&format!("{PIN_TRAILER}: {t}\n"));
+        }
     }
-    for c in copies {
-        msg.push_str(&format!(
-            "{COPY_TRAILER}: {} {} {} → {}\n",
-            c.app,
-            c.name,
-            c.from.display(),
-            c.to.display()
-        ));
+    for p in parts {
+        for c in p.copies {
+            msg.push_str(&format!(
+                "{COPY_TRAILER}: {} {} {} → {}\n",
+                app_of(p.env, &c.app),
+                c.name,
+                c.from.display(),
+                c.to.display()
+            ));
+        }
     }
     Ok(msg)
+}
+
+/// The changes of a commit that belong to `env`: all of them when the
+/// commit names one environment, else those its lines and trailers name
+/// as `ENV/APP` (see [`render_together`]), with the prefix taken off.
+pub fn changes_in(env: &str, several: bool, all: &[PinChange]) -> Vec<PinChange> {
+    if !several {
+        return all.to_vec();
+    }
+    let prefix = format!("{env}/");
+    all.iter()
+        .filter_map(|c| {
+            let app = c.app.strip_prefix(&prefix)?;
+            Some(PinChange {
+                app: app.to_string(),
+                ..c.clone()
+            })
+        })
+        .collect()
 }
 
 /// The trailer that records a whole-file copy.

@@ -22,6 +22,7 @@ mod plan;
 mod reasons;
 mod route;
 mod snapshot;
+mod together;
 mod traced;
 
 use std::path::PathBuf;
@@ -49,6 +50,7 @@ pub use route::{
     json as routes_json, markdown as routes_markdown, routes, text as routes_text, Route, State,
     Step, Stop,
 };
+pub use together::{promote_together, Together};
 
 /// The render errors' messages, with the snapshot directory they were
 /// rendered in left out of the paths they name, so they name files as the

@@ -173,7 +173,7 @@ pub(super) fn target_in<'a>(
 
 /// The transaction (when this run commits on the current branch) and the
 /// snapshot of HEAD that every read of a source-editing command uses.
-fn start<'r>(
+pub(super) fn start<'r>(
     repo: &'r Repo,
     root: &Path,
     operation: Option<&str>,
@@ -193,7 +193,7 @@ fn start<'r>(
     Ok((tx, snap))
 }
 
-fn recovered(tx: &Option<Transaction>) -> Vec<String> {
+pub(super) fn recovered(tx: &Option<Transaction>) -> Vec<String> {
     tx.as_ref()
         .map(|t| t.recovered().to_vec())
         .unwrap_or_default()
@@ -202,7 +202,11 @@ fn recovered(tx: &Option<Transaction>) -> Vec<String> {
 /// Plans a promotion on the sources under `root` (HEAD's, exported) at
 /// commit `sha`: the pins that differ, the policies' verdicts, the id and
 /// the commit message.
-fn plan_promotion(o: &PromoteOptions, root: &Path, sha: &str) -> Result<PromoteReport, Error> {
+pub(super) fn plan_promotion(
+    o: &PromoteOptions,
+    root: &Path,
+    sha: &str,
+) -> Result<PromoteReport, Error> {
     let envs = env::load_environments(root)?;
     let from = find(&envs, &o.from)?;
     let to_name = match (&o.to, from.promotes_to.as_slice()) {
@@ -459,9 +463,11 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
         repo: &repo,
         snapshot: &snap,
         tx,
-        env: &report.to,
-        items: &report.plan.items,
-        copies: &report.plan.copies,
+        targets: vec![apply::Target {
+            env: &report.to,
+            items: &report.plan.items,
+            copies: &report.plan.copies,
+        }],
         clean: &report.sources,
         message: report.message.clone(),
         mode,
@@ -654,9 +660,11 @@ impl<'r> Edit<'r> {
             repo: self.repo,
             snapshot: &self.snap,
             tx: self.tx,
-            env,
-            items: &items,
-            copies,
+            targets: vec![apply::Target {
+                env,
+                items: &items,
+                copies,
+            }],
             clean: &[],
             message,
             mode: if no_commit {

@@ -39,6 +39,8 @@ tfoot td{font-size:13px;background:#f6f8fa}
 .env ul{list-style:none;margin:6px 0 0;padding:0;display:flex;flex-wrap:wrap;gap:4px}
 .env li{font-size:11.5px;border:1px solid #d1d9e0;border-radius:10px;padding:0 6px;background:#f6f8fa}
 .env li.closed{background:#ffebe9;border-color:#ff8182;color:#82071e}
+.env li.held{background:#fff8c5;border-color:#d4a72c;color:#7d4e00}
+.env li.open{background:#dafbe1;border-color:#4ac26b;color:#116329}
 .env .app{margin-top:6px;font-size:13px}
 .env .app code{font-weight:600}
 .env .app .age,.env .app .held{font-size:12px;color:#59636e}
@@ -223,13 +225,22 @@ impl Board {
         if !c.gates.is_empty() {
             out.push_str("<ul>");
             for g in &c.gates {
+                let held: Vec<String> = g.holds.iter().map(|(a, w)| format!("{a}: {w}")).collect();
                 match &g.closed {
                     Some(until) => out.push_str(&format!(
-                        "<li class=\"closed\">{} &middot; closed {}</li>",
+                        "<li class=\"closed\">{} &middot; closed until {}</li>",
                         esc(&g.text),
                         esc(until)
                     )),
-                    None => out.push_str(&format!("<li>{}</li>", esc(&g.text))),
+                    None if held.is_empty() => out.push_str(&format!(
+                        "<li class=\"open\">{} &middot; open</li>",
+                        esc(&g.text)
+                    )),
+                    None => out.push_str(&format!(
+                        "<li class=\"held\" title=\"{}\">{} &middot; held</li>",
+                        esc(&held.join("; ")),
+                        esc(&g.text)
+                    )),
                 }
             }
             out.push_str("</ul>");

@@ -81,6 +81,10 @@ pub struct Column {
     pub last_change: Option<Change>,
     /// The newest promotion.
     pub last_promotion: Option<Change>,
+    /// The environments it promotes into (`promotesTo`), as listed.
+    pub to: Vec<String>,
+    /// Its `wave:`, among the targets of one source.
+    pub wave: Option<u32>,
     /// Its gates and their state at the board's time: `soak 24h`,
     /// `freeze until Mon 08:00 CET`, `requires qa`, `after canary`, `wave 2`.
     pub gates: Vec<Gate>,
@@ -89,11 +93,28 @@ pub struct Column {
 /// One gate of an environment's `promotion:` (or its wave).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gate {
+    /// Its kind: `soak`, `freeze`, `requires`, `after` or `wave` (the
+    /// `Hydrate-Forced` name).
+    pub kind: &'static str,
     /// What it asks: `soak 24h`, `freeze Fri 16:00 – Mon 08:00 Europe/Berlin`.
     pub text: String,
-    /// Whether it holds everything at the board's time (a closed freeze),
-    /// with until when.
+    /// Whether it holds everything at the board's time (a closed freeze):
+    /// until when (`Mon 08:00 CET`).
     pub closed: Option<String>,
+    /// The apps it holds at the board's time, each `(app, why and when it
+    /// opens)`: `(web, soak: 23 h left)`. Empty and not closed: open.
+    pub holds: Vec<(String, String)>,
+}
+
+impl Gate {
+    /// `open`, `held` (some apps) or `closed` (a freeze, everything).
+    pub fn state(&self) -> &'static str {
+        match (&self.closed, self.holds.is_empty()) {
+            (Some(_), _) => "closed",
+            (None, false) => "held",
+            (None, true) => "open",
+        }
+    }
 }
 
 /// What the environment promoting into a cell's has for the app.
@@ -327,8 +348,41 @@ impl Inputs<'_> {
                 .collect(),
             last_change: mine().next().map(Change::of),
             last_promotion: mine().find(|e| e.kind == Kind::Promotion).map(Change::of),
-            gates: gates_of(&self.all[i], now),
+            to: self.all[i].promotes_to.clone(),
+            wave: self.all[i].wave,
+            gates: self.gates(i, now),
         }
+    }
+
+    /// Environment `i`'s gates, each with the apps it holds on the
+    /// `promotesTo` links into `i` at `now`.
+    fn gates(&self, i: usize, now: i64) -> Vec<Gate> {
+        let mut gates = gates_of(&self.all[i], now);
+        for p in self.promotions.iter().filter(|p| p.to == i) {
+            for r in &p.refusals {
+                let plan::Refusal::Gate { app, gate, why } = r else {
+                    continue;
+                };
+                // `requires: qa …` belongs to `requires qa`, `after:
+                // canary …` to `after canary`; the other kinds come once.
+                let mine = gates.iter_mut().find(|g| {
+                    g.kind == *gate
+                        && match g.text.split_once(' ') {
+                            Some((k, name)) if k == "requires" || k == "after" => {
+                                why.starts_with(&format!("{k}: {name} "))
+                            }
+                            _ => true,
+                        }
+                });
+                if let Some(g) = mine {
+                    let held = (app.clone(), why.clone());
+                    if g.closed.is_none() && !g.holds.contains(&held) {
+                        g.holds.push(held);
+                    }
+                }
+            }
+        }
+        gates
     }
 
     /// Every pin of the shown environments, by app and pin, with what a
@@ -420,28 +474,33 @@ fn order(all: &[Environment], only: &[String]) -> Vec<usize> {
 /// The gates of `e` and, for a freeze, whether it is closed at `now`.
 fn gates_of(e: &Environment, now: i64) -> Vec<Gate> {
     let p = &e.promotion;
-    let open = |text: String| Gate { text, closed: None };
+    let open = |kind: &'static str, text: String| Gate {
+        kind,
+        text,
+        closed: None,
+        holds: Vec::new(),
+    };
     let mut out = Vec::new();
     if let Some(w) = e.wave {
-        out.push(open(format!("wave {w}")));
+        out.push(open("wave", format!("wave {w}")));
     }
     if let Some(s) = p.soak {
-        out.push(open(format!(
-            "soak {}",
-            gates::left(i64::try_from(s).unwrap_or(i64::MAX))
-        )));
+        out.push(open(
+            "soak",
+            format!("soak {}", gates::left(i64::try_from(s).unwrap_or(i64::MAX))),
+        ));
     }
     for f in &p.freeze {
         out.push(Gate {
-            text: format!("freeze {}", f.text),
-            closed: f.until(now).map(|t| format!("until {}", f.describe(t))),
+            closed: f.until(now).map(|t| f.describe(t)),
+            ..open("freeze", format!("freeze {}", f.text))
         });
     }
     for r in &p.requires {
-        out.push(open(format!("requires {r}")));
+        out.push(open("requires", format!("requires {r}")));
     }
     for (a, _) in &p.after {
-        out.push(open(format!("after {a}")));
+        out.push(open("after", format!("after {a}")));
     }
     out
 }

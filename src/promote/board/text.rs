@@ -1,6 +1,6 @@
 //! The board as a text table, markdown and JSON.
 
-use super::{age, Board, Cell, Change, Incoming};
+use super::{age, Board, Cell, Change, Gate, Incoming};
 use crate::output::rfc3339;
 
 /// The legend of the `←` marker.
@@ -59,7 +59,78 @@ fn short_sha(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
 
+/// `soak 24h: held: web (soak: 23 h left)`, `wave 1: open`,
+/// `freeze …: closed until Mon 08:00 CET`.
+fn gate_text(g: &Gate) -> String {
+    match (&g.closed, g.holds.as_slice()) {
+        (Some(until), _) => format!("{}: closed until {until}", g.text),
+        (None, []) => format!("{}: open", g.text),
+        (None, holds) => {
+            let held: Vec<String> = holds.iter().map(|(a, w)| format!("{a} ({w})")).collect();
+            format!("{}: held: {}", g.text, held.join(", "))
+        }
+    }
+}
+
 impl Board {
+    /// Whether the board has a graph worth drawing apart from the table:
+    /// an environment promotes into several, or one has gates. A plain
+    /// chain without gates reads as well in the table's columns, which
+    /// are in promotion order.
+    fn draws_graph(&self) -> bool {
+        self.layers.iter().any(|l| l.len() > 1) || self.columns.iter().any(|c| !c.gates.is_empty())
+    }
+
+    /// The environments in graph order, layer by layer, each with its
+    /// `promotesTo` edges, its gates' states and every app's version, how
+    /// long it has been there and what comes next: one line per fact, with
+    /// its depth (0: the layers; 1: an environment; 2: its gates and apps);
+    /// `code` marks a version up (markdown's back quotes).
+    fn graph_lines(&self, code: &dyn Fn(&str) -> String) -> Vec<(usize, String)> {
+        let mut out = vec![(
+            0,
+            self.layers
+                .iter()
+                .map(|l| l.join(", "))
+                .collect::<Vec<_>>()
+                .join(" → "),
+        )];
+        for name in self.layers.iter().flatten() {
+            let Some(i) = self.columns.iter().position(|c| &c.name == name) else {
+                continue;
+            };
+            let c = &self.columns[i];
+            let mut head = c.name.clone();
+            if let Some(w) = c.wave {
+                head.push_str(&format!(" (wave {w})"));
+            }
+            if !c.to.is_empty() {
+                head.push_str(&format!(" → {}", c.to.join(", ")));
+            }
+            out.push((1, head));
+            for g in &c.gates {
+                out.push((2, format!("gate {}", gate_text(g))));
+            }
+            for a in &self.apps {
+                let Some(cell) = &a.cells[i] else { continue };
+                let mut line = format!("{} {}", a.app, code(&versions(cell)));
+                if let Some(t) = cell.since {
+                    line.push_str(&format!(" for {}", age(t, self.generated)));
+                }
+                for inc in &cell.incoming {
+                    let theirs: Vec<String> = inc.versions.iter().map(|v| v.short()).collect();
+                    let theirs = code(&theirs.join(", "));
+                    match &inc.held {
+                        None => line.push_str(&format!("; ← {} {theirs} ready", inc.from)),
+                        Some(why) => line.push_str(&format!("; {} {theirs} held: {why}", inc.from)),
+                    }
+                }
+                out.push((2, line));
+            }
+        }
+        out
+    }
+
     /// The header line: repository, commit, generation time.
     fn heading(&self) -> String {
         let repo = match &self.repository {
@@ -99,6 +170,12 @@ impl Board {
             .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
             .collect();
         let mut out = format!("{}\n\n", self.heading());
+        if self.draws_graph() {
+            for (depth, line) in self.graph_lines(&|s| s.to_string()) {
+                out.push_str(&format!("{}{line}\n", "  ".repeat(depth)));
+            }
+            out.push('\n');
+        }
         for r in rows {
             let line: Vec<String> = r
                 .iter()
@@ -128,6 +205,15 @@ impl Board {
         let esc = |s: &str| s.replace('|', "\\|");
         let names: Vec<String> = self.columns.iter().map(|c| esc(&c.name)).collect();
         let mut out = format!("{}\n\n", esc(&self.heading()));
+        if self.draws_graph() {
+            for (depth, line) in self.graph_lines(&|s| format!("`{s}`")) {
+                match depth {
+                    0 => out.push_str(&format!("**{line}**\n\n")),
+                    d => out.push_str(&format!("{}- {line}\n", "  ".repeat(d - 1))),
+                }
+            }
+            out.push('\n');
+        }
         out.push_str(&format!("| app | {} |\n", names.join(" | ")));
         out.push_str(&format!("|---|{}\n", "---|".repeat(names.len())));
         for a in &self.apps {
@@ -177,9 +263,22 @@ impl Board {
             "repository": self.repository.as_ref().map(|r| json!({"name": r.name, "url": r.url})),
             "commit": self.commit,
             "generated": rfc3339(self.generated),
+            "graph": {
+                "layers": self.layers,
+                "edges": self.columns.iter().flat_map(|c| c.to.iter().map(move |t| json!({"from": c.name, "to": t}))).collect::<Vec<_>>(),
+            },
             "environments": self.columns.iter().map(|c| json!({
                 "name": c.name,
                 "promotedFrom": c.from,
+                "promotesTo": c.to,
+                "wave": c.wave,
+                "gates": c.gates.iter().map(|g| json!({
+                    "gate": g.kind,
+                    "text": g.text,
+                    "state": g.state(),
+                    "until": g.closed,
+                    "holds": g.holds.iter().map(|(a, w)| json!({"app": a, "why": w})).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
                 "lastChange": change(&c.last_change),
                 "lastPromotion": change(&c.last_promotion),
             })).collect::<Vec<_>>(),
