@@ -248,7 +248,7 @@ fn review_kind(e: &crate::review::Error) -> Kind {
         E::Env(e) => env_kind(e),
         E::Git(e) => git_kind(e),
         E::Io { .. } => Kind::Runtime,
-        E::Renders(_) | E::Diff(_) | E::Usage(_) => Kind::Usage,
+        E::Renders(_) | E::Diff(_) | E::Usage(_) | E::Validate(_) => Kind::Usage,
     }
 }
 

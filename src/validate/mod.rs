@@ -380,6 +380,22 @@ impl Validator {
         Ok(p)
     }
 
+    /// Both passes over apps already rendered together (one side of a
+    /// diff): each app's first pass, in parallel, then the custom
+    /// resources against the CRDs of all of them and of `extra`.
+    pub fn all(&self, apps: &[AppObjects], extra: &Crds) -> Result<Vec<Finding>, Error> {
+        use rayon::prelude::*;
+        let passes: Vec<Pending> = apps
+            .par_iter()
+            .map(|a| self.first(*a))
+            .collect::<Result<_, _>>()?;
+        let mut p = Pending::default();
+        for one in passes {
+            p.merge(one);
+        }
+        self.finish(p, extra)
+    }
+
     /// Checks the kept custom resources against the CRDs of every pass and
     /// of `extra` (`crds:` files), and returns every finding, sorted.
     pub fn finish(&self, mut p: Pending, extra: &Crds) -> Result<Vec<Finding>, Error> {
