@@ -253,3 +253,12 @@ fn a_warm_cache_finds_what_a_cold_run_finds() {
         "{stderr}"
     );
 }
+
+/// A helm app's findings name the template line: an action's line for a
+/// value it printed, the one matching line for literal template text.
+#[test]
+fn a_chart_finding_names_its_template_line() {
+    let (code, stdout, stderr) = validate(&repo().join("testdata/validate/chart"), &[]);
+    assert_eq!(code, 1, "{stderr}");
+    insta::assert_snapshot!("chart_findings", stdout);
+}
