@@ -180,11 +180,7 @@ fn validity_section(comparisons: &[Comparison]) -> String {
         let v = &c.validity;
         let pair = format!("{} → {}", escape(&c.from), escape(&c.to));
         if !v.introduced.is_empty() {
-            let objects = Validity::invalid_objects(&v.introduced);
-            let what = match objects {
-                0 => format!("adds {}", plural(v.introduced.len(), "warning")),
-                n => format!("makes {} invalid", plural(n, "object")),
-            };
+            let what = Validity::headline(&v.introduced);
             let _ = write!(s, "### {pair}: this change {what}\n\n");
             s.push_str(&findings_table(&v.introduced));
         }

@@ -297,6 +297,9 @@ pub fn compare(from: &Side, to: &Side, settings: &Settings) -> Comparison {
             validity.fixed.extend(fixed);
         }
     }
+    // Errors first (a table stops at a limit); each severity in app order.
+    validity.introduced.sort_by_key(|f| f.severity);
+    validity.fixed.sort_by_key(|f| f.severity);
     Comparison {
         from: from.label.clone(),
         to: to.label.clone(),

@@ -265,10 +265,7 @@ pub fn to_human(comparisons: &[Comparison], st: Style) -> String {
 fn validity_lines(v: &Validity, st: Style, out: &mut String) {
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     if !v.introduced.is_empty() {
-        let what = match Validity::invalid_objects(&v.introduced) {
-            0 => format!("adds {}", plural(v.introduced.len(), "warning")),
-            n => format!("makes {} invalid", plural(n, "object")),
-        };
+        let what = Validity::headline(&v.introduced);
         let _ = writeln!(out, "  {}", st.bold(&format!("this change {what}:")));
         for f in &v.introduced {
             let line = format!("+ {}", crate::validate::report::text_line(f));

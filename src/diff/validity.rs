@@ -31,6 +31,25 @@ impl Validity {
         self.introduced.is_empty() && self.fixed.is_empty()
     }
 
+    /// `makes 2 objects invalid (and adds 3 warnings)`, `adds 1 warning`:
+    /// what `introduced` findings do.
+    pub fn headline(introduced: &[Finding]) -> String {
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let warnings = introduced
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count();
+        match (Self::invalid_objects(introduced), warnings) {
+            (0, w) => format!("adds {}", plural(w, "warning")),
+            (n, 0) => format!("makes {} invalid", plural(n, "object")),
+            (n, w) => format!(
+                "makes {} invalid (and adds {})",
+                plural(n, "object"),
+                plural(w, "warning")
+            ),
+        }
+    }
+
     /// Objects with at least one error among `findings`.
     pub fn invalid_objects(findings: &[Finding]) -> usize {
         findings
