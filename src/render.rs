@@ -242,16 +242,22 @@ pub fn run_loaded(
         .cache
         .clone()
         .and_then(|secret| env::Cache::open(&opts.root, secret))
-        // Validation reads every field: a hit must carry the document.
+        // Validation reads every field: a hit carries the documents, or
+        // the findings stored beside it.
         .map(|c| match opts.validate || envs.iter().any(|e| e.validate) {
-            true => c.with_whole_documents(),
+            true => c.with_findings(validate::run::findings_tags(
+                envs.iter().filter(|e| opts.validate || e.validate),
+            )),
             false => c,
         });
     // Each render's files are streamed to its output's staging tree as it
     // finishes (see `sink`); only the counts stay.
     let mut sink = Sink::open(opts, &envs, &written);
     let (mut finished, failures) =
-        env::render_each_partial(&jobs, cache.as_ref(), &|| progress(0), &|r| sink.finish(r));
+        env::render_each_partial(&jobs, cache.as_ref(), &|| progress(0), &|r| {
+            let stored = cache.as_ref().and_then(|c| c.take_findings(&r.env, &r.app));
+            sink.finish(r, stored)
+        });
     if !opts.keep_going && !failures.is_empty() {
         return Err(Error::Renders(
             failures.into_iter().map(|f| f.error).collect(),
@@ -264,7 +270,7 @@ pub fn run_loaded(
             BTreeMap::new()
         }
     };
-    let invalid = validate_renders(opts, &envs, &sink)?;
+    let invalid = validate_renders(opts, &envs, &sink, cache.as_ref())?;
     if invalid
         .iter()
         .any(|f| f.severity == validate::Severity::Error)
@@ -560,11 +566,15 @@ fn validate_renders(
     opts: &Options,
     envs: &[Environment],
     sink: &Sink,
+    cache: Option<&env::Cache>,
 ) -> Result<Vec<validate::Finding>, Error> {
     if let Some(e) = validate::run::lock(&sink.failed).pop() {
         return Err(e.into());
     }
-    let pending = std::mem::take(&mut *validate::run::lock(&sink.pending));
+    let mut pending = std::mem::take(&mut *validate::run::lock(&sink.pending));
+    if let Some(c) = cache {
+        pending.store(&opts.root, envs, c);
+    }
     if pending.objects == 0 {
         return Ok(Vec::new());
     }

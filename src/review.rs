@@ -3,8 +3,11 @@
 //! temporary directory, never checked out: only the files its renders can
 //! read, see `git::Export` and `env::reach`), renders them with
 //! `env::render_all` or reads their committed output, and hands the
-//! resources to `diff/`. It writes nothing outside its temporary directory
-//! and never touches the working tree, the index or HEAD.
+//! resources to `diff/`. Unless told not to, it validates both sides too
+//! (`validate/`, each with its environment's Kubernetes version and CRDs),
+//! so the diff can say what the change makes invalid and what it fixes.
+//! It writes nothing outside its temporary directory and never touches
+//! the working tree, the index or HEAD.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +17,8 @@ use rayon::prelude::*;
 use crate::diff::{self, Comparison, Mode, Rules, Settings, Side};
 use crate::env::{self, Environment, Output, Selection};
 use crate::git::{Export, Repo};
+use crate::k8s::{Body, Object};
+use crate::validate::{self, AppObjects, Validator};
 
 /// What to compare and how.
 #[derive(Clone, Debug, Default)]
@@ -40,6 +45,8 @@ pub struct Options {
     pub helm_profile: bool,
     /// `--show-secrets`.
     pub show_secrets: bool,
+    /// Validate both sides (not `--no-validate`).
+    pub validate: bool,
 }
 
 /// Why a comparison could not be made.
@@ -72,6 +79,10 @@ pub enum Error {
     /// The request does not make sense.
     #[error("{0}")]
     Usage(String),
+    /// A side could not be validated (a `kubeVersion` without schemas, a
+    /// bad `crds:` file).
+    #[error(transparent)]
+    Validate(#[from] validate::Error),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -110,23 +121,63 @@ pub fn run(opts: &Options) -> Result<Vec<Comparison>, Error> {
     let (a, b) = if opts.rendered || opts.rendered_from.is_some() {
         let repo = Repo::discover(&opts.root).ok();
         let [a, b] = [fe, te].map(|e| {
-            Committed {
+            let side = Committed {
                 root: &opts.root,
                 at: None,
                 repo: repo.as_ref(),
                 from: opts.rendered_from.as_deref(),
                 env: e,
             }
-            .side(&opts.apps, &e.name)
+            .side(&opts.apps, &e.name)?;
+            with_findings(opts, &opts.root, e, side)
         });
         (a?, b?)
     } else {
-        let mut sides = render(&[(&opts.root, fe), (&opts.root, te)], &opts.apps)?;
+        let mut sides = render(opts, &[(&opts.root, fe), (&opts.root, te)])?;
         let b = sides.pop().unwrap_or_default();
         let a = sides.pop().unwrap_or_default();
         (label(a, from), label(b, to))
     };
-    Ok(vec![diff::compare(&a, &b, &settings)])
+    let mut c = diff::compare(&a, &b, &settings);
+    if !opts.rendered {
+        locate(&mut c, (&opts.root, &envs), (&opts.root, &envs));
+    }
+    Ok(vec![c])
+}
+
+/// Names the files and lines of the findings a comparison introduces (in
+/// the `to` side's sources) and fixes (in the `from` side's): only those,
+/// as locating one costs a traced rebuild of its app.
+fn locate(c: &mut Comparison, from: (&Path, &[Environment]), to: (&Path, &[Environment])) {
+    validate::locate(to.0, to.1, &mut c.validity.introduced);
+    validate::locate(from.0, from.1, &mut c.validity.fixed);
+}
+
+/// The validation findings of one side's apps (`None` unless asked for):
+/// each object against its environment's Kubernetes version, custom
+/// resources against the CRDs the side renders and the environment's
+/// `crds:` files.
+fn findings(
+    opts: &Options,
+    root: &Path,
+    e: &Environment,
+    apps: &[(&str, &[Object<Body>])],
+) -> Result<Option<Vec<validate::Finding>>, Error> {
+    if !opts.validate {
+        return Ok(None);
+    }
+    let kube_version = validate::run::kube_version(e);
+    let objects: Vec<AppObjects> = apps
+        .iter()
+        .map(|(app, objects)| AppObjects {
+            env: &e.name,
+            app,
+            kube_version,
+            objects,
+        })
+        .collect();
+    let extra = validate::run::crd_files(root, std::slice::from_ref(e), &Selection::default())?;
+    Ok(Some(Validator::new(false).all(&objects, &extra)?))
 }
 
 fn settings(opts: &Options, mode: Mode, rules: Rules) -> Settings {
@@ -157,14 +208,15 @@ fn check_apps(envs: &[&Environment], apps: &[String]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Renders each (root, environment) in one parallel batch; one side each.
-fn render(envs: &[(&Path, &Environment)], apps: &[String]) -> Result<Vec<Side>, Error> {
+/// Renders each (root, environment) in one parallel batch; one side each,
+/// validated unless `--no-validate`.
+fn render(opts: &Options, envs: &[(&Path, &Environment)]) -> Result<Vec<Side>, Error> {
     let mut jobs = Vec::new();
     let mut counts = Vec::new();
     for (root, e) in envs {
         let sel = Selection {
             envs: vec![e.name.clone()],
-            apps: apps.to_vec(),
+            apps: opts.apps.clone(),
             shard: None,
         };
         let js = env::plan(root, std::slice::from_ref(*e), &sel);
@@ -178,15 +230,18 @@ fn render(envs: &[(&Path, &Environment)], apps: &[String]) -> Result<Vec<Side>, 
         .collect::<Result<_, _>>()?;
     let mut it = rendered.iter().zip(resources);
     let mut sides = Vec::new();
-    for ((_, e), n) in envs.iter().zip(counts) {
+    for ((root, e), n) in envs.iter().zip(counts) {
         let mut side = Side {
             label: e.name.clone(),
             ..Side::default()
         };
+        let mut objects: Vec<(&str, &[Object<Body>])> = Vec::new();
         for (r, res) in it.by_ref().take(n) {
             side.apps.push(r.app.clone());
             side.resources.extend(res);
+            objects.push((&r.app, &r.objects));
         }
+        side.findings = findings(opts, root, e, &objects)?;
         sides.push(side);
     }
     Ok(sides)
@@ -350,6 +405,33 @@ impl Committed<'_> {
     }
 }
 
+/// A committed side's objects validated as a render's would be; their
+/// findings are not located (the sources may have moved on since).
+fn with_findings(
+    opts: &Options,
+    root: &Path,
+    e: &Environment,
+    mut side: Side,
+) -> Result<Side, Error> {
+    let objects: Vec<(String, Vec<Object<Body>>)> = side
+        .apps
+        .iter()
+        .map(|app| {
+            let of_app = side.resources.iter().filter(|r| &r.app == app);
+            let objects = of_app
+                .map(|r| Object::new(r.node.clone(), String::new(), None).into())
+                .collect();
+            (app.clone(), objects)
+        })
+        .collect();
+    let objects: Vec<(&str, &[Object<Body>])> = objects
+        .iter()
+        .map(|(a, o)| (a.as_str(), o.as_slice()))
+        .collect();
+    side.findings = findings(opts, root, e, &objects)?;
+    Ok(side)
+}
+
 /// The app of an output file that holds manifests (`<app>/….yaml`, the
 /// app selected), or `None`.
 fn manifest_app<'a>(path: &'a str, apps: &[String]) -> Option<&'a str> {
@@ -468,21 +550,24 @@ fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>,
             batch.push((&opts.root, e));
         }
     }
-    let mut sides = render(&batch, &opts.apps)?.into_iter();
+    let mut sides = render(opts, &batch)?.into_iter();
     let mut out = Vec::new();
     for name in names {
         let old = old_envs.iter().find(|e| e.name == name);
         let new = new_envs.iter().find(|e| e.name == name);
         let before = format!("{name}@{rev}");
         let a = match (old, opts.rendered) {
-            (Some(e), true) => Committed {
-                root: old_root,
-                at: Some(rev),
-                repo: Some(&repo),
-                from: opts.rendered_from.as_deref(),
-                env: e,
+            (Some(e), true) => {
+                let side = Committed {
+                    root: old_root,
+                    at: Some(rev),
+                    repo: Some(&repo),
+                    from: opts.rendered_from.as_deref(),
+                    env: e,
+                }
+                .side(&opts.apps, &before)?;
+                with_findings(opts, old_root, e, side)?
             }
-            .side(&opts.apps, &before)?,
             (Some(_), false) => label(sides.next().unwrap_or_default(), &before),
             (None, _) => label(Side::default(), &before),
         };
@@ -495,11 +580,11 @@ fn since(opts: &Options, rev: &str, cli_rules: Rules) -> Result<Vec<Comparison>,
             None => Rules::default(),
         };
         rules.extend(cli_rules.clone());
-        out.push(diff::compare(
-            &a,
-            &b,
-            &settings(opts, Mode::Revisions, rules),
-        ));
+        let mut c = diff::compare(&a, &b, &settings(opts, Mode::Revisions, rules));
+        if !opts.rendered {
+            locate(&mut c, (old_root, old_envs), (&opts.root, &new_envs));
+        }
+        out.push(c);
     }
     Ok(out)
 }

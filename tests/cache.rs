@@ -485,8 +485,8 @@ fn a_cached_secret_keeps_its_data_for_the_secret_guard() {
         "the cached Secret lost its data"
     );
     // Every other named object is handed on as its identity alone, and
-    // says so in its type; asked for whole documents, the cache gives
-    // every one back whole.
+    // says so in its type; for a validating caller with no findings
+    // stored under its tags, the cache gives every one back whole.
     let named = hit
         .objects
         .iter()
@@ -499,7 +499,7 @@ fn a_cached_secret_keeps_its_data_for_the_secret_guard() {
         u64::MAX,
         self::secret(),
     )
-    .with_whole_documents();
+    .with_findings(Default::default());
     let hit = whole.lookup(&api).hit().expect("a cache hit");
     assert!(hit.objects.iter().all(|o| o.node.document().is_some()));
 

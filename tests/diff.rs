@@ -135,7 +135,7 @@ fn json_output_validates_against_the_documented_shape() {
     let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
-    compiler.add_resource("diff.json", schema).unwrap();
+    compiler.add_resource("diff.json", schema.clone()).unwrap();
     let index = compiler.compile("diff.json", &mut schemas).unwrap();
     for args in [
         &["staging", "production", "--output", "json"][..],
@@ -149,6 +149,13 @@ fn json_output_validates_against_the_documented_shape() {
         }
         assert_eq!(v["differences"], r.code == 1);
     }
+    // A finding is described as `hydrate validate --output json` has it.
+    let text = fs::read_to_string(repo().join("schemas/validate-output.schema.json")).unwrap();
+    let validate: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        schema["$defs"]["finding"],
+        validate["properties"]["findings"]["items"]
+    );
     // A value that is not a change fails the schema, so the test can fail.
     let bad =
         serde_json::json!({"version": 1, "differences": true, "summary": {}, "comparisons": []});
@@ -461,4 +468,45 @@ fn environment_schema_knows_diff_rules() {
         let repo = mini(&[("environments/a.yaml", bad)]);
         assert_eq!(diff(repo.path(), &["a", "a"]).code, 2, "{bad}");
     }
+}
+
+#[test]
+fn markdown_says_what_a_change_makes_invalid_and_what_it_fixes() {
+    // Committed: a misspelled imagePullPolicy. The change fixes it and
+    // misspells replicas instead.
+    let before = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      containers:\n        - name: web\n          image: example/web:1.0\n          imagePullPolcy: Always\n";
+    let repo = mini(&[
+        (
+            "environments/staging.yaml",
+            "name: staging\napps:\n  - name: web\n    kustomize: apps/web\n",
+        ),
+        (
+            "apps/web/kustomization.yaml",
+            "resources:\n  - deployment.yaml\n",
+        ),
+        ("apps/web/deployment.yaml", before),
+    ]);
+    let dir = repo.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "web"]);
+    let after = before
+        .replace("imagePullPolcy", "imagePullPolicy")
+        .replace("spec:\n  selector", "spec:\n  replcias: 2\n  selector");
+    fs::write(dir.join("apps/web/deployment.yaml"), after).unwrap();
+    let r = diff(dir, &["--since", "HEAD", "--output", "markdown"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    insta::assert_snapshot!("markdown_validity", r.stdout);
+    // JSON carries the same findings; --no-validate leaves them out.
+    let r = diff(dir, &["--since", "HEAD", "--output", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let validity = &v["comparisons"][0]["validity"];
+    assert_eq!(validity["introduced"][0]["path"], "spec.replcias");
+    assert_eq!(validity["introduced"][0]["line"], 6);
+    assert_eq!(validity["fixed"].as_array().map(Vec::len), Some(1));
+    let r = diff(
+        dir,
+        &["--since", "HEAD", "--output", "markdown", "--no-validate"],
+    );
+    assert!(!r.stdout.contains("invalid"), "{}", r.stdout);
 }

@@ -214,9 +214,49 @@ fn a_warm_cache_finds_what_a_cold_run_finds() {
             String::from_utf8_lossy(&out.stdout).into_owned(),
         )
     };
-    let (cold, warm) = (run(), run());
+    let stored = || {
+        std::fs::read_dir(dir.path().join(".hydrate/cache"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension() == Some("val".as_ref()))
+            .count()
+    };
+    let cold = run();
+    // The findings of both renders are stored beside them.
+    assert_eq!(stored(), 2);
+    let warm = run();
     let (_, no_cache, _) = validate(dir.path(), &[]);
     assert_eq!(cold.0, Some(1));
     assert_eq!(cold, warm);
     assert_eq!(warm.1, no_cache);
+    // A changed CRD changes what its custom resources are checked against
+    // (they are never answered from the cache): the size limit is gone.
+    let crd = dir.path().join("apps/platform/widgets-crd.yaml");
+    let text = std::fs::read_to_string(&crd).unwrap();
+    assert!(text.contains("maximum: 10"));
+    std::fs::write(&crd, text.replace("maximum: 10", "maximum: 20")).unwrap();
+    let changed = run();
+    let (_, no_cache, _) = validate(dir.path(), &[]);
+    assert_eq!(changed.1, no_cache);
+    assert!(!changed.1.contains("above the maximum"), "{}", changed.1);
+    assert!(cold.1.contains("above the maximum"), "{}", cold.1);
+    // render --validate on the warm cache refuses the same objects.
+    let render = hydrate()
+        .args(["render", "--validate", "--check", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&render.stderr);
+    assert!(
+        stderr.contains("spec.replicas: expected integer"),
+        "{stderr}"
+    );
+}
+
+/// A helm app's findings name the template line: an action's line for a
+/// value it printed, the one matching line for literal template text.
+#[test]
+fn a_chart_finding_names_its_template_line() {
+    let (code, stdout, stderr) = validate(&repo().join("testdata/validate/chart"), &[]);
+    assert_eq!(code, 1, "{stderr}");
+    insta::assert_snapshot!("chart_findings", stdout);
 }

@@ -62,6 +62,11 @@ pub struct Args {
     /// The repository root (holds `environments/`).
     #[arg(long, default_value = ".")]
     root: PathBuf,
+    /// Do not validate the two sides (by default the diff ends with what
+    /// the change makes invalid and what it fixes, as `hydrate validate`
+    /// reports it).
+    #[arg(long)]
+    no_validate: bool,
     /// After the diff: each changed field's origin on both sides, the
     /// files and lines that set it (`hydrate explain`'s chains).
     #[arg(long)]
@@ -112,6 +117,7 @@ pub fn run(args: Args) -> CommandResult {
         ignore: args.ignore,
         helm_profile: args.ignore_profile.is_some(),
         show_secrets: args.show_secrets,
+        validate: !args.no_validate,
     };
     let comparisons = review::run(&opts)?;
     let color = match args.color {

@@ -249,7 +249,7 @@ fn review_kind(e: &crate::review::Error) -> Kind {
         E::Git(e) => git_kind(e),
         E::Output(e) => output_kind(e),
         E::Io { .. } => Kind::Runtime,
-        E::Renders(_) | E::Diff(_) | E::Usage(_) => Kind::Usage,
+        E::Renders(_) | E::Diff(_) | E::Usage(_) | E::Validate(_) => Kind::Usage,
     }
 }
 

@@ -73,7 +73,19 @@ pub fn to_json(comparisons: &[Comparison]) -> J {
                     })
                 })
                 .collect();
-            json!({ "from": c.from, "to": c.to, "apps": apps })
+            let mut v = json!({ "from": c.from, "to": c.to, "apps": apps });
+            if c.validity.checked {
+                let list = |fs: &[crate::validate::Finding]| -> Vec<J> {
+                    fs.iter()
+                        .map(crate::validate::report::finding_json)
+                        .collect()
+                };
+                v["validity"] = json!({
+                    "introduced": list(&c.validity.introduced),
+                    "fixed": list(&c.validity.fixed),
+                });
+            }
+            v
         })
         .collect();
     json!({

@@ -2,12 +2,15 @@
 //! table per comparison and app, then one collapsible `<details>` block per
 //! resource holding a ```` ```diff ```` block. GitHub refuses comments over
 //! 65,536 characters, so the text stops at a resource boundary before
-//! [`MARKDOWN_LIMIT`] and says what it left out.
+//! [`MARKDOWN_LIMIT`] and says what it left out. When both sides were
+//! validated, what the change makes invalid (and fixes) comes first, at
+//! most [`FINDINGS_LISTED`] findings a table.
 
 use std::fmt::Write;
 
 use super::text::{label, summary_line, unified, value_text};
-use super::{ChangeKind, Comparison, ResourceDiff, Status, Summary};
+use super::{ChangeKind, Comparison, ResourceDiff, Status, Summary, Validity};
+use crate::validate::Finding;
 
 /// The most characters `to_markdown` returns.
 pub const MARKDOWN_LIMIT: usize = 65_000;
@@ -123,12 +126,83 @@ fn table(comparisons: &[Comparison]) -> String {
     s
 }
 
+/// The most findings listed per table; the rest are counted.
+const FINDINGS_LISTED: usize = 30;
+
+/// `apps/shop/deployment.yaml:9`, or the template, or nothing.
+fn source(f: &Finding) -> String {
+    match (&f.file, f.line) {
+        (Some(file), Some(line)) => format!("{file}:{line}"),
+        (Some(file), None) => file.clone(),
+        _ => String::new(),
+    }
+}
+
+fn findings_table(findings: &[Finding]) -> String {
+    let mut s = String::from(
+        "| env | app | object | path | finding | source |\n|---|---|---|---|---|---|\n",
+    );
+    for f in findings.iter().take(FINDINGS_LISTED) {
+        let code = |t: &str| match t.is_empty() {
+            true => String::new(),
+            false => format!("`{}`", escape(t).replace('`', "'")),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {}: {} | {} |",
+            escape(&f.env),
+            escape(&f.app),
+            escape(&f.object()),
+            code(&f.path),
+            f.severity.name(),
+            escape(&f.message),
+            code(&source(f)),
+        );
+    }
+    if findings.len() > FINDINGS_LISTED {
+        let _ = writeln!(
+            s,
+            "\n{} more; run `hydrate validate` for all of them.",
+            findings.len() - FINDINGS_LISTED
+        );
+    }
+    s.push('\n');
+    s
+}
+
+/// What each comparison makes invalid and what it fixes (nothing when
+/// its validation findings are the same on both sides): first in the
+/// comment, since an invalid object fails the sync whatever else changed.
+fn validity_section(comparisons: &[Comparison]) -> String {
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let mut s = String::new();
+    for c in comparisons.iter().filter(|c| !c.validity.is_empty()) {
+        let v = &c.validity;
+        let pair = format!("{} → {}", escape(&c.from), escape(&c.to));
+        if !v.introduced.is_empty() {
+            let what = Validity::headline(&v.introduced);
+            let _ = write!(s, "### {pair}: this change {what}\n\n");
+            s.push_str(&findings_table(&v.introduced));
+        }
+        if !v.fixed.is_empty() {
+            let _ = write!(
+                s,
+                "### {pair}: this change fixes {}\n\n",
+                plural(v.fixed.len(), "finding")
+            );
+            s.push_str(&findings_table(&v.fixed));
+        }
+    }
+    s
+}
+
 /// The markdown comment, at most [`MARKDOWN_LIMIT`] characters.
 pub fn to_markdown(comparisons: &[Comparison]) -> String {
     let mut out = format!(
         "## hydrate diff\n\n**{}**\n\n",
         summary_line(&Summary::of(comparisons))
     );
+    out.push_str(&validity_section(comparisons));
     let t = table(comparisons);
     if out.chars().count() + t.chars().count() + NOTE_ROOM < MARKDOWN_LIMIT / 2 {
         out.push_str(&t);

@@ -16,6 +16,7 @@ mod mask;
 mod rules;
 mod text;
 mod tree;
+mod validity;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -27,9 +28,11 @@ pub use markdown::{to_markdown, MARKDOWN_LIMIT};
 pub use rules::{Rules, Target};
 pub use text::{to_brief, to_human, Style};
 pub use tree::{Change, ChangeKind, Seg};
+pub use validity::Validity;
 
 use rayon::prelude::*;
 
+use crate::validate::Finding;
 use crate::yaml::Node;
 
 /// A diff failure.
@@ -95,6 +98,8 @@ pub struct Side {
     pub apps: Vec<String>,
     /// The resources, in output order.
     pub resources: Vec<Resource>,
+    /// The resources' validation findings, when the side was validated.
+    pub findings: Option<Vec<Finding>>,
 }
 
 /// What the two sides are.
@@ -195,6 +200,8 @@ pub struct Comparison {
     pub to: String,
     /// Apps that differ, by name.
     pub apps: Vec<AppDiff>,
+    /// The validation findings the change introduces and fixes.
+    pub validity: Validity,
 }
 
 /// Counts over comparisons.
@@ -252,10 +259,11 @@ pub fn compare(from: &Side, to: &Side, settings: &Settings) -> Comparison {
     let (from_apps, to_apps) = (by_app(from), by_app(to));
     let from_set: HashSet<&str> = from.apps.iter().map(String::as_str).collect();
     let to_set: HashSet<&str> = to.apps.iter().map(String::as_str).collect();
+    let (from_findings, to_findings) = (validity::by_app(from), validity::by_app(to));
     // Apps are independent: compared in parallel, collected in name order.
-    let out: Vec<AppDiff> = apps
+    let per_app: Vec<(Option<AppDiff>, Vec<Finding>, Vec<Finding>)> = apps
         .par_iter()
-        .filter_map(|&app| {
+        .map(|&app| {
             let none = Vec::new();
             let a = from_apps.get(app).unwrap_or(&none);
             let b = to_apps.get(app).unwrap_or(&none);
@@ -264,18 +272,39 @@ pub fn compare(from: &Side, to: &Side, settings: &Settings) -> Comparison {
                 (false, true) => Status::Added,
                 _ => Status::Changed,
             };
-            let resources = compare_app(a, b, settings);
-            (status != Status::Changed || !resources.is_empty()).then(|| AppDiff {
+            let findings = (
+                from_findings.get(app).cloned().unwrap_or_default(),
+                to_findings.get(app).cloned().unwrap_or_default(),
+            );
+            let (resources, introduced, fixed) = compare_app(a, b, findings, settings);
+            let diff = (status != Status::Changed || !resources.is_empty()).then(|| AppDiff {
                 app: app.to_string(),
                 status,
                 resources,
-            })
+            });
+            (diff, introduced, fixed)
         })
         .collect();
+    let mut validity = Validity {
+        checked: from.findings.is_some() && to.findings.is_some(),
+        ..Validity::default()
+    };
+    let mut out = Vec::new();
+    for (diff, introduced, fixed) in per_app {
+        out.extend(diff);
+        if validity.checked {
+            validity.introduced.extend(introduced);
+            validity.fixed.extend(fixed);
+        }
+    }
+    // Errors first (a table stops at a limit); each severity in app order.
+    validity.introduced.sort_by_key(|f| f.severity);
+    validity.fixed.sort_by_key(|f| f.severity);
     Comparison {
         from: from.label.clone(),
         to: to.label.clone(),
         apps: out,
+        validity,
     }
 }
 
@@ -287,8 +316,24 @@ fn by_app(side: &Side) -> HashMap<&str, Vec<&Resource>> {
     m
 }
 
-fn compare_app(a: &[&Resource], b: &[&Resource], settings: &Settings) -> Vec<ResourceDiff> {
+/// One app's resource differences, then the findings it introduces and
+/// fixes.
+fn compare_app(
+    a: &[&Resource],
+    b: &[&Resource],
+    (from_findings, to_findings): (Vec<&Finding>, Vec<&Finding>),
+    settings: &Settings,
+) -> (Vec<ResourceDiff>, Vec<Finding>, Vec<Finding>) {
     let matching = identity::match_resources(a, b, settings.mode);
+    let (introduced, fixed) = validity::of_app(
+        &validity::AppFindings {
+            from: from_findings,
+            to: to_findings,
+            names_from: &matching.names_from,
+            names_to: &matching.names_to,
+        },
+        settings.mode,
+    );
     let mut out = Vec::new();
     for pair in &matching.pairs {
         let prepare = |r: &Resource, other: Option<&Resource>| {
@@ -360,5 +405,5 @@ fn compare_app(a: &[&Resource], b: &[&Resource], settings: &Settings) -> Vec<Res
             y.status as u8,
         ))
     });
-    out
+    (out, introduced, fixed)
 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::{AppDiff, Change, ChangeKind, Comparison, ResourceDiff, Status, Summary};
+use super::{AppDiff, Change, ChangeKind, Comparison, ResourceDiff, Status, Summary, Validity};
 use crate::yaml::{Node, Tag, Value};
 
 /// Colour or not.
@@ -253,12 +253,35 @@ pub fn to_human(comparisons: &[Comparison], st: Style) -> String {
                 }
             }
         }
+        validity_lines(&c.validity, st, &mut out);
     }
     let _ = writeln!(out, "{}", summary_line(&Summary::of(comparisons)));
     out
 }
 
 /// `3 resources changed (7 fields), 2 added, 0 removed, 1 expected difference`.
+/// What the change makes invalid (`+`, red) and fixes (`-`, green), one
+/// `hydrate validate` line each.
+fn validity_lines(v: &Validity, st: Style, out: &mut String) {
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    if !v.introduced.is_empty() {
+        let what = Validity::headline(&v.introduced);
+        let _ = writeln!(out, "  {}", st.bold(&format!("this change {what}:")));
+        for f in &v.introduced {
+            let line = format!("+ {}", crate::validate::report::text_line(f));
+            let _ = writeln!(out, "    {}", st.red(&line));
+        }
+    }
+    if !v.fixed.is_empty() {
+        let head = format!("this change fixes {}:", plural(v.fixed.len(), "finding"));
+        let _ = writeln!(out, "  {}", st.bold(&head));
+        for f in &v.fixed {
+            let line = format!("- {}", crate::validate::report::text_line(f));
+            let _ = writeln!(out, "    {}", st.green(&line));
+        }
+    }
+}
+
 pub(crate) fn summary_line(s: &Summary) -> String {
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });

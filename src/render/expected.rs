@@ -39,7 +39,7 @@ pub fn branch_output(
     // A branch environment has no stage: the files stay with each render.
     let sink = Sink::open(&opts, envs, &written);
     let mut finished =
-        env::render_each(&jobs, None, &|| {}, &|r| sink.finish(r)).map_err(Error::Renders)?;
+        env::render_each(&jobs, None, &|| {}, &|r| sink.finish(r, None)).map_err(Error::Renders)?;
     guard(&mut finished)?;
     env_output(root, e, &mut finished, true, Some((source, origin_url)))
 }

@@ -81,14 +81,15 @@ impl<'a> Sink<'a> {
     }
 
     /// Applies the guards to `r`, names its files and streams them to its
-    /// environment's stage; keeps what the report needs.
-    pub fn finish(&self, mut r: Rendered) -> Finished {
+    /// environment's stage; keeps what the report needs. `stored`: the
+    /// validation findings the cache keeps with `r`, if it was a hit.
+    pub fn finish(&self, mut r: Rendered, stored: Option<Vec<u8>>) -> Finished {
         let e = self.envs.iter().find(|e| e.name == r.env);
         let refused = e
             .map(|e| Guard::of(e, self.strict).apply(&mut r))
             .unwrap_or_default();
         if let Some(e) = e.filter(|e| self.validate_all || e.validate) {
-            self.first_pass(e, &r);
+            self.first_pass(e, &r, stored.as_deref());
         }
         let files = match e {
             Some(e) if refused.is_empty() => app_files(&r, e.layout),
@@ -118,14 +119,14 @@ impl<'a> Sink<'a> {
 
     /// Validation's first pass over one render (custom resources wait for
     /// every CRD: [`validate::Validator::finish`]).
-    fn first_pass(&self, e: &Environment, r: &Rendered) {
+    fn first_pass(&self, e: &Environment, r: &Rendered, stored: Option<&[u8]>) {
         let app = AppObjects {
             env: &r.env,
             app: &r.app,
             kube_version: validate::run::kube_version(e),
             objects: &r.objects,
         };
-        match self.validator.first(app) {
+        match self.validator.first_or_stored(app, stored) {
             Ok(p) => validate::run::lock(&self.pending).merge(p),
             Err(err) => validate::run::lock(&self.failed).push(err),
         }

@@ -5,14 +5,17 @@
 //! node is looked up there; a node the build made itself (a label it added)
 //! names the nearest written node above it. Warnings about a whole object
 //! are not located (a type without schema recurs in many apps, and each
-//! rebuild costs a render). Helm apps keep the template the
-//! object came from (`# Source:`), without a line.
+//! rebuild costs a render). A helm app with a finding is rendered again
+//! with its actions traced (as `explain` does): a value an action printed
+//! names that action's template line; literal template text names the one
+//! line of the template that reads as the printed line, when exactly one
+//! does. Otherwise the finding keeps the template (`# Source:`) alone.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{Finding, Seg, Severity};
-use crate::env::{Environment, Source};
+use crate::env::{ChartApp, Environment, Source};
 use crate::kustomize::{self, Options};
 use crate::yaml::Node;
 
@@ -33,15 +36,19 @@ pub fn locate(root: &Path, envs: &[Environment], findings: &mut [Finding]) {
     }
     let base = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     for ((env, app), indexes) in by_app {
-        let dir = envs
+        let source = envs
             .iter()
             .find(|e| e.name == env)
             .and_then(|e| e.apps.iter().find(|a| a.name == app))
-            .and_then(|a| match &a.source {
-                Source::Kustomize(dir) => Some(dir.clone()),
-                Source::Helm(_) => None,
-            });
-        let Some(dir) = dir else { continue };
+            .map(|a| a.source.clone());
+        let dir = match source {
+            Some(Source::Kustomize(dir)) => dir,
+            Some(Source::Helm(chart)) => {
+                locate_in_chart(root, &chart, &indexes, findings);
+                continue;
+            }
+            None => continue,
+        };
         let opts = Options {
             helm: kustomize::HelmSettings {
                 enabled: true,
@@ -71,6 +78,94 @@ pub fn locate(root: &Path, envs: &[Environment], findings: &mut [Finding]) {
                 f.line = Some(l.line);
             }
         }
+    }
+}
+
+/// [`locate`] for the findings (`indexes`) of one chart app: the chart
+/// rendered again with its actions traced.
+fn locate_in_chart(root: &Path, chart: &ChartApp, indexes: &[usize], findings: &mut [Finding]) {
+    let mut app = chart.clone();
+    app.chart = root.join(&chart.chart);
+    app.value_files = app.value_files.iter().map(|f| root.join(f)).collect();
+    // A packed chart's templates have no file to point at.
+    if !app.chart.is_dir() {
+        return;
+    }
+    let charts = crate::helm::ChartCache::default();
+    let Ok((rendered, _)) = crate::env::render_chart_with(&app, &charts, true) else {
+        return;
+    };
+    for &i in indexes {
+        let f = &mut findings[i];
+        let Some(o) = rendered.objects.iter().find(|o| {
+            o.id.gvk.api_version() == f.api_version
+                && o.id.gvk.kind == f.kind
+                && o.id.name == f.name
+                && o.id.namespace == f.namespace
+        }) else {
+            continue;
+        };
+        let Some(source) = &o.source else { continue };
+        let Some(traced) = rendered.actions.get(source) else {
+            continue;
+        };
+        // The document as printed: `# Source: …` line, text, newline
+        // (where `explain` finds it in the template's output too).
+        let doc = o
+            .printed
+            .split_once('\n')
+            .map(|(_, rest)| rest.strip_suffix('\n').unwrap_or(rest))
+            .unwrap_or_default();
+        let Some(offset) = traced.text.find(doc) else {
+            continue;
+        };
+        let Some(node) = nodes_along(&o.node, &f.at).pop() else {
+            continue;
+        };
+        let start = offset + node.pos.start as usize;
+        let end = offset + (node.pos.end as usize).max(node.pos.start as usize + 1);
+        let template = |file: &str| {
+            let inside = file.split_once('/').map_or(file, |(_, rest)| rest);
+            chart.chart.join(inside)
+        };
+        let printed_by = traced
+            .actions
+            .iter()
+            .find(|m| m.start < end && m.end > start);
+        let at = match printed_by {
+            Some(m) => Some((template(&m.file), m.line)),
+            None => {
+                let file = template(source);
+                literal_line(&root.join(&file), &traced.text, start).map(|l| (file, l))
+            }
+        };
+        if let Some((file, line)) = at {
+            f.file = Some(file.display().to_string());
+            f.line = Some(line);
+        }
+    }
+}
+
+/// The 1-based line of `template` that reads as the line of `output`
+/// holding byte `at` (surrounding blanks aside), if exactly one does.
+fn literal_line(template: &Path, output: &str, at: usize) -> Option<u32> {
+    let before = output.get(..at)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let rest = output.get(line_start..)?;
+    let line = rest.split('\n').next()?.trim();
+    if line.is_empty() {
+        return None;
+    }
+    let text = std::fs::read_to_string(template).ok()?;
+    let mut hits = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == line)
+        .map(|(i, _)| i);
+    let first = hits.next()?;
+    match hits.next() {
+        Some(_) => None,
+        None => u32::try_from(first + 1).ok(),
     }
 }
 

@@ -10,7 +10,8 @@
 //! nothing. Two passes, so a render can drop each app's documents as it
 //! finishes: [`Validator::first`] checks what has a built-in schema and
 //! keeps custom resources and CRDs; [`Validator::finish`] checks the custom
-//! resources once every CRD is known.
+//! resources once every CRD is known. The first pass's findings are kept
+//! in the render cache beside the render ([`stored`]).
 
 mod bundle;
 mod check;
@@ -19,6 +20,7 @@ mod locate;
 pub mod removed;
 pub mod report;
 pub mod run;
+pub mod stored;
 
 use std::sync::Arc;
 
@@ -286,6 +288,9 @@ pub struct Pending {
     crds: Crds,
     /// Objects checked.
     pub objects: usize,
+    /// The (environment, app) renders checked in this run, not answered by
+    /// stored findings: theirs are worth storing ([`Pending::store`]).
+    fresh: Vec<(String, String)>,
 }
 
 impl Pending {
@@ -295,6 +300,30 @@ impl Pending {
         self.custom.extend(other.custom);
         self.crds.merge(other.crds);
         self.objects += other.objects;
+        self.fresh.extend(other.fresh);
+    }
+
+    /// Locates the first pass's findings, then stores those of the renders
+    /// checked afresh beside their cached renders, so the next run with
+    /// the same renders does not check (or trace) them again.
+    pub fn store(
+        &mut self,
+        root: &std::path::Path,
+        envs: &[crate::env::Environment],
+        cache: &crate::env::Cache,
+    ) {
+        if self.fresh.is_empty() {
+            return;
+        }
+        locate(root, envs, &mut self.findings);
+        for (env, app) in &self.fresh {
+            let of_app: Vec<&Finding> = self
+                .findings
+                .iter()
+                .filter(|f| &f.env == env && &f.app == app)
+                .collect();
+            cache.store_findings(env, app, &stored::encode(&of_app));
+        }
     }
 
     /// Whether a kept custom resource has no CRD among those seen so far
@@ -398,6 +427,110 @@ impl Validator {
             );
         }
         Ok(p)
+    }
+
+    /// Both passes over apps already rendered together (one side of a
+    /// diff): each app's first pass, in parallel, then the custom
+    /// resources against the CRDs of all of them and of `extra`.
+    pub fn all(&self, apps: &[AppObjects], extra: &Crds) -> Result<Vec<Finding>, Error> {
+        use rayon::prelude::*;
+        let passes: Vec<Pending> = apps
+            .par_iter()
+            .map(|a| self.first(*a))
+            .collect::<Result<_, _>>()?;
+        let mut p = Pending::default();
+        for one in passes {
+            p.merge(one);
+        }
+        self.finish(p, extra)
+    }
+
+    /// [`Validator::first`], or its findings as stored with a cached
+    /// render (`stored`, from `env::Cache::take_findings`): then only the
+    /// CRDs and custom resources are parsed (from their printed text, the
+    /// hit's documents holding only identities) and kept for
+    /// [`Validator::finish`].
+    pub fn first_or_stored(
+        &self,
+        app: AppObjects,
+        stored: Option<&[u8]>,
+    ) -> Result<Pending, Error> {
+        let Some(bytes) = stored else {
+            let mut p = self.first(app)?;
+            p.fresh.push((app.env.to_string(), app.app.to_string()));
+            return Ok(p);
+        };
+        let parse = |o: &Object<Body>| {
+            crate::yaml::parse_all(&o.printed, crate::yaml::Resolver::V3)
+                .ok()
+                .and_then(|docs| docs.into_iter().find(|d| d.as_map().is_some()))
+        };
+        if let Some(p) = self.first_stored(app, bytes, &parse)? {
+            return Ok(p);
+        }
+        // Stored findings of another shape: the documents are identities,
+        // so validate them parsed again from their printed text.
+        let objects: Vec<Object<Body>> = app
+            .objects
+            .iter()
+            .map(|o| Object {
+                node: parse(o).map_or_else(|| o.node.clone(), |n| Body::Whole(Arc::new(n))),
+                ..o.clone()
+            })
+            .collect();
+        let mut p = self.first(AppObjects {
+            objects: &objects,
+            ..app
+        })?;
+        p.fresh.push((app.env.to_string(), app.app.to_string()));
+        Ok(p)
+    }
+
+    fn first_stored(
+        &self,
+        app: AppObjects,
+        bytes: &[u8],
+        parse: &dyn Fn(&Object<Body>) -> Option<Node>,
+    ) -> Result<Option<Pending>, Error> {
+        let Some(findings) = stored::decode(bytes, app.env, app.app) else {
+            return Ok(None);
+        };
+        let schemas = self.catalog.version(app.kube_version)?;
+        let mut p = Pending {
+            objects: app.objects.len(),
+            findings,
+            ..Default::default()
+        };
+        for o in app.objects {
+            let av = o.id.gvk.api_version();
+            let kind = o.id.gvk.kind.as_str();
+            let crd = kind == "CustomResourceDefinition";
+            let removed = matches!(
+                removed::lookup(&av, kind, &schemas.version),
+                Some((Rule::RemovedApi, _))
+            );
+            let custom = !removed && schemas.for_type(&av, kind).is_none();
+            if !crd && !custom {
+                continue;
+            }
+            let Some(node) = parse(o) else {
+                return Ok(None);
+            };
+            if crd {
+                p.crds
+                    .add(&node, &format!("{}/{}", app.env, app.app), Some(app.env));
+            }
+            if custom {
+                p.custom.push(Custom {
+                    env: app.env.to_string(),
+                    app: app.app.to_string(),
+                    kube_version: app.kube_version.to_string(),
+                    node: Arc::new(node),
+                    source: o.source.clone(),
+                });
+            }
+        }
+        Ok(Some(p))
     }
 
     /// Checks the kept custom resources against the CRDs of every pass and

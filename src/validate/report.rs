@@ -56,28 +56,28 @@ pub fn text(r: &Report) -> String {
     s
 }
 
+/// One finding as JSON (`schemas/validate-output.schema.json`'s
+/// `finding`; `diff --output json` uses it too).
+pub fn finding_json(f: &Finding) -> Value {
+    json!({
+        "env": f.env,
+        "app": f.app,
+        "apiVersion": f.api_version,
+        "kind": f.kind,
+        "namespace": f.namespace,
+        "name": f.name,
+        "path": f.path,
+        "rule": f.rule.id(),
+        "severity": f.severity.name(),
+        "message": f.message,
+        "file": f.file,
+        "line": f.line,
+    })
+}
+
 /// The report as JSON (`schemas/validate-output.schema.json`).
 pub fn json(r: &Report) -> Value {
-    let findings: Vec<Value> = r
-        .findings
-        .iter()
-        .map(|f| {
-            json!({
-                "env": f.env,
-                "app": f.app,
-                "apiVersion": f.api_version,
-                "kind": f.kind,
-                "namespace": f.namespace,
-                "name": f.name,
-                "path": f.path,
-                "rule": f.rule.id(),
-                "severity": f.severity.name(),
-                "message": f.message,
-                "file": f.file,
-                "line": f.line,
-            })
-        })
-        .collect();
+    let findings: Vec<Value> = r.findings.iter().map(finding_json).collect();
     let envs: serde_json::Map<String, Value> = r
         .versions
         .iter()

@@ -1,7 +1,8 @@
 //! `hydrate validate`: render the selected apps (through the render cache
 //! when it is on), check every object, and, when a custom resource has no
 //! CRD among them or the `crds:` files, render the other apps of every
-//! environment too for the CRDs they ship. Writes nothing.
+//! environment too for the CRDs they ship. Writes nothing but the cache's
+//! entries (the first pass's findings beside each render, [`super::stored`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -82,6 +83,15 @@ pub fn crd_files(root: &Path, envs: &[Environment], sel: &Selection) -> Result<C
     Ok(crds)
 }
 
+/// What each environment's findings are stored under in the render cache.
+pub fn findings_tags<'e>(
+    envs: impl IntoIterator<Item = &'e Environment>,
+) -> std::collections::HashMap<String, String> {
+    envs.into_iter()
+        .map(|e| (e.name.clone(), super::stored::tag(kube_version(e))))
+        .collect()
+}
+
 /// Validates the selected apps of `envs` (loaded from `opts.root`).
 pub fn run(
     opts: &Options,
@@ -105,7 +115,7 @@ pub fn run(
         .cache
         .clone()
         .and_then(|secret| env::Cache::open(&opts.root, secret))
-        .map(env::Cache::with_whole_documents);
+        .map(|c| c.with_findings(findings_tags(envs)));
     let jobs = env::plan(&opts.root, envs, &opts.selection);
     progress(jobs.len());
     let pending = Mutex::new(Pending::default());
@@ -119,7 +129,8 @@ pub fn run(
                 .map_or(DEFAULT_KUBE_VERSION, String::as_str),
             objects: &r.objects,
         };
-        match validator.first(app) {
+        let stored = cache.as_ref().and_then(|c| c.take_findings(&r.env, &r.app));
+        match validator.first_or_stored(app, stored.as_deref()) {
             Ok(p) => lock(&pending).merge(p),
             Err(e) => lock(&failed).push(e),
         }
@@ -129,6 +140,9 @@ pub fn run(
         return Err(e.into());
     }
     let mut pending = pending.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(c) = &cache {
+        pending.store(&opts.root, envs, c);
+    }
     if pending.lacks_crds(&extra) && !opts.selection.is_everything() {
         // The CRDs other environments' apps render; a render that fails
         // there is not this run's to report.

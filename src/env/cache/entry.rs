@@ -35,6 +35,9 @@ pub enum Kind {
     Index = 3,
     /// A rendered result (keyed by the job and its inputs' contents).
     Output = 2,
+    /// What validation found in a rendered result (keyed by the result's
+    /// key and what it was validated under), opaque to the cache.
+    Findings = 4,
 }
 
 /// A 32-byte key (a SHA-256).

@@ -29,6 +29,14 @@
 //! hourly) go until it fits. Failing to read or write the cache never fails
 //! a render. It writes nowhere but its directory, which holds a
 //! `.gitignore` of `*` so git never picks it up.
+//!
+//! Beside a result, `<findings key>.val` holds what validation found in it
+//! ([`Cache::store_findings`]), keyed by the result's input key and a tag
+//! the validator chooses (its format and the Kubernetes version); the
+//! schemas are compiled into hydrate, so the build in the job key covers
+//! them. A caller that validates ([`Cache::with_findings`]) gets, on a
+//! hit, those findings and identity-only documents, or, when none are
+//! stored, whole documents to validate.
 
 mod entry;
 mod index;
@@ -86,6 +94,15 @@ pub struct Cache {
     /// its printed text) instead of only its identity: asked for by
     /// callers that read fields (validation).
     whole_documents: bool,
+    /// Environment → the tag its validation findings are stored under
+    /// ([`Cache::with_findings`]).
+    findings_tags: HashMap<String, String>,
+    /// (environment, app) → the input key of its result in this run, for
+    /// [`Cache::store_findings`].
+    result_keys: Mutex<HashMap<(String, String), Key>>,
+    /// (environment, app) → stored findings a hit found
+    /// ([`Cache::take_findings`]).
+    found_findings: Mutex<HashMap<(String, String), Vec<u8>>>,
     /// The index file's stat when this run loaded it (`None`: no index).
     loaded: Option<inputs::Stat>,
     /// Whether `jobs` changed (the index is then written).
@@ -178,6 +195,9 @@ impl Cache {
             hasher: inputs::Hasher::new(stats),
             jobs: Mutex::new(jobs),
             whole_documents: false,
+            findings_tags: HashMap::new(),
+            result_keys: Mutex::default(),
+            found_findings: Mutex::default(),
             jobs_changed: Default::default(),
             hits: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
@@ -185,12 +205,75 @@ impl Cache {
         }
     }
 
-    /// The same cache, whose hits carry whole documents: for a caller that
-    /// reads more of an object than its identity (validation), so a hit is
-    /// judged exactly as a fresh render is.
-    pub fn with_whole_documents(mut self) -> Cache {
+    /// The same cache, for a validating caller: `tags` maps each validated
+    /// environment to what its findings are stored under. A hit whose
+    /// findings are stored carries identity-only documents (and the
+    /// findings, [`Cache::take_findings`]); any other hit carries whole
+    /// documents, to be validated (and stored, [`Cache::store_findings`]).
+    pub fn with_findings(mut self, tags: HashMap<String, String>) -> Cache {
         self.whole_documents = true;
+        self.findings_tags = tags;
         self
+    }
+
+    /// The key of the findings of the result under `ik`, validated under
+    /// `tag`.
+    fn findings_key(ik: &Key, tag: &str) -> Key {
+        let mut h = Sha256::new();
+        h.update(b"hydrate findings\0");
+        h.update(ik);
+        h.update(tag.as_bytes());
+        h.finalize().into()
+    }
+
+    /// The stored findings of the result under `ik` for `job`, if any.
+    fn read_findings(&self, job: &Job, ik: &Key) -> Option<Vec<u8>> {
+        let tag = self.findings_tags.get(&job.env)?;
+        let fk = Self::findings_key(ik, tag);
+        let bytes = self.read(&fk, Kind::Findings)?;
+        entry::open(&bytes, Kind::Findings, &fk, &self.secret)
+            .ok()
+            .map(<[u8]>::to_vec)
+    }
+
+    /// The findings a hit for `env`/`app` found stored (taken: asked once).
+    pub fn take_findings(&self, env: &str, app: &str) -> Option<Vec<u8>> {
+        let mut found = self.found_findings.lock().ok()?;
+        found.remove(&(env.to_string(), app.to_string()))
+    }
+
+    /// Stores what validation found in the result of `env`/`app` rendered
+    /// or found in this run, beside it. Best effort, as [`Cache::store`].
+    pub fn store_findings(&self, env: &str, app: &str, payload: &[u8]) {
+        let Some(tag) = self.findings_tags.get(env) else {
+            return;
+        };
+        let ik = self
+            .result_keys
+            .lock()
+            .ok()
+            .and_then(|k| k.get(&(env.to_string(), app.to_string())).copied());
+        let Some(ik) = ik else { return };
+        if self.ensure_dir().is_err() {
+            return;
+        }
+        let fk = Self::findings_key(&ik, tag);
+        let mut w = Writer::for_entry(payload.len());
+        w.buf.extend_from_slice(payload);
+        if self.write(
+            &self.path(&fk, Kind::Findings),
+            &w.seal(Kind::Findings, &fk, &self.secret),
+        ) {
+            self.stored.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn remember_key(&self, job: &Job, ik: Key) {
+        if self.findings_tags.contains_key(&job.env) {
+            if let Ok(mut k) = self.result_keys.lock() {
+                k.insert((job.env.clone(), job.app.clone()), ik);
+            }
+        }
     }
 
     /// Hits and stores so far.
@@ -234,6 +317,7 @@ impl Cache {
         let ext = match kind {
             Kind::Index => "index",
             Kind::Output => "out",
+            Kind::Findings => "val",
         };
         self.dir.join(format!("{}.{ext}", entry::hex(key)))
     }
@@ -277,9 +361,15 @@ impl Cache {
                 return Lookup::Unauthentic;
             }
         };
-        match decode_rendered(payload, job, self.whole_documents) {
+        let findings = self.read_findings(job, &ik);
+        let whole = self.whole_documents && findings.is_none();
+        match decode_rendered(payload, job, whole) {
             Some(r) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
+                self.remember_key(job, ik);
+                if let (Some(f), Ok(mut found)) = (findings, self.found_findings.lock()) {
+                    found.insert((job.env.clone(), job.app.clone()), f);
+                }
                 Lookup::Hit(r)
             }
             None => Lookup::Miss,
@@ -323,6 +413,7 @@ impl Cache {
         if self.ensure_dir().is_err() {
             return;
         }
+        self.remember_key(job, ik);
         let ok = self.write(
             &self.path(&ik, Kind::Output),
             &payload.seal(Kind::Output, &ik, &self.secret),
@@ -480,12 +571,13 @@ impl Cache {
     }
 }
 
-/// `<64 hex>.in` or `<64 hex>.out`: the only files eviction and `clean`
+/// `<64 hex>.in`, `.out` or `.val`: the only files eviction and `clean`
 /// delete besides the cache's own bookkeeping.
 fn is_entry_name(name: &str) -> bool {
     let stem = name
         .strip_suffix(".in")
-        .or_else(|| name.strip_suffix(".out"));
+        .or_else(|| name.strip_suffix(".out"))
+        .or_else(|| name.strip_suffix(".val"));
     stem.is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
