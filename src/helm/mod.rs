@@ -23,6 +23,7 @@ mod path_match;
 mod render;
 mod schema;
 mod scope;
+mod traceable;
 pub mod values;
 mod version;
 
