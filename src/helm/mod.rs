@@ -409,7 +409,7 @@ fn render_as(
     }
     check_kube_version(&chart, &opts.kube_version())?;
     let user = user_values(opts)?;
-    values::process_dependencies(&mut chart, &user, "")?;
+    values::process_dependencies(&mut chart, &user, "", opts.helm_version)?;
     let mut consumed = (opts.helm_version == HelmVersion::V3).then(Default::default);
     values::process_import_values(&mut chart, &mut consumed);
     if opts.helm_version == HelmVersion::V3 {
@@ -417,7 +417,7 @@ fn render_as(
     }
     let vals = values::coalesce(&chart, &user);
     if !opts.skip_schema_validation {
-        schema::validate(&chart, &vals)?;
+        schema::validate(&chart, &vals, opts.helm_version)?;
     }
     let (files, mut warnings, actions) = render::render(&chart, &vals, opts, loaded)?;
     let sorted = output::sort(&chart, &files, opts, want_objects)?;
