@@ -50,6 +50,54 @@ pub struct Chart {
     /// helm 3's `ChartFullPath` when it is not the path down the tree
     /// (see `full_path.rs`).
     pub full_path: Option<String>,
+    /// The symlinks the load followed, in walk order (on the chart loaded
+    /// from a directory; subcharts are part of its walk).
+    pub links: Vec<FollowedLink>,
+}
+
+/// A chart file or directory that is a symlink, which the load followed
+/// (helm logs each: `found symbolic link in path`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowedLink {
+    /// The link as helm names it: the chart directory made absolute
+    /// (`filepath.Abs`, no symlink resolved) joined with the link's path.
+    pub path: PathBuf,
+    /// Where it leads (`filepath.EvalSymlinks`).
+    pub resolved: PathBuf,
+}
+
+impl FollowedLink {
+    /// The line `version` logs on stderr for it (`sympath.Walk`): helm 3's
+    /// `log.Printf` with its file:line prefix, helm 4's `slog.Info` through
+    /// the text handler (a value is quoted when it holds a space, `=`,
+    /// `"` or an unprintable character).
+    pub fn log_line(&self, version: super::HelmVersion) -> String {
+        let (path, resolved) = (self.path.to_string_lossy(), self.resolved.to_string_lossy());
+        match version {
+            super::HelmVersion::V3 => format!(
+                "walk.go:75: found symbolic link in path: {path} resolves to {resolved}. \
+                 Contents of linked file included and used"
+            ),
+            super::HelmVersion::V4 => format!(
+                "level=INFO msg=\"found symbolic link in path. Contents of linked file included \
+                 and used\" path={} resolved={}",
+                slog_value(&path),
+                slog_value(&resolved)
+            ),
+        }
+    }
+}
+
+/// slog's `TextHandler` rendering of a string value (`needsQuoting`).
+fn slog_value(s: &str) -> String {
+    let quote = s.is_empty()
+        || s.chars().any(|c| {
+            c == '=' || c == '"' || c.is_whitespace() || c.is_control() || c == '\u{fffd}'
+        });
+    match quote {
+        true => crate::gotmpl::fmt::quote(s),
+        false => s.to_string(),
+    }
 }
 
 /// A new identity for a loaded chart.
@@ -120,6 +168,7 @@ impl Chart {
             declared: self.declared,
             kept: self.kept.clone(),
             full_path: self.full_path.clone(),
+            links: self.links.clone(),
         }
     }
 }
@@ -190,18 +239,33 @@ impl Ignore {
 /// A walked file: its path relative to the chart, its path and its size.
 type Walked = (String, PathBuf, u64);
 
+/// The directory a chart's symlinks may lead into: the repository the
+/// chart is in (the nearest directory at or above it holding `.git`), else
+/// the chart directory itself. helm follows any link; hydrate follows
+/// those that stay in the repository (a library chart or `crds/` linked
+/// from elsewhere in it) and refuses the rest, so a chart cannot pull
+/// `/etc/passwd` or a home directory into `.Files`.
+fn confinement_root(chart_canon: &Path) -> PathBuf {
+    chart_canon
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(chart_canon)
+        .to_path_buf()
+}
+
 /// helm's `LoadDir` walk (`sympath.Walk`, sorted by name): symlinks are
-/// followed, but unlike helm only when they resolve inside the chart
-/// (`root_canon`), so a chart cannot pull in `/etc/passwd` through `.Files`;
-/// a symlinked directory leading back to one being walked is walked once
-/// (walkdir's loop detection). Irregular files and files over 5 MiB are
-/// refused, as helm does.
+/// followed, each reported to `links`, but unlike helm only when they
+/// resolve inside `confine` ([`confinement_root`]); a symlinked directory
+/// leading back to one being walked is walked once (walkdir's loop
+/// detection, so a loop cannot recurse). Irregular files and files over
+/// 5 MiB are refused, as helm does.
 /// Each file found goes to `found`, in walk order.
 fn walk(
     root: &Path,
-    root_canon: &Path,
+    confine: &Path,
     ignore: &Ignore,
     found: &mut dyn FnMut(Walked),
+    links: &mut Vec<FollowedLink>,
 ) -> Result<(), Error> {
     let rel = |p: &Path| -> String {
         let r = p.strip_prefix(root).unwrap_or(p);
@@ -230,12 +294,18 @@ fn walk(
         if e.path_is_symlink() {
             let target = std::fs::canonicalize(path)
                 .map_err(|err| Error::io(path, format!("error evaluating symlink: {err}")))?;
-            if !target.starts_with(root_canon) {
+            if !target.starts_with(confine) {
                 return Err(Error::Chart(format!(
-                    "chart file {r} is a symlink to {} outside the chart directory",
-                    target.display()
+                    "chart file {r} is a symlink to {}, which is outside the repository {}; \
+                     hydrate follows a chart's symlinks only within its repository",
+                    target.display(),
+                    confine.display()
                 )));
             }
+            links.push(FollowedLink {
+                path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+                resolved: target,
+            });
         }
         let meta = e
             .metadata()
@@ -305,22 +375,26 @@ pub fn load_with(dir: &Path, prefetch: Option<Prefetch<'_>>) -> Result<Chart, Er
     }
     let ignore = Ignore::load(dir);
     let root_canon = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e.to_string()))?;
+    let confine = confinement_root(&root_canon);
+    let mut links = Vec::new();
     // Reading on more threads pays only for a render that has the cores
     // to itself, the one a prefetching caller does.
     let files = if prefetch.is_some() {
-        walk_and_read(dir, &root_canon, &ignore)?
+        walk_and_read(dir, &confine, &ignore, &mut links)?
     } else {
         let mut paths = Vec::new();
-        walk(dir, &root_canon, &ignore, &mut |w| paths.push(w))?;
+        walk(dir, &confine, &ignore, &mut |w| paths.push(w), &mut links)?;
         paths
             .into_iter()
             .map(|w| {
-                let data = read_one(&w, &root_canon)?;
+                let data = read_one(&w, &confine)?;
                 Ok((w.0, data))
             })
             .collect::<Result<_, Error>>()?
     };
-    from_files(files, &at)
+    let mut chart = from_files(files, &at)?;
+    chart.links = links;
+    Ok(chart)
 }
 
 /// A walked file's content: read now, or deferred when it is big and the
@@ -343,6 +417,7 @@ fn walk_and_read(
     root: &Path,
     root_canon: &Path,
     ignore: &Ignore,
+    links: &mut Vec<FollowedLink>,
 ) -> Result<Vec<(String, FileData)>, Error> {
     use std::sync::mpsc;
     let (tx, rx) = mpsc::channel::<(usize, Walked)>();
@@ -362,11 +437,17 @@ fn walk_and_read(
     let (walked, mut got) = std::thread::scope(|s| {
         let helpers: Vec<_> = (1..threads.max(2)).map(|_| s.spawn(work)).collect();
         let mut n = 0;
-        let walked = walk(root, root_canon, ignore, &mut |w| {
-            // The receiver lives until every worker has returned.
-            let _ = tx.send((n, w));
-            n += 1;
-        });
+        let walked = walk(
+            root,
+            root_canon,
+            ignore,
+            &mut |w| {
+                // The receiver lives until every worker has returned.
+                let _ = tx.send((n, w));
+                n += 1;
+            },
+            links,
+        );
         drop(tx);
         let mut got = work();
         for h in helpers {
@@ -610,6 +691,7 @@ fn from_files(list: Vec<(String, FileData)>, at: &Origin<'_>) -> Result<Chart, E
         declared: false,
         kept: None,
         full_path: None,
+        links: Vec::new(),
     };
     chart.name = chart.meta_str("name");
     // LoadFiles: a chart without apiVersion is a v1 chart.
@@ -1005,7 +1087,7 @@ mod tests {
         std::os::unix::fs::symlink(&secret, d.join("evil")).unwrap_or_else(|e| panic!("{e}"));
         let e = load(d).map(|_| ()).unwrap_err().to_string();
         assert!(
-            e.contains("evil") && e.contains("outside the chart directory"),
+            e.contains("evil") && e.contains("outside the repository"),
             "{e}"
         );
         std::fs::remove_file(d.join("evil")).unwrap_or_else(|e| panic!("{e}"));

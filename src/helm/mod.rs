@@ -27,6 +27,7 @@ mod traceable;
 pub mod values;
 mod version;
 
+use crate::warning::{Warning, WarningKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -419,7 +420,15 @@ fn render_as(
     if !opts.skip_schema_validation {
         schema::validate(&chart, &vals, opts.helm_version)?;
     }
-    let (files, mut warnings, actions) = render::render(&chart, &vals, opts, loaded)?;
+    let (files, rendered_warnings, actions) = render::render(&chart, &vals, opts, loaded)?;
+    // helm logs each followed symlink while it loads, before anything else.
+    let mut warnings: Vec<Warning> = loaded
+        .chart()
+        .links
+        .iter()
+        .map(|l| Warning::new(WarningKind::Symlink, l.log_line(opts.helm_version), None))
+        .collect();
+    warnings.extend(rendered_warnings);
     let sorted = output::sort(&chart, &files, opts, want_objects)?;
     if loaded.renders_alone() {
         drop_later((chart, vals, user));

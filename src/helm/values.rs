@@ -724,6 +724,7 @@ mod tests {
             declared: false,
             kept: None,
             full_path: None,
+            links: Vec::new(),
         };
         let mut parent = Chart {
             metadata: parse_yaml("name: p\ndependencies: [{name: c, import-values: [data, {child: x, parent: imp}]}]")
@@ -739,6 +740,7 @@ mod tests {
             declared: false,
             kept: None,
             full_path: None,
+            links: Vec::new(),
         };
         process_import_values(&mut parent, &mut None);
         assert_eq!(
@@ -766,6 +768,7 @@ mod tests {
             declared: false,
             kept: None,
             full_path: None,
+            links: Vec::new(),
         };
         let user = parse_yaml("b: {x: 5, y: null}\nd: null").unwrap_or(Value::Nil);
         assert_eq!(to_string(&coalesce(&chart, &user)), "map[a:1 b:map[x:5]]");
