@@ -70,6 +70,7 @@ goldens! {
     helm_show_only_no_braces => "helm" / "show-only-no-braces",
     helm_show_only_go_match => "helm" / "show-only-go-match",
     helm_scope_shared_by_templates => "helm" / "scope-shared-by-templates",
+    helm_helmignore_rules => "helm" / "helmignore-rules",
 }
 
 fn case_dir(suite: &str, case: &str) -> PathBuf {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::file_data::{FileData, DEFER_FROM};
 
-use super::objects::GlobPattern;
+use super::ignore::Rules;
 use super::{Error, FileError};
 use crate::gotmpl::convert::{deep_copy, parse_yaml, parse_yaml_at};
 use crate::gotmpl::Value;
@@ -173,67 +173,14 @@ impl Chart {
     }
 }
 
-/// A `.helmignore` rule (glob on the relative path or its base name).
-struct Ignore {
-    rules: Vec<IgnoreRule>,
-}
-
-/// One `.helmignore` line, its pattern parsed once.
-struct IgnoreRule {
-    negate: bool,
-    pattern: GlobPattern,
-    /// The pattern has a `/`: matched against the whole relative path,
-    /// else against the base name.
-    whole_path: bool,
-    dir_only: bool,
-}
-
-impl IgnoreRule {
-    fn new(negate: bool, pattern: &str, dir_only: bool) -> IgnoreRule {
-        IgnoreRule {
-            negate,
-            pattern: GlobPattern::new(pattern),
-            whole_path: pattern.contains('/'),
-            dir_only,
-        }
-    }
-}
-
-impl Ignore {
-    fn load(dir: &Path) -> Ignore {
-        let mut rules = vec![IgnoreRule::new(false, "templates/.?*", false)];
-        if let Ok(text) = std::fs::read_to_string(dir.join(".helmignore")) {
-            for line in text.lines() {
-                let l = line.trim();
-                if l.is_empty() || l.starts_with('#') {
-                    continue;
-                }
-                let (neg, l) = match l.strip_prefix('!') {
-                    Some(r) => (true, r),
-                    None => (false, l),
-                };
-                let dir_only = l.ends_with('/');
-                let l = l.trim_end_matches('/').trim_start_matches('/');
-                rules.push(IgnoreRule::new(neg, l, dir_only));
-            }
-        }
-        Ignore { rules }
-    }
-
-    fn ignored(&self, rel: &str, is_dir: bool) -> bool {
-        let base = rel.rsplit('/').next().unwrap_or(rel);
-        let mut out = false;
-        for rule in &self.rules {
-            if rule.dir_only && !is_dir {
-                continue;
-            }
-            let name = if rule.whole_path { rel } else { base };
-            if rule.pattern.matches(name) {
-                out = !rule.negate;
-            }
-        }
-        out
-    }
+/// The chart's `.helmignore` (helm's `LoadDir`: parsed when present, a bad
+/// rule an error) and helm's default rule after it.
+fn load_ignore(dir: &Path) -> Result<Rules, Error> {
+    let rules = match std::fs::read(dir.join(".helmignore")) {
+        Ok(bytes) => Rules::parse(&String::from_utf8_lossy(&bytes)).map_err(Error::Chart)?,
+        Err(_) => Rules::default(),
+    };
+    Ok(rules.with_defaults())
 }
 
 /// A walked file: its path relative to the chart, its path and its size.
@@ -263,7 +210,7 @@ fn confinement_root(chart_canon: &Path) -> PathBuf {
 fn walk(
     root: &Path,
     confine: &Path,
-    ignore: &Ignore,
+    ignore: &Rules,
     found: &mut dyn FnMut(Walked),
     links: &mut Vec<FollowedLink>,
 ) -> Result<(), Error> {
@@ -276,15 +223,13 @@ fn walk(
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| {
-            e.depth() == 0 || !ignore.ignored(&rel(e.path()), e.file_type().is_dir())
-        });
+        .filter_entry(|e| e.depth() == 0 || !ignore.ignore(&rel(e.path()), e.file_type().is_dir()));
     for entry in entries {
         let e = match entry {
             Ok(e) => e,
             Err(err) if err.loop_ancestor().is_some() => continue,
             // A dangling symlink the .helmignore excludes is never read.
-            Err(err) if err.path().is_some_and(|p| ignore.ignored(&rel(p), false)) => continue,
+            Err(err) if err.path().is_some_and(|p| ignore.ignore(&rel(p), false)) => continue,
             Err(err) => return Err(walk_error(root, &err)),
         };
         if e.depth() == 0 {
@@ -373,7 +318,7 @@ pub fn load_with(dir: &Path, prefetch: Option<Prefetch<'_>>) -> Result<Chart, Er
         let data = std::fs::read(dir).map_err(|e| Error::io(dir, e.to_string()))?;
         return load_archive(&data, &at);
     }
-    let ignore = Ignore::load(dir);
+    let ignore = load_ignore(dir)?;
     let root_canon = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e.to_string()))?;
     let confine = confinement_root(&root_canon);
     let mut links = Vec::new();
@@ -416,7 +361,7 @@ fn read_one((rel, p, size): &Walked, root_canon: &Path) -> Result<FileData, Erro
 fn walk_and_read(
     root: &Path,
     root_canon: &Path,
-    ignore: &Ignore,
+    ignore: &Rules,
     links: &mut Vec<FollowedLink>,
 ) -> Result<Vec<(String, FileData)>, Error> {
     use std::sync::mpsc;

@@ -15,6 +15,7 @@ mod file_data;
 mod full_path;
 mod funcs;
 mod head_scan;
+mod ignore;
 mod loaded;
 mod objects;
 mod output;
