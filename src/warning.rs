@@ -26,16 +26,20 @@ pub enum WarningKind {
     /// The render cache: an entry that failed authentication (rendered
     /// again), or no key to authenticate with (the cache is off).
     Cache,
+    /// A chart file that is a symlink, followed (helm's `found symbolic
+    /// link in path` log line, which the message is).
+    Symlink,
 }
 
 impl WarningKind {
     /// Every kind.
-    pub const ALL: [WarningKind; 5] = [
+    pub const ALL: [WarningKind; 6] = [
         WarningKind::Deprecation,
         WarningKind::NonDeterminism,
         WarningKind::NotAnObject,
         WarningKind::Config,
         WarningKind::Cache,
+        WarningKind::Symlink,
     ];
 
     /// The kind [`WarningKind::as_str`] names.
@@ -44,7 +48,7 @@ impl WarningKind {
     }
 
     /// A short stable name (`deprecation`, `non-determinism`, `not-an-object`,
-    /// `config`, `cache`).
+    /// `config`, `cache`, `symlink`).
     pub fn as_str(self) -> &'static str {
         match self {
             WarningKind::Deprecation => "deprecation",
@@ -52,6 +56,7 @@ impl WarningKind {
             WarningKind::NotAnObject => "not-an-object",
             WarningKind::Config => "config",
             WarningKind::Cache => "cache",
+            WarningKind::Symlink => "symlink",
         }
     }
 }

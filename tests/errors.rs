@@ -1,7 +1,8 @@
 //! Inputs the real tools reject, one fixture each under
 //! `testdata/errors/<case>/`: `input/` (a kustomization or a chart),
 //! `oracle.txt` (the tool, its exit code and its stderr, recorded from
-//! kubectl kustomize v5.7.1 or helm 3.17.3, with the case directory
+//! kubectl kustomize v5.7.1, helm 3.17.3 or helm 4.1.4 (`helm4 template`,
+//! run as `--helm-version 4`), with the case directory
 //! written `CASE`), `expect.txt` (a part of the message both print) and
 //! optionally `symlinks.txt` (`link target` lines, made in the copy).
 //! hydrate must exit as the tool does, print that part, and print nothing
@@ -43,6 +44,7 @@ fn run_case(case: &Path) {
     cmd.current_dir(dir.path());
     match field("tool: ").as_str() {
         "helm3 template" => cmd.args(["helm", "template", "input"]),
+        "helm4 template" => cmd.args(["helm", "template", "input", "--helm-version", "4"]),
         _ => cmd.args(["kustomize", "build", "input"]),
     };
     let out = cmd.output().unwrap();

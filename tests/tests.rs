@@ -20,6 +20,8 @@ mod exits;
 mod fuzz_replay;
 mod goldens;
 mod graph;
+#[cfg(unix)]
+mod helm_symlinks;
 mod hydrator;
 mod init;
 mod install;

@@ -14,6 +14,7 @@ use super::error::Outcome;
 use super::out::{self, errln};
 
 use crate::helm::{self, HelmVersion, Options, SetKind};
+use crate::warning::WarningKind;
 
 #[derive(Subcommand)]
 pub enum Command {
@@ -389,7 +390,11 @@ pub fn run(cmd: Command) -> anyhow::Result<Outcome> {
         Err(e) => return Err(e.into()),
     };
     for w in &rendered.warnings {
-        errln!("warning: {w}");
+        match w.kind {
+            // helm's own log line.
+            WarningKind::Symlink => errln!("{}", w.message),
+            _ => errln!("warning: {w}"),
+        }
     }
     let mut out = out::stdout();
     for f in &rendered.files {

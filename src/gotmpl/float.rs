@@ -202,8 +202,9 @@ fn format_g(out: &mut String, x: f64, prec: Option<usize>, upper: bool) {
             (dg, p, eprec)
         }
     };
-    // Zero has no digits: Go treats it as exponent 0 → %f.
-    let exp = if dg.d.is_empty() { 0 } else { dg.dp - 1 };
+    // Zero has no digits and decimal point 0, so Go's `exp := digs.dp - 1`
+    // is -1: always %f (`%.10g` of 0 is "0", as gojsonschema prints it).
+    let exp = if dg.d.is_empty() { -1 } else { dg.dp - 1 };
     if exp < -4 || exp >= eprec {
         if p > dg.d.len() {
             p = dg.d.len();
@@ -234,6 +235,8 @@ mod tests {
         assert_eq!(g(0.00001), "1e-05");
         assert_eq!(g(-0.0), "-0");
         assert_eq!(g(0.0), "0");
+        assert_eq!(format_float(0.0, FloatVerb::G, Some(10)), "0");
+        assert_eq!(format_float(-0.0, FloatVerb::G, Some(1)), "-0");
         assert_eq!(g(9007199254740992.0), "9.007199254740992e+15");
         assert_eq!(g(1.2345678901234567e19), "1.2345678901234567e+19");
         assert_eq!(g(123456.0), "123456");

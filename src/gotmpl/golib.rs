@@ -5,5 +5,7 @@
 //! share).
 
 pub use super::funcs::sprig_encoding::{b64_decode, b64_encode};
-pub use super::funcs::sprig_semver::{constraint_check, Version};
+pub use super::funcs::sprig_semver::{
+    constraint_check, register_v3_4 as register_semver_v3_4, Version,
+};
 pub use super::funcs::sprig_text::path_clean;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::file_data::{FileData, DEFER_FROM};
 
-use super::objects::GlobPattern;
+use super::ignore::Rules;
 use super::{Error, FileError};
 use crate::gotmpl::convert::{deep_copy, parse_yaml, parse_yaml_at};
 use crate::gotmpl::Value;
@@ -50,6 +50,54 @@ pub struct Chart {
     /// helm 3's `ChartFullPath` when it is not the path down the tree
     /// (see `full_path.rs`).
     pub full_path: Option<String>,
+    /// The symlinks the load followed, in walk order (on the chart loaded
+    /// from a directory; subcharts are part of its walk).
+    pub links: Vec<FollowedLink>,
+}
+
+/// A chart file or directory that is a symlink, which the load followed
+/// (helm logs each: `found symbolic link in path`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowedLink {
+    /// The link as helm names it: the chart directory made absolute
+    /// (`filepath.Abs`, no symlink resolved) joined with the link's path.
+    pub path: PathBuf,
+    /// Where it leads (`filepath.EvalSymlinks`).
+    pub resolved: PathBuf,
+}
+
+impl FollowedLink {
+    /// The line `version` logs on stderr for it (`sympath.Walk`): helm 3's
+    /// `log.Printf` with its file:line prefix, helm 4's `slog.Info` through
+    /// the text handler (a value is quoted when it holds a space, `=`,
+    /// `"` or an unprintable character).
+    pub fn log_line(&self, version: super::HelmVersion) -> String {
+        let (path, resolved) = (self.path.to_string_lossy(), self.resolved.to_string_lossy());
+        match version {
+            super::HelmVersion::V3 => format!(
+                "walk.go:75: found symbolic link in path: {path} resolves to {resolved}. \
+                 Contents of linked file included and used"
+            ),
+            super::HelmVersion::V4 => format!(
+                "level=INFO msg=\"found symbolic link in path. Contents of linked file included \
+                 and used\" path={} resolved={}",
+                slog_value(&path),
+                slog_value(&resolved)
+            ),
+        }
+    }
+}
+
+/// slog's `TextHandler` rendering of a string value (`needsQuoting`).
+fn slog_value(s: &str) -> String {
+    let quote = s.is_empty()
+        || s.chars().any(|c| {
+            c == '=' || c == '"' || c.is_whitespace() || c.is_control() || c == '\u{fffd}'
+        });
+    match quote {
+        true => crate::gotmpl::fmt::quote(s),
+        false => s.to_string(),
+    }
 }
 
 /// A new identity for a loaded chart.
@@ -120,88 +168,51 @@ impl Chart {
             declared: self.declared,
             kept: self.kept.clone(),
             full_path: self.full_path.clone(),
+            links: self.links.clone(),
         }
     }
 }
 
-/// A `.helmignore` rule (glob on the relative path or its base name).
-struct Ignore {
-    rules: Vec<IgnoreRule>,
-}
-
-/// One `.helmignore` line, its pattern parsed once.
-struct IgnoreRule {
-    negate: bool,
-    pattern: GlobPattern,
-    /// The pattern has a `/`: matched against the whole relative path,
-    /// else against the base name.
-    whole_path: bool,
-    dir_only: bool,
-}
-
-impl IgnoreRule {
-    fn new(negate: bool, pattern: &str, dir_only: bool) -> IgnoreRule {
-        IgnoreRule {
-            negate,
-            pattern: GlobPattern::new(pattern),
-            whole_path: pattern.contains('/'),
-            dir_only,
-        }
-    }
-}
-
-impl Ignore {
-    fn load(dir: &Path) -> Ignore {
-        let mut rules = vec![IgnoreRule::new(false, "templates/.?*", false)];
-        if let Ok(text) = std::fs::read_to_string(dir.join(".helmignore")) {
-            for line in text.lines() {
-                let l = line.trim();
-                if l.is_empty() || l.starts_with('#') {
-                    continue;
-                }
-                let (neg, l) = match l.strip_prefix('!') {
-                    Some(r) => (true, r),
-                    None => (false, l),
-                };
-                let dir_only = l.ends_with('/');
-                let l = l.trim_end_matches('/').trim_start_matches('/');
-                rules.push(IgnoreRule::new(neg, l, dir_only));
-            }
-        }
-        Ignore { rules }
-    }
-
-    fn ignored(&self, rel: &str, is_dir: bool) -> bool {
-        let base = rel.rsplit('/').next().unwrap_or(rel);
-        let mut out = false;
-        for rule in &self.rules {
-            if rule.dir_only && !is_dir {
-                continue;
-            }
-            let name = if rule.whole_path { rel } else { base };
-            if rule.pattern.matches(name) {
-                out = !rule.negate;
-            }
-        }
-        out
-    }
+/// The chart's `.helmignore` (helm's `LoadDir`: parsed when present, a bad
+/// rule an error) and helm's default rule after it.
+fn load_ignore(dir: &Path) -> Result<Rules, Error> {
+    let rules = match std::fs::read(dir.join(".helmignore")) {
+        Ok(bytes) => Rules::parse(&String::from_utf8_lossy(&bytes)).map_err(Error::Chart)?,
+        Err(_) => Rules::default(),
+    };
+    Ok(rules.with_defaults())
 }
 
 /// A walked file: its path relative to the chart, its path and its size.
 type Walked = (String, PathBuf, u64);
 
+/// The directory a chart's symlinks may lead into: the repository the
+/// chart is in (the nearest directory at or above it holding `.git`), else
+/// the chart directory itself. helm follows any link; hydrate follows
+/// those that stay in the repository (a library chart or `crds/` linked
+/// from elsewhere in it) and refuses the rest, so a chart cannot pull
+/// `/etc/passwd` or a home directory into `.Files`.
+fn confinement_root(chart_canon: &Path) -> PathBuf {
+    chart_canon
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(chart_canon)
+        .to_path_buf()
+}
+
 /// helm's `LoadDir` walk (`sympath.Walk`, sorted by name): symlinks are
-/// followed, but unlike helm only when they resolve inside the chart
-/// (`root_canon`), so a chart cannot pull in `/etc/passwd` through `.Files`;
-/// a symlinked directory leading back to one being walked is walked once
-/// (walkdir's loop detection). Irregular files and files over 5 MiB are
-/// refused, as helm does.
+/// followed, each reported to `links`, but unlike helm only when they
+/// resolve inside `confine` ([`confinement_root`]); a symlinked directory
+/// leading back to one being walked is walked once (walkdir's loop
+/// detection, so a loop cannot recurse). Irregular files and files over
+/// 5 MiB are refused, as helm does.
 /// Each file found goes to `found`, in walk order.
 fn walk(
     root: &Path,
-    root_canon: &Path,
-    ignore: &Ignore,
+    confine: &Path,
+    ignore: &Rules,
     found: &mut dyn FnMut(Walked),
+    links: &mut Vec<FollowedLink>,
 ) -> Result<(), Error> {
     let rel = |p: &Path| -> String {
         let r = p.strip_prefix(root).unwrap_or(p);
@@ -212,15 +223,13 @@ fn walk(
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| {
-            e.depth() == 0 || !ignore.ignored(&rel(e.path()), e.file_type().is_dir())
-        });
+        .filter_entry(|e| e.depth() == 0 || !ignore.ignore(&rel(e.path()), e.file_type().is_dir()));
     for entry in entries {
         let e = match entry {
             Ok(e) => e,
             Err(err) if err.loop_ancestor().is_some() => continue,
             // A dangling symlink the .helmignore excludes is never read.
-            Err(err) if err.path().is_some_and(|p| ignore.ignored(&rel(p), false)) => continue,
+            Err(err) if err.path().is_some_and(|p| ignore.ignore(&rel(p), false)) => continue,
             Err(err) => return Err(walk_error(root, &err)),
         };
         if e.depth() == 0 {
@@ -230,12 +239,18 @@ fn walk(
         if e.path_is_symlink() {
             let target = std::fs::canonicalize(path)
                 .map_err(|err| Error::io(path, format!("error evaluating symlink: {err}")))?;
-            if !target.starts_with(root_canon) {
+            if !target.starts_with(confine) {
                 return Err(Error::Chart(format!(
-                    "chart file {r} is a symlink to {} outside the chart directory",
-                    target.display()
+                    "chart file {r} is a symlink to {}, which is outside the repository {}; \
+                     hydrate follows a chart's symlinks only within its repository",
+                    target.display(),
+                    confine.display()
                 )));
             }
+            links.push(FollowedLink {
+                path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+                resolved: target,
+            });
         }
         let meta = e
             .metadata()
@@ -303,24 +318,28 @@ pub fn load_with(dir: &Path, prefetch: Option<Prefetch<'_>>) -> Result<Chart, Er
         let data = std::fs::read(dir).map_err(|e| Error::io(dir, e.to_string()))?;
         return load_archive(&data, &at);
     }
-    let ignore = Ignore::load(dir);
+    let ignore = load_ignore(dir)?;
     let root_canon = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e.to_string()))?;
+    let confine = confinement_root(&root_canon);
+    let mut links = Vec::new();
     // Reading on more threads pays only for a render that has the cores
     // to itself, the one a prefetching caller does.
     let files = if prefetch.is_some() {
-        walk_and_read(dir, &root_canon, &ignore)?
+        walk_and_read(dir, &confine, &ignore, &mut links)?
     } else {
         let mut paths = Vec::new();
-        walk(dir, &root_canon, &ignore, &mut |w| paths.push(w))?;
+        walk(dir, &confine, &ignore, &mut |w| paths.push(w), &mut links)?;
         paths
             .into_iter()
             .map(|w| {
-                let data = read_one(&w, &root_canon)?;
+                let data = read_one(&w, &confine)?;
                 Ok((w.0, data))
             })
             .collect::<Result<_, Error>>()?
     };
-    from_files(files, &at)
+    let mut chart = from_files(files, &at)?;
+    chart.links = links;
+    Ok(chart)
 }
 
 /// A walked file's content: read now, or deferred when it is big and the
@@ -342,7 +361,8 @@ fn read_one((rel, p, size): &Walked, root_canon: &Path) -> Result<FileData, Erro
 fn walk_and_read(
     root: &Path,
     root_canon: &Path,
-    ignore: &Ignore,
+    ignore: &Rules,
+    links: &mut Vec<FollowedLink>,
 ) -> Result<Vec<(String, FileData)>, Error> {
     use std::sync::mpsc;
     let (tx, rx) = mpsc::channel::<(usize, Walked)>();
@@ -362,11 +382,17 @@ fn walk_and_read(
     let (walked, mut got) = std::thread::scope(|s| {
         let helpers: Vec<_> = (1..threads.max(2)).map(|_| s.spawn(work)).collect();
         let mut n = 0;
-        let walked = walk(root, root_canon, ignore, &mut |w| {
-            // The receiver lives until every worker has returned.
-            let _ = tx.send((n, w));
-            n += 1;
-        });
+        let walked = walk(
+            root,
+            root_canon,
+            ignore,
+            &mut |w| {
+                // The receiver lives until every worker has returned.
+                let _ = tx.send((n, w));
+                n += 1;
+            },
+            links,
+        );
         drop(tx);
         let mut got = work();
         for h in helpers {
@@ -610,6 +636,7 @@ fn from_files(list: Vec<(String, FileData)>, at: &Origin<'_>) -> Result<Chart, E
         declared: false,
         kept: None,
         full_path: None,
+        links: Vec::new(),
     };
     chart.name = chart.meta_str("name");
     // LoadFiles: a chart without apiVersion is a v1 chart.
@@ -1005,7 +1032,7 @@ mod tests {
         std::os::unix::fs::symlink(&secret, d.join("evil")).unwrap_or_else(|e| panic!("{e}"));
         let e = load(d).map(|_| ()).unwrap_err().to_string();
         assert!(
-            e.contains("evil") && e.contains("outside the chart directory"),
+            e.contains("evil") && e.contains("outside the repository"),
             "{e}"
         );
         std::fs::remove_file(d.join("evil")).unwrap_or_else(|e| panic!("{e}"));

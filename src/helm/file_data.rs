@@ -49,7 +49,7 @@ fn read_confined(path: &Path, root: &Path) -> Result<Vec<u8>, String> {
     let real = std::fs::canonicalize(path).map_err(|e| what(&e))?;
     if !real.starts_with(root) {
         return Err(what(&format_args!(
-            "it now leads to {}, outside the chart directory",
+            "it now leads to {}, outside the repository",
             real.display()
         )));
     }
@@ -141,7 +141,7 @@ mod tests {
         {
             std::os::unix::fs::symlink(&secret, &p).unwrap();
             let err = moved.bytes().unwrap_err();
-            assert!(err.contains("outside the chart directory"), "{err}");
+            assert!(err.contains("outside the repository"), "{err}");
         }
         std::fs::write(&q, vec![b'a'; MAX_FILE_SIZE as usize + 1]).unwrap();
         let err = grown.bytes().unwrap_err();

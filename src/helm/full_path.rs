@@ -120,6 +120,7 @@ mod tests {
             declared,
             kept: lists.then(Vec::new),
             full_path: None,
+            links: Vec::new(),
         }
     }
 

@@ -184,6 +184,9 @@ fn register_v4(m: &mut FuncMap) {
     m.insert("mustToYaml", Signature::fixed(&[Any]), |_, a| {
         try_to_yaml(&a[0]).map(Value::from)
     });
+    // helm 4 builds with Masterminds/semver v3.4.0 (lower-case errors,
+    // leading zeros refused).
+    crate::gotmpl::golib::register_semver_v3_4(m);
 }
 
 fn register_json(m: &mut FuncMap) {

@@ -15,6 +15,7 @@ mod file_data;
 mod full_path;
 mod funcs;
 mod head_scan;
+mod ignore;
 mod loaded;
 mod objects;
 mod output;
@@ -23,9 +24,11 @@ mod path_match;
 mod render;
 mod schema;
 mod scope;
+mod traceable;
 pub mod values;
 mod version;
 
+use crate::warning::{Warning, WarningKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -408,7 +411,7 @@ fn render_as(
     }
     check_kube_version(&chart, &opts.kube_version())?;
     let user = user_values(opts)?;
-    values::process_dependencies(&mut chart, &user, "")?;
+    values::process_dependencies(&mut chart, &user, "", opts.helm_version)?;
     let mut consumed = (opts.helm_version == HelmVersion::V3).then(Default::default);
     values::process_import_values(&mut chart, &mut consumed);
     if opts.helm_version == HelmVersion::V3 {
@@ -416,9 +419,17 @@ fn render_as(
     }
     let vals = values::coalesce(&chart, &user);
     if !opts.skip_schema_validation {
-        schema::validate(&chart, &vals)?;
+        schema::validate(&chart, &vals, opts.helm_version)?;
     }
-    let (files, mut warnings, actions) = render::render(&chart, &vals, opts, loaded)?;
+    let (files, rendered_warnings, actions) = render::render(&chart, &vals, opts, loaded)?;
+    // helm logs each followed symlink while it loads, before anything else.
+    let mut warnings: Vec<Warning> = loaded
+        .chart()
+        .links
+        .iter()
+        .map(|l| Warning::new(WarningKind::Symlink, l.log_line(opts.helm_version), None))
+        .collect();
+    warnings.extend(rendered_warnings);
     let sorted = output::sort(&chart, &files, opts, want_objects)?;
     if loaded.renders_alone() {
         drop_later((chart, vals, user));

@@ -22,6 +22,12 @@ pub fn path_match(pattern: &str, name: &str) -> bool {
     matches(&toks, &name)
 }
 
+/// Whether Go's `filepath.Match` accepts `pattern` (returns no
+/// `ErrBadPattern`), as `.helmignore` parsing checks each rule.
+pub fn valid_pattern(pattern: &str) -> bool {
+    parse(pattern).is_some()
+}
+
 /// `getEsc`: one class character, `\` escaping the next; `-` and `]` bare
 /// are malformed here.
 fn class_char(p: &[char], i: &mut usize) -> Option<char> {

@@ -300,18 +300,23 @@ fn parse_error(name: &str, msg: &str) -> String {
     )
 }
 
-/// helm's `cleanupExecError`.
-fn exec_error(name: &str, msg: &str) -> String {
+/// helm's `reformatExecErrorMsg` (helm 3 and 4 alike up to the last
+/// step): `fail`/`required` messages as `execution error at (...)`; helm 4
+/// then lays the rest out link by link ([`super::traceable`]).
+fn exec_error(name: &str, msg: &str, version: HelmVersion) -> String {
     let tokens: Vec<&str> = msg.splitn(3, ": ").collect();
     if tokens.len() != 3 {
         return format!("execution error in ({name}): {msg}");
     }
     if let Some((_, rest)) = tokens[2].split_once(WARN_START) {
-        if let Some(end) = rest.rfind(WARN_END) {
-            return format!("execution error at ({}): {}", tokens[1], &rest[..end]);
+        if let Some((warning, _)) = rest.rsplit_once(WARN_END) {
+            return format!("execution error at ({}): {warning}", tokens[1]);
         }
     }
-    msg.to_string()
+    match version {
+        HelmVersion::V3 => msg.to_string(),
+        HelmVersion::V4 => super::traceable::layout(msg).unwrap_or_else(|| msg.to_string()),
+    }
 }
 
 /// The template options of `version`'s engine: helm4 is built with Go
@@ -435,7 +440,7 @@ pub fn render(
         .map_err(|e| {
             Error::Template(Box::new(TemplateError {
                 template: n.clone(),
-                message: exec_error(n, &e.to_string()),
+                message: exec_error(n, &e.to_string(), opts.helm_version),
             }))
         })?;
         // engine.go strips `<no value>`; most outputs have none, so they
@@ -484,7 +489,7 @@ mod tests {
             "parse error at (a/t.yaml:3): function \"x\" not defined"
         );
         assert_eq!(
-            exec_error("t", "template: t:1:3: executing \"t\" at <fail \"x\">: error calling fail: HELM_ERR_STARTboomHELM_ERR_END"),
+            exec_error("t", "template: t:1:3: executing \"t\" at <fail \"x\">: error calling fail: HELM_ERR_STARTboomHELM_ERR_END", HelmVersion::V3),
             "execution error at (t:1:3): boom"
         );
     }

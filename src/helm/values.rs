@@ -414,6 +414,7 @@ pub(super) fn process_dependencies(
     chart: &mut Chart,
     user: &Value,
     prefix: &str,
+    version: super::HelmVersion,
 ) -> Result<(), Error> {
     let declared = chart.declared_dependencies();
     if declared.is_empty() {
@@ -432,7 +433,7 @@ pub(super) fn process_dependencies(
         })
         .collect();
     if !missing.is_empty() {
-        return Err(missing_dependencies(&missing));
+        return Err(missing_dependencies(&missing, version));
     }
     // helm's IsCompatibleRange: the entry's `version` constraint admits the
     // subchart's version (an empty or bad constraint admits none).
@@ -501,7 +502,7 @@ pub(super) fn process_dependencies(
     // parent's values for `alias.sub.enabled` decide.
     for sub in &mut keep {
         let p = format!("{prefix}{}.", sub.name);
-        process_dependencies(sub, &values, &p)?;
+        process_dependencies(sub, &values, &p, version)?;
     }
     chart.dependencies = keep;
     Ok(())
@@ -517,9 +518,9 @@ fn entry_name(dep: &Value) -> String {
 }
 
 /// helm's `CheckDependencies` text for the entries no subchart matches
-/// (all of them, in Chart.yaml's order), then how to vendor each: hydrate
-/// never downloads.
-fn missing_dependencies(deps: &[&Value]) -> Error {
+/// (all of them, in Chart.yaml's order; helm 4 starts it in lower case),
+/// then how to vendor each: hydrate never downloads.
+fn missing_dependencies(deps: &[&Value], version: super::HelmVersion) -> Error {
     let field =
         |dep: &Value, k: &str| path_value(dep, k).and_then(|v| v.as_str().map(str::to_string));
     let mut names = Vec::new();
@@ -543,8 +544,12 @@ fn missing_dependencies(deps: &[&Value]) -> Error {
     } else {
         format!(" ({})", sources.join(", "))
     };
+    let an = match version {
+        super::HelmVersion::V3 => "An",
+        super::HelmVersion::V4 => "an",
+    };
     Error::Chart(format!(
-        "An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}\nhydrate works offline: vendor {what}{from} into the chart's charts/ directory, e.g. with `helm dependency build CHART`, and commit it",
+        "{an} error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}\nhydrate works offline: vendor {what}{from} into the chart's charts/ directory, e.g. with `helm dependency build CHART`, and commit it",
         names.join(", ")
     ))
 }
@@ -719,6 +724,7 @@ mod tests {
             declared: false,
             kept: None,
             full_path: None,
+            links: Vec::new(),
         };
         let mut parent = Chart {
             metadata: parse_yaml("name: p\ndependencies: [{name: c, import-values: [data, {child: x, parent: imp}]}]")
@@ -734,6 +740,7 @@ mod tests {
             declared: false,
             kept: None,
             full_path: None,
+            links: Vec::new(),
         };
         process_import_values(&mut parent, &mut None);
         assert_eq!(
@@ -761,6 +768,7 @@ mod tests {
             declared: false,
             kept: None,
             full_path: None,
+            links: Vec::new(),
         };
         let user = parse_yaml("b: {x: 5, y: null}\nd: null").unwrap_or(Value::Nil);
         assert_eq!(to_string(&coalesce(&chart, &user)), "map[a:1 b:map[x:5]]");

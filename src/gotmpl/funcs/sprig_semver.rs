@@ -29,6 +29,15 @@ static VERSION: LazyLock<Regex> = LazyLock::new(|| {
         r"^v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?$",
     )
 });
+/// Masterminds/semver v3.4.0's `semVerRegex` (no leading zeros), tried
+/// before the loose one by [`Version::parse_v3_4`].
+static STRICT_VERSION: LazyLock<Regex> = LazyLock::new(|| {
+    re(concat!(
+        r"^v?(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?(?:\.(0|[1-9][0-9]*))?",
+        r"(?:-((?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*))*))?",
+        r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+    ))
+});
 static CONSTRAINT: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"^\s*({OPS})\s*({CV})\s*$")));
 static RANGE: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\s*({CV})\s+-\s+({CV})\s*")));
 static FIND: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"({OPS})\s*({CV})")));
@@ -95,6 +104,53 @@ impl Version {
             patch: seg(3)?,
             pre,
             metadata: c.get(8).map_or("", |m| m.as_str()).to_string(),
+            original: v.to_string(),
+        })
+    }
+
+    /// `semver.NewVersion` of Masterminds/semver v3.4.0 (helm 4's): the
+    /// strict pattern first (a leading zero in a segment is refused); on a
+    /// miss, the loose one only to say why (`validateVersion`), in that
+    /// release's lower-case wording.
+    pub fn parse_v3_4(v: &str) -> Result<Version, String> {
+        let segment = |text: &str| -> Result<u64, String> {
+            text.parse().map_err(|_| {
+                format!(
+                    "error parsing version segment: strconv.ParseUint: parsing {}: value out of range",
+                    crate::gotmpl::fmt::quote(text)
+                )
+            })
+        };
+        let starts_zero = |text: &str| text.len() > 1 && text.starts_with('0');
+        let Some(c) = STRICT_VERSION.captures(v) else {
+            let Some(c) = VERSION.captures(v) else {
+                return Err("invalid semantic version".into());
+            };
+            for i in 1..=3 {
+                if let Some(m) = c.get(i) {
+                    let text = m.as_str().trim_start_matches('.');
+                    if starts_zero(text) {
+                        return Err("version segment starts with 0".into());
+                    }
+                    segment(text)?;
+                }
+            }
+            let pre = c.get(5).map_or("", |m| m.as_str());
+            if pre
+                .split('.')
+                .any(|p| starts_zero(p) && p.bytes().all(|b| b.is_ascii_digit()))
+            {
+                return Err("version segment starts with 0".into());
+            }
+            return Err("invalid semantic version".into());
+        };
+        let seg = |i: usize| c.get(i).map_or(Ok(0), |m| segment(m.as_str()));
+        Ok(Version {
+            major: seg(1)?,
+            minor: seg(2)?,
+            patch: seg(3)?,
+            pre: c.get(4).map_or("", |m| m.as_str()).to_string(),
+            metadata: c.get(5).map_or("", |m| m.as_str()).to_string(),
             original: v.to_string(),
         })
     }
@@ -387,7 +443,7 @@ pub fn constraint_check(constraint: &str, version: &Version) -> Result<bool, Str
     Ok(groups.iter().any(|g| g.iter().all(|c| c.check(version))))
 }
 
-/// Registers `semver` and `semverCompare`.
+/// Registers `semver` and `semverCompare` (Masterminds/semver v3.3.0).
 pub fn register(m: &mut FuncMap) {
     m.insert("semver", Signature::fixed(&[ArgType::String]), |_, a| {
         let v = Version::parse(a[0].as_str().unwrap_or_default())?;
@@ -396,23 +452,74 @@ pub fn register(m: &mut FuncMap) {
     m.insert(
         "semverCompare",
         Signature::fixed(&[ArgType::String, ArgType::String]),
-        |_, a| {
-            let (c, v) = (
-                a[0].as_str().unwrap_or_default(),
-                a[1].as_str().unwrap_or_default(),
-            );
-            let groups = parse_constraints(c)?;
-            let v = Version::parse(v)?;
-            Ok(Value::Bool(
-                groups.iter().any(|g| g.iter().all(|c| c.check(&v))),
-            ))
-        },
+        |_, a| semver_compare(a, Version::parse),
     );
+}
+
+/// Registers `semver` and `semverCompare` over Masterminds/semver v3.4.0's
+/// version parsing (helm 4's build), replacing [`register`]'s.
+pub fn register_v3_4(m: &mut FuncMap) {
+    m.insert("semver", Signature::fixed(&[ArgType::String]), |_, a| {
+        let v = Version::parse_v3_4(a[0].as_str().unwrap_or_default())?;
+        Ok(Value::Object(Arc::new(v)))
+    });
+    m.insert(
+        "semverCompare",
+        Signature::fixed(&[ArgType::String, ArgType::String]),
+        |_, a| semver_compare(a, Version::parse_v3_4),
+    );
+}
+
+/// sprig's `semverCompare`: the constraint first, then the version.
+fn semver_compare(
+    a: &[Value],
+    parse: fn(&str) -> Result<Version, String>,
+) -> Result<Value, String> {
+    let (c, v) = (
+        a[0].as_str().unwrap_or_default(),
+        a[1].as_str().unwrap_or_default(),
+    );
+    let groups = parse_constraints(c)?;
+    let v = parse(v)?;
+    Ok(Value::Bool(
+        groups.iter().any(|g| g.iter().all(|c| c.check(&v))),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn v3_4_words_its_errors_in_lower_case_and_refuses_leading_zeros() {
+        assert_eq!(
+            Version::parse("badVersion"),
+            Err("Invalid Semantic Version".into())
+        );
+        assert_eq!(
+            Version::parse_v3_4("badVersion"),
+            Err("invalid semantic version".into())
+        );
+        assert_eq!(
+            Version::parse_v3_4("01.2.3"),
+            Err("version segment starts with 0".into())
+        );
+        assert_eq!(
+            Version::parse_v3_4("1.2.3-01"),
+            Err("version segment starts with 0".into())
+        );
+        assert_eq!(
+            Version::parse_v3_4("é1.2"),
+            Err("invalid semantic version".into())
+        );
+        assert!(Version::parse("01.2.3").is_ok());
+        let v = Version::parse_v3_4("v1.2.3-rc.1+b.2").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(v.to_string(), "1.2.3-rc.1+b.2");
+        assert_eq!(
+            Version::parse_v3_4("1.2").map(|v| v.to_string()),
+            Ok("1.2.0".into())
+        );
+    }
 
     fn check(c: &str, v: &str) -> bool {
         let v = Version::parse(v).unwrap_or_else(|e| panic!("{e}"));

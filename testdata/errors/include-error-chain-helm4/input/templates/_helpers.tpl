@@ -1,0 +1,6 @@
+{{- define "chain.inner" -}}
+{{ .outer.missing.deeper }}
+{{- end -}}
+{{- define "chain.outer" -}}
+name: {{ include "chain.inner" . }}
+{{- end -}}
