@@ -114,17 +114,29 @@ fn plan_lines(r: &PromoteReport) -> String {
     out
 }
 
+/// `` · `file:line` `` of the line of TO that sets a pin (after the
+/// promotion: the line a render of TO explains the field by), or only the
+/// file when the line is not written yet.
+fn set_at(root: &std::path::Path, pin: &promote::Pin) -> String {
+    let file = pin.place.file().display();
+    match pin.place.line(root) {
+        Some(line) => format!(" · `{file}:{line}`"),
+        None => format!(" · `{file}`"),
+    }
+}
+
 /// The merge request description: the pins and the rendered changes.
-fn description(r: &PromoteReport) -> String {
+fn description(root: &std::path::Path, r: &PromoteReport) -> String {
     let mut out = format!(
         "## Promote {} → {}\n\nPromotion `{}`.\n\n| app | pin | {} | {} |\n|---|---|---|---|\n",
         r.from, r.to, r.id, r.to, r.from
     );
     for it in &r.plan.items {
         out.push_str(&format!(
-            "| {} | `{}` | `{}` | `{}` |\n",
+            "| {} | `{}`{} | `{}` | `{}` |\n",
             it.app,
             it.pin,
+            set_at(root, &it.target),
             it.old_text(),
             it.new.as_deref().unwrap_or("(none)")
         ));
@@ -231,7 +243,7 @@ pub fn run(args: Args) -> CommandResult {
         None => e,
     };
     if let Some(path) = &args.describe {
-        std::fs::write(path, description(&r))
+        std::fs::write(path, description(&opts.root, &r))
             .map_err(|e| stands(CommandError::runtime(format!("{}: {e}", path.display()))))?;
     }
     print_done(&mut out, &r).map_err(|e| stands(e.into()))?;
@@ -283,7 +295,7 @@ fn run_each(describe: Option<&std::path::Path>, opts: &PromoteOptions) -> Comman
             continue;
         }
         print_done(&mut out, &r)?;
-        described.push_str(&description(&r));
+        described.push_str(&description(&opts.root, &r));
     }
     if opts.dry_run {
         writeln!(out, "dry run: nothing changed")?;
