@@ -549,7 +549,7 @@ mod tests {
         assert_eq!(
             chain_of(&rs, "Secret", "stringData.g"),
             [
-                "template c/charts/sub/templates/s.yaml:8",
+                "template c/charts/sub/templates/s.yaml:7",
                 "values c/values.yaml:6"
             ]
         );
