@@ -36,12 +36,15 @@ pub fn explain(root: &Path, app: &ChartApp) -> Result<Vec<(ResourceOrigins, Arc<
         crate::env::render_chart_with(&app, &charts, true).map_err(|e| e.to_string())?;
     let mut scoped = Scoped::default();
     let mut lines = Lines::default();
+    // The traced outputs as printed: helm's engine strips `<no value>`.
+    let printed: std::collections::BTreeMap<&String, crate::helm::TracedTemplate> = rendered
+        .actions
+        .iter()
+        .map(|(k, t)| (k, as_printed(t)))
+        .collect();
     let mut out = Vec::new();
     for o in &rendered.objects {
-        let traced = o
-            .source
-            .as_ref()
-            .and_then(|s| Some((s, rendered.actions.get(s)?)));
+        let traced = o.source.as_ref().and_then(|s| Some((s, printed.get(s)?)));
         // The document as printed: `# Source: …` line, text, newline.
         let doc = o
             .printed
@@ -156,6 +159,34 @@ pub fn explain(root: &Path, app: &ChartApp) -> Result<Vec<(ResourceOrigins, Arc<
         out.push((r, o.node.clone()));
     }
     Ok(out)
+}
+
+/// `t` with `<no value>` taken out of its text, as helm prints it
+/// (engine.go), and its actions' offsets moved to match.
+fn as_printed(t: &crate::helm::TracedTemplate) -> crate::helm::TracedTemplate {
+    const NO_VALUE: &str = "<no value>";
+    let cuts: Vec<usize> = t.text.match_indices(NO_VALUE).map(|(i, _)| i).collect();
+    if cuts.is_empty() {
+        return t.clone();
+    }
+    let moved = |o: usize| -> usize {
+        let gone: usize = cuts
+            .iter()
+            .map(|&c| match (c + NO_VALUE.len() <= o, c < o) {
+                (true, _) => NO_VALUE.len(),
+                (false, true) => o - c,
+                (false, false) => 0,
+            })
+            .sum();
+        o - gone
+    };
+    let mut out = t.clone();
+    out.text = t.text.replace(NO_VALUE, "");
+    for m in &mut out.actions {
+        m.start = moved(m.start);
+        m.end = moved(m.end);
+    }
+    out
 }
 
 /// The action of a helper `m` ran by `include` (at any depth, the
@@ -491,7 +522,7 @@ mod tests {
         write(
             root,
             "c/templates/cm.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: {{ .Values.a }}\n  b: {{ .Values.b }}\n  h: {{ include \"c.h\" . }}\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  z: {{ .Values.unset }}\n  a: {{ .Values.a }}\n  b: {{ .Values.b }}\n  h: {{ include \"c.h\" . }}\n",
         );
         write(
             root,
@@ -518,14 +549,16 @@ mod tests {
             ..Default::default()
         };
         let rs = explain(root, &app).unwrap_or_else(|e| panic!("{e}"));
+        // `data.z` printed `<no value>`, which helm strips: the fields
+        // after it are still found in the traced output.
         assert_eq!(
             chain_of(&rs, "ConfigMap", "data.a"),
-            ["template c/templates/cm.yaml:6", "values prod.yaml:1"]
+            ["template c/templates/cm.yaml:7", "values prod.yaml:1"]
         );
         assert_eq!(
             chain_of(&rs, "ConfigMap", "data.b"),
             [
-                "template c/templates/cm.yaml:7",
+                "template c/templates/cm.yaml:8",
                 "values .Values.b from set b=from-set"
             ]
         );
@@ -535,7 +568,7 @@ mod tests {
             [
                 "template c/templates/_h.tpl:2",
                 "values .Values.b from set b=from-set",
-                "template c/templates/cm.yaml:8"
+                "template c/templates/cm.yaml:9"
             ]
         );
         // A subchart: the parent's override, a global.
