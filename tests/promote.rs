@@ -292,7 +292,7 @@ fn branch_leaves_head_index_and_worktree_alone_and_render_moves_the_env_branch()
     assert_eq!(changed_lines(dir, &format!("HEAD..{branches}")).len(), 8);
     let md = fs::read_to_string(&desc_file).unwrap();
     assert!(
-        md.contains("| web | `ghcr.io/acme-shop/web:newTag` | `1.4.2` | `1.4.3` |"),
+        md.contains("| web | `ghcr.io/acme-shop/web:newTag` · `testdata/apps/web/overlays/production/kustomization.yaml:24` | `1.4.2` | `1.4.3` |"),
         "{md}"
     );
     assert!(md.contains("Deployment/web-blue"), "{md}");

@@ -17,6 +17,7 @@ mod dropin;
 mod env_reference;
 mod errors;
 mod exits;
+mod explain_corpus;
 mod fuzz_replay;
 mod goldens;
 mod graph;

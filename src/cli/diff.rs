@@ -68,7 +68,9 @@ pub struct Args {
     #[arg(long)]
     no_validate: bool,
     /// After the diff: each changed field's origin on both sides, the
-    /// files and lines that set it (`hydrate explain`'s chains).
+    /// files and lines that set it (`hydrate explain`'s chains); with
+    /// `--output markdown`, each changed field's line ends with the
+    /// `file:line` that set it on its side.
     #[arg(long)]
     explain: bool,
 }
@@ -131,12 +133,17 @@ pub fn run(args: Args) -> CommandResult {
     let style = Style { color };
     let text = match (args.output, args.brief) {
         (Format::Json, _) => serde_json::to_string_pretty(&diff::to_json(&comparisons))? + "\n",
+        (Format::Markdown, _) if args.explain => {
+            let sources = crate::explain::field_sources(&root, &comparisons)
+                .map_err(super::explain::error)?;
+            diff::to_markdown_with(&comparisons, &sources)
+        }
         (Format::Markdown, _) => diff::to_markdown(&comparisons),
         (Format::Human, true) => diff::to_brief(&comparisons, style),
         (Format::Human, false) => diff::to_human(&comparisons, style),
     };
     out::stdout().write_all(text.as_bytes())?;
-    if args.explain {
+    if args.explain && !matches!(args.output, Format::Markdown) {
         let origins =
             crate::explain::diff_origins(&root, &comparisons).map_err(super::explain::error)?;
         if !origins.is_empty() {

@@ -133,13 +133,24 @@ fn write_description(path: &std::path::Path, text: &str) -> Result<(), CommandEr
         .map_err(|e| CommandError::runtime(format!("{}: {e}", path.display())))
 }
 
+/// `` · `file:line` `` of the line of TO that sets a pin (after the
+/// promotion: the line a render of TO explains the field by), or only the
+/// file when the line is not written yet.
+fn set_at(root: &std::path::Path, pin: &promote::Pin) -> String {
+    let file = pin.place.file().display();
+    match pin.place.line(root) {
+        Some(line) => format!(" · `{file}:{line}`"),
+        None => format!(" · `{file}`"),
+    }
+}
+
 /// The merge request description: the pins and the rendered changes.
-fn description(r: &PromoteReport) -> String {
+fn description(root: &std::path::Path, r: &PromoteReport) -> String {
     let mut out = format!(
         "## Promote {} → {}\n\nPromotion `{}`.\n\n",
         r.from, r.to, r.id
     );
-    out.push_str(&pins_table(r));
+    out.push_str(&pins_table(root, r));
     if let Some(o) = &r.outcome {
         out.push_str(&rendered_changes(o, None));
         out.push_str(&files(o));
@@ -156,13 +167,14 @@ fn files(o: &promote::Outcome) -> String {
 }
 
 /// The pins table of one target and the diffs of its copied files.
-fn pins_table(r: &PromoteReport) -> String {
+fn pins_table(root: &std::path::Path, r: &PromoteReport) -> String {
     let mut out = format!("| app | pin | {} | {} |\n|---|---|---|---|\n", r.to, r.from);
     for it in &r.plan.items {
         out.push_str(&format!(
-            "| {} | `{}` | `{}` | `{}` |\n",
+            "| {} | `{}`{} | `{}` | `{}` |\n",
             it.app,
             it.pin,
+            set_at(root, &it.target),
             it.old_text(),
             it.new.as_deref().unwrap_or("(none)")
         ));
@@ -209,7 +221,7 @@ fn rendered_changes(o: &promote::Outcome, env: Option<&str>) -> String {
 
 /// The description of a together commit: one section per target, then
 /// the files of the one commit.
-fn together_description(t: &promote::Together) -> String {
+fn together_description(root: &std::path::Path, t: &promote::Together) -> String {
     let names: Vec<&str> = t.promoted().map(|p| p.to.as_str()).collect();
     let mut out = format!(
         "## Promote {} → {}\n\nPromotion `{}`: one commit for {}.\n",
@@ -220,7 +232,7 @@ fn together_description(t: &promote::Together) -> String {
     );
     for p in t.promoted() {
         out.push_str(&format!("\n### {}\n\n", p.to));
-        out.push_str(&pins_table(p));
+        out.push_str(&pins_table(root, p));
         if let Some(o) = &t.outcome {
             out.push_str(&rendered_changes(o, Some(&p.to)).replace("### ", "#### "));
         }
@@ -327,7 +339,8 @@ pub fn run(args: Args) -> CommandResult {
         None => e,
     };
     if let Some(template) = &args.describe {
-        write_description(&described_at(template, &r.to), &description(&r)).map_err(stands)?;
+        write_description(&described_at(template, &r.to), &description(&opts.root, &r))
+            .map_err(stands)?;
     }
     print_done(&mut out, &r).map_err(|e| stands(e.into()))?;
     Ok(Outcome::Done)
@@ -381,9 +394,9 @@ fn run_each(describe: Option<&str>, opts: &PromoteOptions) -> CommandResult {
         match describe {
             // One file per target.
             Some(t) if t.contains("{env}") => {
-                write_description(&described_at(t, &to), &description(&r))?;
+                write_description(&described_at(t, &to), &description(&opts.root, &r))?;
             }
-            _ => described.push_str(&description(&r)),
+            _ => described.push_str(&description(&opts.root, &r)),
         }
     }
     if opts.dry_run {
@@ -465,7 +478,7 @@ fn run_together(describe: Option<&str>, opts: &PromoteOptions) -> CommandResult 
     }
     if let Some(template) = describe {
         let path = described_at(template, &names.join("+"));
-        write_description(&path, &together_description(&t)).map_err(|e| {
+        write_description(&path, &together_description(&opts.root, &t)).map_err(|e| {
             e.hint(format!(
                 "promote: committed {commit} before the error; the commit stands"
             ))

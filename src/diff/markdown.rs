@@ -9,7 +9,7 @@
 use std::fmt::Write;
 
 use super::text::{label, summary_line, unified, value_text};
-use super::{ChangeKind, Comparison, ResourceDiff, Status, Summary, Validity};
+use super::{ChangeKind, Comparison, FieldSources, ResourceDiff, Status, Summary, Validity};
 use crate::validate::Finding;
 
 /// The most characters `to_markdown` returns.
@@ -25,20 +25,49 @@ fn escape(s: &str) -> String {
         .replace('|', "\\|")
 }
 
-fn change_lines(r: &ResourceDiff, expected: bool) -> Vec<String> {
+/// Where the fields of one app's resources were set, on each side.
+#[derive(Clone, Copy)]
+struct Located<'a> {
+    sources: &'a FieldSources,
+    from: &'a str,
+    to: &'a str,
+    app: &'a str,
+}
+
+impl Located<'_> {
+    /// `  ← file:line` of `path` of `r` on the FROM (`to` false) or TO side,
+    /// or nothing when not known.
+    fn suffix(&self, r: &ResourceDiff, path: &str, to: bool) -> String {
+        let (side, name) = match to {
+            false => (self.from, &r.from),
+            true => (self.to, &r.to),
+        };
+        let Some((name, _)) = name else {
+            return String::new();
+        };
+        let resource = format!("{}/{name}", r.kind);
+        self.sources
+            .get(side, self.app, &resource, path)
+            .map(|at| format!("  ← {at}"))
+            .unwrap_or_default()
+    }
+}
+
+fn change_lines(r: &ResourceDiff, expected: bool, at: Located<'_>) -> Vec<String> {
     let mut out = Vec::new();
     let changes = if expected { &r.expected } else { &r.changes };
     for c in changes {
         let path = c.path_text();
+        let (was, now) = (at.suffix(r, &path, false), at.suffix(r, &path, true));
         match &c.kind {
             ChangeKind::Changed { from, to } => {
-                out.push(format!("- {path}: {}", value_text(from)));
-                out.push(format!("+ {path}: {}", value_text(to)));
+                out.push(format!("- {path}: {}{was}", value_text(from)));
+                out.push(format!("+ {path}: {}{now}", value_text(to)));
             }
-            ChangeKind::Added(v) => out.push(format!("+ {path}: {}", value_text(v))),
-            ChangeKind::Removed(v) => out.push(format!("- {path}: {}", value_text(v))),
+            ChangeKind::Added(v) => out.push(format!("+ {path}: {}{now}", value_text(v))),
+            ChangeKind::Removed(v) => out.push(format!("- {path}: {}{was}", value_text(v))),
             ChangeKind::Text { from, to } => {
-                out.push(format!("  {path}:"));
+                out.push(format!("  {path}:{now}"));
                 for l in unified(from, to) {
                     let (sign, rest) = l.split_at(l.chars().next().map_or(0, char::len_utf8));
                     if sign == "@" {
@@ -82,7 +111,7 @@ fn details(summary: &str, lines: &[String]) -> String {
     s
 }
 
-fn blocks(r: &ResourceDiff) -> Vec<String> {
+fn blocks(r: &ResourceDiff, at: Located<'_>) -> Vec<String> {
     let mut out = Vec::new();
     let fields = |n: usize| format!("{n} field{}", if n == 1 { "" } else { "s" });
     match r.status {
@@ -91,11 +120,11 @@ fn blocks(r: &ResourceDiff) -> Vec<String> {
         Status::Changed => {
             if !r.changes.is_empty() {
                 let summary = format!("~ {} ({})", label(r), fields(r.changes.len()));
-                out.push(details(&summary, &change_lines(r, false)));
+                out.push(details(&summary, &change_lines(r, false, at)));
             }
             if !r.expected.is_empty() {
                 let summary = format!("= {} ({} expected)", label(r), fields(r.expected.len()));
-                out.push(details(&summary, &change_lines(r, true)));
+                out.push(details(&summary, &change_lines(r, true, at)));
             }
         }
     }
@@ -198,6 +227,12 @@ fn validity_section(comparisons: &[Comparison]) -> String {
 
 /// The markdown comment, at most [`MARKDOWN_LIMIT`] characters.
 pub fn to_markdown(comparisons: &[Comparison]) -> String {
+    to_markdown_with(comparisons, &FieldSources::default())
+}
+
+/// [`to_markdown`], each changed field's line ending with the `file:line`
+/// that set it on its side (`- ` FROM, `+ ` TO), where `sources` knows it.
+pub fn to_markdown_with(comparisons: &[Comparison], sources: &FieldSources) -> String {
     let mut out = format!(
         "## hydrate diff\n\n**{}**\n\n",
         summary_line(&Summary::of(comparisons))
@@ -221,7 +256,13 @@ pub fn to_markdown(comparisons: &[Comparison]) -> String {
             );
             let mut headed = false;
             for r in &a.resources {
-                let bs = blocks(r);
+                let at = Located {
+                    sources,
+                    from: &c.from,
+                    to: &c.to,
+                    app: &a.app,
+                };
+                let bs = blocks(r, at);
                 let mut chunk: String = bs.concat();
                 if !headed {
                     chunk.insert_str(0, &heading);

@@ -14,6 +14,7 @@ mod json;
 mod markdown;
 mod mask;
 mod rules;
+mod sources;
 mod text;
 mod tree;
 mod validity;
@@ -24,8 +25,9 @@ use std::sync::Arc;
 
 pub use input::{from_manifest, from_rendered};
 pub use json::to_json;
-pub use markdown::{to_markdown, MARKDOWN_LIMIT};
+pub use markdown::{to_markdown, to_markdown_with, MARKDOWN_LIMIT};
 pub use rules::{Rules, Target};
+pub use sources::FieldSources;
 pub use text::{to_brief, to_human, Style};
 pub use tree::{Change, ChangeKind, Seg};
 pub use validity::Validity;

@@ -373,4 +373,49 @@ mod tests {
         );
         assert!(run("metadata: {namespace: a}", "metadata: {namespace: b}").is_empty());
     }
+
+    /// A printed key reads back as itself.
+    fn as_selector(seg: &Seg) -> crate::yaml::selector::Step {
+        use crate::yaml::selector::Step as S;
+        match seg {
+            Seg::Key(k) => S::Key(k.clone()),
+            Seg::Index(i) => S::Index(*i),
+            Seg::Item { key, value } => S::Match(key.clone(), value.clone()),
+        }
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `hydrate explain`'s field argument reads the diff's paths back:
+        /// any key (dots, slashes, quotes, digits, non-ASCII), indexes and
+        /// `[name=value]` items (a value holding `]` is the exception).
+        #[test]
+        fn printed_paths_parse_back(
+            first in "\\PC{1,12}",
+            rest in proptest::collection::vec(
+                prop_oneof![
+                    "\\PC{1,12}".prop_map(Seg::Key),
+                    (0usize..50).prop_map(Seg::Index),
+                    ("[a-z]{1,6}", "[^\\]\\p{C}]{1,10}")
+                        .prop_map(|(key, value)| Seg::Item { key, value }),
+                ],
+                0..5,
+            ),
+        ) {
+            let mut path = vec![Seg::Key(first)];
+            path.extend(rest);
+            let c = Change {
+                path: path.clone(),
+                kind: ChangeKind::Added(Node::string("x")),
+                from_path: None,
+                to_path: None,
+            };
+            let text = c.path_text();
+            let parsed = crate::yaml::selector::parse(&text)
+                .map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+            let want: Vec<_> = path.iter().map(as_selector).collect();
+            prop_assert_eq!(parsed, want, "{}", text);
+        }
+    }
 }

@@ -40,7 +40,11 @@ pub fn explain(root: &Path, dir: &Path) -> Result<Vec<(ResourceOrigins, Arc<Node
                         steps
                             .iter()
                             .rev()
-                            .map(|s| step(root, &map, s, &mut lines))
+                            .map(|s| {
+                                let mut st = step(root, &map, s, &mut lines);
+                                refine(root, &mut st, (&path, &value), &mut lines);
+                                st
+                            })
                             .collect()
                     })
                     .unwrap_or_default();
@@ -60,7 +64,19 @@ pub fn explain(root: &Path, dir: &Path) -> Result<Vec<(ResourceOrigins, Arc<Node
 /// One history step with its places resolved.
 fn step(root: &Path, map: &SourceMap, s: &FieldStep, lines: &mut Lines) -> Step {
     let at = map.locate(&s.at).map(|l| {
-        let mut p = place(root, &l.text.file, l.line, lines);
+        // The parser counts YAML's line breaks (NEL, U+2028, U+2029 too);
+        // a file's line is an editor's: counted in `\n`s up to the value.
+        let line = match l.text.embedded_at {
+            Some(_) => l.line,
+            None => lines
+                .line_of(&l.text.file, l.start, l.text.crlf)
+                .unwrap_or(l.line),
+        };
+        let mut p = place(root, &l.text.file, line, lines);
+        if let Some(anchor) = alias_line(&p.text, &root.join(&p.file), lines) {
+            // `name: *x`: the value is the anchored node's, written at `&x`.
+            p = place(root, &l.text.file, anchor, lines);
+        }
         if let Some(at) = l.text.embedded_at {
             // An inline patch: the file's line is the patch scalar's; the
             // text shown is that line, the patch line is kept apart.
@@ -83,4 +99,103 @@ fn step(root: &Path, map: &SourceMap, s: &FieldStep, lines: &mut Lines) -> Step 
         at,
         config,
     }
+}
+
+/// Points a step of the builtin transformers that copy a value out of the
+/// kustomization at the line that holds it: a label's or annotation's
+/// `key: value` pair (not the `labels:` field), an image's `digest:`,
+/// `newTag:` or `newName:` (not the entry's `name:`).
+fn refine(root: &Path, st: &mut Step, (path, value): (&str, &str), lines: &mut Lines) {
+    let line = match st.by.as_str() {
+        "LabelTransformer" | "AnnotationsTransformer" => {
+            let Some(c) = &st.config else { return };
+            let file = root.join(&c.file);
+            let Some(k) = lines.yaml(&file) else {
+                return;
+            };
+            // One transformer runs for `labels:` and `commonLabels:`
+            // both: the pair is in one of them.
+            let fields: &[&str] = match st.by.as_str() {
+                "LabelTransformer" => &["labels", "commonLabels"],
+                _ => &["commonAnnotations"],
+            };
+            let found = fields.iter().find_map(|f| {
+                let (key, v) = k
+                    .as_map()?
+                    .iter()
+                    .find(|(key, _)| key.key_text() == Some(*f))?;
+                Some((key.pos.line, pair_line(Some(v), path, value)?))
+            });
+            let Some((field_line, pair)) = found else {
+                return;
+            };
+            st.config = Some(place(root, &file, field_line, lines));
+            Some(pair)
+        }
+        "ImageTagTransformer" => {
+            let Some(at) = &st.at else { return };
+            let Some(k) = lines.yaml(&root.join(&at.file)) else {
+                return;
+            };
+            image_line(k.get("images"), at.line, value)
+        }
+        _ => None,
+    };
+    let Some(line) = line else { return };
+    let file = match (&st.at, &st.config) {
+        (Some(p), _) | (None, Some(p)) => p.file.clone(),
+        (None, None) => return,
+    };
+    st.at = Some(place(root, &root.join(file), line, lines));
+}
+
+/// The line of the pair of `field` (`commonLabels:`, `commonAnnotations:`:
+/// a mapping; `labels:`: a list of `pairs:` mappings) that the field at
+/// `path` took its `value` from: the key that ends the path.
+fn pair_line(field: Option<&Node>, path: &str, value: &str) -> Option<u32> {
+    let maps: Vec<&Node> = match field?.as_seq() {
+        Some(items) => items.iter().filter_map(|i| i.get("pairs")).collect(),
+        None => vec![field?],
+    };
+    maps.into_iter()
+        .filter_map(Node::as_map)
+        .flatten()
+        .find(|(k, v)| {
+            k.key_text().is_some_and(|k| {
+                (path == k || path.ends_with(&format!(".{k}"))) && v.as_str() == Some(value)
+            })
+        })
+        .map(|(k, _)| k.pos.line)
+}
+
+/// The line of the `images:` entry written at `entry` that holds the part
+/// of `value` it set: its digest, else its tag, else its name.
+fn image_line(images: Option<&Node>, entry: u32, value: &str) -> Option<u32> {
+    let item = images?.as_seq()?.iter().find(|i| i.pos.line == entry)?;
+    ["digest", "newTag", "newName", "tagSuffix"]
+        .into_iter()
+        .filter_map(|k| item.get(k))
+        .find(|n| {
+            n.as_str()
+                .is_some_and(|t| !t.is_empty() && value.contains(t))
+        })
+        .map(|n| n.pos.line)
+}
+
+/// For a line that takes its value from an alias (`name: *x`, `- *x`),
+/// the line of `file` that defines the anchor `&x`.
+fn alias_line(text: &str, file: &Path, lines: &mut Lines) -> Option<u32> {
+    let (_, after) = text.split_once('*')?;
+    let name: String = after
+        .chars()
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | '[' | ']' | '{' | '}'))
+        .collect();
+    if name.is_empty() || !text.contains(&format!(": *{name}")) && !text.starts_with("- *") {
+        return None;
+    }
+    let anchor = format!("&{name}");
+    (1..=lines.count(file)).find(|&n| {
+        let l = lines.line(file, n);
+        l.split_whitespace().any(|w| w == anchor)
+    })
 }

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use crate::env::{Environment, Source};
 use crate::yaml::{self, Node};
 
-pub use check::{check_all, Checked};
-pub use diff::diff_origins;
+pub use check::{check_all, check_charts, check_charts_with, check_kustomizations, Checked};
+pub use diff::{diff_origins, field_sources};
 pub use text::{json, text};
 
 /// What went wrong explaining.
@@ -145,6 +145,23 @@ pub fn explain_in(
     app: &str,
     sel: &Selection,
 ) -> Result<Explained, Error> {
+    let resources = explain_app(root, envs, env, app)?;
+    Ok(Explained {
+        env: env.to_string(),
+        app: app.to_string(),
+        resources: select(&resources, sel)?,
+    })
+}
+
+/// Every field of every resource of `app` in `env`, with the rendered
+/// node each resource's fields are of (for [`select`]): one render with
+/// provenance.
+pub(crate) fn explain_app(
+    root: &Path,
+    envs: &[Environment],
+    env: &str,
+    app: &str,
+) -> Result<Vec<(ResourceOrigins, std::sync::Arc<Node>)>, Error> {
     let e = envs
         .iter()
         .find(|e| e.name == env)
@@ -159,21 +176,27 @@ pub fn explain_in(
         app: app.to_string(),
         message,
     };
-    let resources = match &a.source {
-        Source::Kustomize(dir) => kustomize::explain(root, dir).map_err(fail)?,
-        Source::Helm(c) => chart::explain(root, c).map_err(fail)?,
-    };
-    let resources = select(resources, sel)?;
-    Ok(Explained {
-        env: env.to_string(),
-        app: app.to_string(),
-        resources,
-    })
+    match &a.source {
+        Source::Kustomize(dir) => kustomize::explain(root, dir).map_err(fail),
+        Source::Helm(c) => chart::explain(root, c).map_err(fail),
+    }
 }
 
-/// Keeps the resources and fields `sel` names.
-fn select(
-    resources: Vec<(ResourceOrigins, std::sync::Arc<Node>)>,
+/// The `file:line` a field's value comes from: the values file line that
+/// supplied it (a chart's field printed from `.Values`), else where its
+/// last step wrote it, else the configuration that asked for that step.
+pub fn source_of(f: &FieldOrigin) -> Option<&Place> {
+    let supplied = f.chain.iter().find(|s| {
+        s.by == "values" && s.at.is_some() && !s.value.is_empty() && f.value.contains(&s.value)
+    });
+    supplied
+        .or(f.chain.first())
+        .and_then(|s| s.at.as_ref().or(s.config.as_ref()))
+}
+
+/// Copies the resources and fields `sel` names.
+pub(crate) fn select(
+    resources: &[(ResourceOrigins, std::sync::Arc<Node>)],
     sel: &Selection,
 ) -> Result<Vec<ResourceOrigins>, Error> {
     let steps = match &sel.field {
@@ -183,21 +206,32 @@ fn select(
         None => None,
     };
     let mut out = Vec::new();
-    for (mut r, node) in resources {
+    for (r, node) in resources {
         if let Some(want) = &sel.resource {
             if !same_resource(want, &r.resource) && !same_resource(want, &r.original) {
                 continue;
             }
         }
-        if let Some(steps) = &steps {
-            let Some(prefix) =
-                yaml::selector::resolve(&node, steps).map(|segs| key_path(&node, &segs))
-            else {
-                continue;
-            };
-            r.fields.retain(|f| under(&f.path, &prefix));
-        }
-        out.push(r);
+        let fields = match &steps {
+            Some(steps) => {
+                let Some(prefix) =
+                    yaml::selector::resolve(node, steps).map(|segs| key_path(node, &segs))
+                else {
+                    continue;
+                };
+                r.fields
+                    .iter()
+                    .filter(|f| under(&f.path, &prefix))
+                    .cloned()
+                    .collect()
+            }
+            None => r.fields.clone(),
+        };
+        out.push(ResourceOrigins {
+            resource: r.resource.clone(),
+            original: r.original.clone(),
+            fields,
+        });
     }
     if out.is_empty() {
         let what = [sel.resource.as_deref(), sel.field.as_deref()]
@@ -291,9 +325,48 @@ pub(crate) fn place(root: &Path, file: &Path, line: u32, lines: &mut Lines) -> P
 #[derive(Default)]
 pub(crate) struct Lines {
     files: std::collections::HashMap<PathBuf, Vec<String>>,
+    /// Byte offsets of each file's `\n`s (as parsed: CRLF read as LF or not).
+    breaks: std::collections::HashMap<(PathBuf, bool), Option<Vec<u32>>>,
+    docs: std::collections::HashMap<PathBuf, Option<Node>>,
 }
 
 impl Lines {
+    /// The 1-based line of byte `offset` of `file` as it was parsed (its
+    /// CRLFs turned into LF when `crlf`), counted in `\n`s.
+    pub fn line_of(&mut self, file: &Path, offset: u32, crlf: bool) -> Option<u32> {
+        let breaks = self
+            .breaks
+            .entry((file.to_path_buf(), crlf))
+            .or_insert_with(|| {
+                let text = std::fs::read_to_string(file).ok()?;
+                let text = match crlf {
+                    true => text.replace("\r\n", "\n"),
+                    false => text,
+                };
+                let at = text.bytes().enumerate().filter(|(_, b)| *b == b'\n');
+                Some(at.map(|(i, _)| i as u32).collect())
+            })
+            .as_ref()?;
+        Some(breaks.partition_point(|b| *b < offset) as u32 + 1)
+    }
+
+    /// `file` parsed as one YAML document (a kustomization), or None.
+    pub fn yaml(&mut self, file: &Path) -> Option<&Node> {
+        self.docs
+            .entry(file.to_path_buf())
+            .or_insert_with(|| {
+                let text = std::fs::read_to_string(file).ok()?;
+                yaml::parse_one(&text, yaml::Resolver::V3).ok()
+            })
+            .as_ref()
+    }
+
+    /// How many lines `file` has (0 when unreadable).
+    pub fn count(&mut self, file: &Path) -> u32 {
+        self.line(file, 1);
+        self.files.get(file).map_or(0, |l| l.len() as u32)
+    }
+
     /// Line `line` (1-based) of `file`, trimmed; empty when unreadable.
     pub fn line(&mut self, file: &Path, line: u32) -> String {
         let lines = self.files.entry(file.to_path_buf()).or_insert_with(|| {

@@ -95,6 +95,9 @@ pub(crate) struct State<'a> {
     pub marks: Option<Vec<super::trace::ActionMark>>,
     /// While tracing: the `.Values` path dot stands for (`with .Values.x`).
     pub dot_values: Option<String>,
+    /// While tracing: the actions of helpers run by `include` since the
+    /// last printed action, with each helper's output, for the next mark.
+    pub included: Vec<super::trace::Included>,
 }
 
 /// Go's dig-down after each pipeline stage: a nil `interface {}` becomes
@@ -130,6 +133,7 @@ impl<'a> State<'a> {
             out: String::new(),
             marks: None,
             dot_values: None,
+            included: Vec::new(),
         }
     }
 
@@ -201,6 +205,9 @@ impl<'a> State<'a> {
     /// those frames larger (Go allows 100,000 nested `template` calls).
     #[inline(never)]
     fn walk_action(&mut self, dot: &Dot, node: &'a Node, pipe: &'a Pipe) -> R<()> {
+        // Helpers run by a condition's or a range's pipeline are not this
+        // action's.
+        self.included.clear();
         let val = self.eval_pipeline(dot, pipe)?;
         let start = self.out.len();
         if pipe.decl.is_empty() {
@@ -234,6 +241,7 @@ impl<'a> State<'a> {
             start,
             end: self.out.len(),
             values: super::trace::values_read(src, pipe, self.dot_values.as_deref()),
+            inner: std::mem::take(&mut self.included),
         };
         if let Some(m) = &mut self.marks {
             m.push(mark);
@@ -814,6 +822,20 @@ impl<'a> State<'a> {
 
 impl TemplateRunner for State<'_> {
     fn execute_template(&mut self, name: &str, data: Value) -> Result<String, Error> {
+        if self.marks.is_some() {
+            let (out, marks) = super::execute_in_traced(
+                self.lookup,
+                (self.funcs, self.opts, self.shared),
+                name,
+                data,
+                self.nest + 1,
+            )?;
+            self.included.push(super::trace::Included {
+                output: out.clone(),
+                marks,
+            });
+            return Ok(out);
+        }
         super::execute_in(
             self.lookup,
             self.funcs,

@@ -53,7 +53,7 @@ use std::sync::Arc;
 
 pub use ast::Tree;
 pub use funcs::{ArgType, FuncCtx, FuncMap, Signature, TemplateRunner};
-pub use trace::ActionMark;
+pub use trace::{ActionMark, Included};
 pub use value::{Elem, Object, Value};
 
 /// Errors, carrying Go's full message text.
@@ -332,7 +332,8 @@ impl TemplateSet {
     }
 
     /// [`TemplateSet::execute_shared`] that also returns each action it
-    /// printed (not those of templates run by `include`), for provenance.
+    /// printed (with those of the helpers each ran by `include`), for
+    /// provenance.
     pub fn execute_traced(
         &self,
         name: &str,
@@ -386,4 +387,26 @@ pub(crate) fn execute_in(
     let mut state = exec::State::new(lookup, funcs, opts, shared, tree, data, nest);
     state.run()?;
     Ok(state.out)
+}
+
+/// [`execute_in`], tracing the actions printed (a helper run by `include`
+/// from a traced template).
+pub(crate) fn execute_in_traced(
+    lookup: &exec::Lookup<'_>,
+    (funcs, opts, shared): (&FuncMap, &ExecOptions, &ExecShared),
+    name: &str,
+    data: Value,
+    nest: usize,
+) -> Result<(String, Vec<ActionMark>), Error> {
+    let Some(tree) = lookup.get(name) else {
+        return execute_in(lookup, funcs, opts, shared, name, data, nest).map(|o| (o, Vec::new()));
+    };
+    let data = match data {
+        Value::Nil => Value::Invalid,
+        other => other,
+    };
+    let mut state = exec::State::new(lookup, funcs, opts, shared, tree, data, nest);
+    state.marks = Some(Vec::new());
+    state.run()?;
+    Ok((state.out, state.marks.unwrap_or_default()))
 }

@@ -4,7 +4,9 @@
 //! explain` maps a rendered field to the action that printed it and the
 //! values that action read. The paths are read from the pipeline's text
 //! (`.Values.image.tag`, `$.Values.x`, and `.tag` inside `{{ with
-//! .Values.image }}`); what a helper called by `include` reads is not seen.
+//! .Values.image }}`). An action that calls helpers (`include`) holds the
+//! actions those printed, with their own files, lines and values, offsets
+//! in the helper's output.
 
 use super::ast::{Arg, Pipe};
 
@@ -22,6 +24,25 @@ pub struct ActionMark {
     pub end: usize,
     /// The `.Values` paths its pipeline names (`image.tag`), in order.
     pub values: Vec<String>,
+    /// The helpers its pipeline ran by `include`, in the order they ran.
+    pub inner: Vec<Included>,
+}
+
+/// A helper run by `include` from a traced action: what it returned and
+/// the actions it printed (offsets in that output).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Included {
+    /// The helper's output.
+    pub output: String,
+    /// Its printed actions.
+    pub marks: Vec<ActionMark>,
+}
+
+impl ActionMark {
+    /// What it printed, given the output its offsets are in.
+    pub fn printed<'t>(&self, out: &'t str) -> &'t str {
+        out.get(self.start..self.end).unwrap_or_default()
+    }
 }
 
 /// The 1-based line of byte `pos` of `text`.

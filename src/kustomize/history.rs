@@ -116,11 +116,22 @@ impl History {
             scalars(&r.node, &mut String::new(), &mut now);
             for (path, text, pos) in now {
                 let entry = seen.entry(path).or_default();
-                if entry.steps.is_empty() || entry.text != text || entry.pos != pos {
+                // A node rebuilt with its text unchanged (annotations
+                // normalised, a map re-created) loses its place but not its
+                // origin: only a new text, or a new written place, is a step.
+                let moved = entry.pos != pos && pos.source.is_some();
+                if entry.steps.is_empty() || entry.text != text || moved {
+                    // A text changed in place (a prefix added, a value
+                    // replaced from a field no file wrote) keeps the old
+                    // place: the step wrote it from no file.
+                    let at = match entry.pos == pos && !entry.steps.is_empty() {
+                        true => Pos::default(),
+                        false => pos,
+                    };
                     entry.steps.push(FieldStep {
                         by: step.by,
                         value: text.clone(),
-                        at: pos,
+                        at,
                         config: Some((step.kfile.to_path_buf(), step.line)),
                     });
                     entry.text = text;

@@ -92,6 +92,55 @@ impl Place {
     pub fn is_editable(&self) -> bool {
         !matches!(self, Place::Shared { .. } | Place::Unmatched { .. })
     }
+
+    /// The 1-based line of its file (under `root`, as the file is now) that
+    /// holds the value: the line a render of it explains the value by
+    /// (`hydrate explain`'s last step). None when the value is not written
+    /// yet (an entry or a field a promotion would add) or the file is
+    /// unreadable.
+    pub fn line(&self, root: &Path) -> Option<u32> {
+        let read = |resolver| -> Option<Vec<Node>> {
+            let text = std::fs::read_to_string(root.join(self.file())).ok()?;
+            yaml::parse_all(&text, resolver).ok()
+        };
+        match self {
+            Place::Image { image, field, .. } => {
+                let docs = read(Resolver::V3)?;
+                let entry = docs
+                    .first()?
+                    .get("images")?
+                    .as_seq()?
+                    .iter()
+                    .find(|e| e.get_str("name") == Some(image.as_str()))?;
+                Some(entry.get(field)?.pos.line)
+            }
+            Place::Value {
+                doc,
+                path,
+                resolver,
+                ..
+            } => {
+                let docs = read(*resolver)?;
+                Some(yaml::edit::get(docs.get(*doc)?, path)?.pos.line)
+            }
+            Place::Inline {
+                doc,
+                path,
+                inner_doc,
+                inner_path,
+                ..
+            } => {
+                let docs = read(Resolver::V3)?;
+                let string = yaml::edit::get(docs.get(*doc)?, path)?;
+                let inner = yaml::parse_all(string.as_str()?, Resolver::V3).ok()?;
+                let value = yaml::edit::get(inner.get(*inner_doc)?, inner_path)?;
+                // A block string's text starts on the line after its header.
+                Some(string.pos.line + value.pos.line)
+            }
+            Place::Shared { line, .. } => Some(*line),
+            Place::Unmatched { .. } => None,
+        }
+    }
 }
 
 /// One pin of one app in one environment.

@@ -1,7 +1,9 @@
 //! Paths into a YAML document as the diff prints them and as declared
 //! pins name them: keys separated by dots, `[2]` (or `.2`) for a list
 //! index, and `[name=web]` for the list item whose `name` is `web`
-//! (`spec.template.spec.containers[name=web].image`). A path is parsed
+//! (`spec.template.spec.containers[name=web].image`); a key that is not a
+//! plain identifier may be quoted as a JSON string, as the diff prints it
+//! (`metadata.labels."app.kubernetes.io/name"`). A path is parsed
 //! strictly: an empty segment (`a..b`, `.a`, `a.`), an unclosed bracket
 //! or text after one is an error, never silently read as another path.
 //! [`super::edit`]'s plain paths are these without selectors.
@@ -52,6 +54,32 @@ pub fn parse(text: &str) -> Result<Vec<Step>, String> {
                 if let Some(&next) = chars.peek() {
                     if next != '.' && next != '[' {
                         return Err(format!("`{next}` after `]` (expected `.` or `[`)"));
+                    }
+                }
+            }
+            // A quoted key, as the diff prints one that is not a plain
+            // identifier: a JSON string (`labels."app.kubernetes.io/name"`).
+            '"' if key.is_empty() && want_key => {
+                let mut quoted = String::from('"');
+                let mut escaped = false;
+                loop {
+                    let Some(c) = chars.next() else {
+                        return Err("an unclosed `\"`".into());
+                    };
+                    quoted.push(c);
+                    match (escaped, c) {
+                        (false, '\\') => escaped = true,
+                        (false, '"') => break,
+                        _ => escaped = false,
+                    }
+                }
+                let k: String = serde_json::from_str(&quoted)
+                    .map_err(|e| format!("the quoted key {quoted}: {e}"))?;
+                steps.push(Step::Key(k));
+                want_key = false;
+                if let Some(&next) = chars.peek() {
+                    if next != '.' && next != '[' {
+                        return Err(format!("`{next}` after a quoted key (expected `.` or `[`)"));
                     }
                 }
             }
@@ -157,6 +185,14 @@ mod tests {
             ]
         );
         assert_eq!(parse("a.0.b").unwrap_or_default()[1], Step::Index(0));
+        assert_eq!(
+            parse(r#"metadata.labels."app.kubernetes.io/name""#).unwrap_or_default()[2],
+            Step::Key("app.kubernetes.io/name".into())
+        );
+        assert_eq!(
+            parse(r#"a."x\"y"[0]"#).unwrap_or_default()[1],
+            Step::Key("x\"y".into())
+        );
         assert_eq!(parse("a[1][2]").unwrap_or_default().len(), 3);
         let doc = parse_one(
             "spec:\n  containers:\n  - name: side\n  - name: app.v2\n    image: x\n",
@@ -178,7 +214,20 @@ mod tests {
     #[test]
     fn malformed_paths_are_refused() {
         for bad in [
-            "", ".a", "a.", "a..b", "a[", "a[]", "a[x]", "a[=b]", "a[k=]", "a[0]b", "a.[0]",
+            "",
+            ".a",
+            "a.",
+            "a..b",
+            "a[",
+            "a[]",
+            "a[x]",
+            "a[=b]",
+            "a[k=]",
+            "a[0]b",
+            "a.[0]",
+            "a.\"b",
+            "a.\"b\"c",
+            "a.\"\\q\"",
         ] {
             assert!(parse(bad).is_err(), "{bad:?} parsed");
         }
