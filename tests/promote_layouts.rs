@@ -285,7 +285,10 @@ fn the_readmes_gitlab_loop_runs_end_to_end() {
     );
     let description = std::fs::read_to_string(&mr).unwrap();
     assert!(
-        description.contains("| web | `ghcr.io/acme-shop/web:newTag` | `1.4.2` | `1.5.0` |"),
+        description.contains(
+            "| web | `ghcr.io/acme-shop/web:newTag` · \
+             `testdata/apps/web/overlays/production/kustomization.yaml:24` | `1.4.2` | `1.5.0` |"
+        ),
         "{description}"
     );
     std::fs::remove_file(&mr).unwrap();
