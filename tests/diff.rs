@@ -510,3 +510,21 @@ fn markdown_says_what_a_change_makes_invalid_and_what_it_fixes() {
     );
     assert!(!r.stdout.contains("invalid"), "{}", r.stdout);
 }
+
+/// `--explain` with `--output json` is refused before any work (its
+/// origins are text, and appended they made the JSON unreadable).
+#[test]
+fn explain_with_json_output_is_refused() {
+    let run = diff(
+        &repo(),
+        &["staging", "production", "--explain", "--output", "json"],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("--explain prints origins as text or markdown"),
+        "{}",
+        run.stderr
+    );
+}

@@ -107,6 +107,14 @@ pub fn run(args: Args) -> CommandResult {
     if args.since.is_none() && !args.envs.is_empty() {
         return usage("--env goes with --since; name the environments as FROM TO");
     }
+    // The origins are text (or markdown suffixes); appended to JSON they
+    // would make it unreadable, so the pair is refused before any work.
+    if args.explain && matches!(args.output, Format::Json) {
+        return usage(
+            "--explain prints origins as text or markdown; for JSON, run \
+             `hydrate explain ENV APP KIND/NAME FIELD --output json` per field",
+        );
+    }
     let root = args.root.clone();
     let opts = review::Options {
         root: args.root,
