@@ -463,19 +463,7 @@ fn run_together(describe: Option<&str>, opts: &PromoteOptions) -> CommandResult 
         names.join(", "),
         files.join(", ")
     )?;
-    for e in &t.rendered {
-        let c = e
-            .commit
-            .as_deref()
-            .map_or(String::new(), |c| format!(", commit {c}"));
-        writeln!(
-            out,
-            "{}: rendered -> {}: {} files changed{c}",
-            e.env,
-            e.target,
-            e.changed_files.len()
-        )?;
-    }
+    print_rendered(&mut out, &t.rendered)?;
     if let Some(template) = describe {
         let path = described_at(template, &names.join("+"));
         write_description(&path, &together_description(&opts.root, &t)).map_err(|e| {
@@ -502,7 +490,15 @@ fn print_done(out: &mut impl Write, r: &PromoteReport) -> std::io::Result<()> {
             None => writeln!(out, "committed {commit} ({})", files.join(", "))?,
         }
     }
-    for e in &r.rendered {
+    print_rendered(out, &r.rendered)
+}
+
+/// A line per environment `--render` wrote after the promotion.
+fn print_rendered(
+    out: &mut impl Write,
+    rendered: &[crate::render::EnvReport],
+) -> std::io::Result<()> {
+    for e in rendered {
         let commit = e
             .commit
             .as_deref()
