@@ -44,7 +44,11 @@ pub(crate) fn strip_hash<'n>(kind: &str, name: &'n str) -> &'n str {
     if !matches!(kind, "ConfigMap" | "Secret") || name.len() < 12 {
         return name;
     }
-    let (head, tail) = name.split_at(name.len() - 11);
+    // The suffix is ASCII, so a cut inside a multi-byte character (a
+    // non-ASCII name) means there is no suffix, not a panic.
+    let Some((head, tail)) = name.split_at_checked(name.len() - 11) else {
+        return name;
+    };
     let hashed =
         tail.starts_with('-') && tail[1..].bytes().all(|b| b"bcdfghkmt2456789".contains(&b));
     if hashed && !head.is_empty() {
@@ -282,6 +286,13 @@ mod tests {
         assert_eq!(strip_hash("Deployment", "web-5b2m7tk9hg"), "web-5b2m7tk9hg");
         // `a` and `e` never appear in a kustomize hash.
         assert_eq!(strip_hash("ConfigMap", "web-aaaaaaaaaa"), "web-aaaaaaaaaa");
+    }
+
+    #[test]
+    fn strip_hash_keeps_a_name_whose_cut_falls_inside_a_character() {
+        // 12 bytes: the 11-byte suffix would start inside `é`.
+        assert_eq!(strip_hash("ConfigMap", "é0123456789"), "é0123456789");
+        assert_eq!(strip_hash("ConfigMap", "é-5b2m7tk9hg"), "é");
     }
 
     #[test]
