@@ -2,6 +2,9 @@
 //! says which optional test prerequisites this machine has (`has_*` cfgs);
 //! and lists the golden fixtures for tests/goldens.rs.
 //!
+//! `HYDRATE_BUILD_ID` names what this build compiles, for the render
+//! cache's keys (see [`record_build_id`]).
+//!
 //! `HYDRATE_COMMIT` is the first 12 hex digits of `git rev-parse HEAD` in
 //! the crate's directory (a clone, or the checkout `cargo install --git`
 //! makes). Outside
@@ -20,6 +23,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use sha2::{Digest, Sha256};
 
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("git")
@@ -61,9 +66,65 @@ fn main() {
             watch(dir, &branch);
         }
     }
+    record_build_id(dir);
     probe_tools(dir);
     list_goldens(dir);
     println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// `HYDRATE_BUILD_ID`: hydrate's version and a hash of every file the
+/// build compiles from (`src/`, the bundled `schemas/`, the manifest, the
+/// lock file and this script), so the render cache never trusts an entry
+/// that other code wrote, whatever the commit says (a work tree with
+/// uncommitted edits builds other code at the same commit), and two builds
+/// of the same sources share entries. It replaces hashing the running
+/// executable, which in a program embedding the library is the host.
+fn record_build_id(dir: &Path) {
+    let mut files = Vec::new();
+    for sub in ["src", "schemas"] {
+        collect_files(&dir.join(sub), &mut files);
+        println!("cargo:rerun-if-changed={sub}");
+    }
+    for name in ["Cargo.toml", "Cargo.lock", "build.rs"] {
+        let path = dir.join(name);
+        if path.is_file() {
+            println!("cargo:rerun-if-changed={name}");
+            files.push(path);
+        }
+    }
+    files.sort();
+    let mut hasher = Sha256::new();
+    for file in &files {
+        let rel = file.strip_prefix(dir).unwrap_or(file);
+        let bytes = std::fs::read(file).unwrap_or_default();
+        hasher.update(rel.to_string_lossy().as_bytes());
+        hasher.update([0]);
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    let mut id = String::new();
+    for b in &hasher.finalize()[..12] {
+        let _ = write!(id, "{b:02x}");
+    }
+    let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
+    println!("cargo:rustc-env=HYDRATE_BUILD_ID={version}+{id}");
+}
+
+/// Every file under `dir`, recursively (symlinks not followed).
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            collect_files(&entry.path(), out);
+        } else if kind.is_file() {
+            out.push(entry.path());
+        }
+    }
 }
 
 /// What the optional integration tests need, one cfg each when present:

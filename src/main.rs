@@ -1,17 +1,8 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // The YAML parser catches the rare panics of libyaml-safer and reports
-    // them as syntax errors naming the file; the program keeps them off
-    // stderr. Every other panic is printed as usual.
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if !hydrate::yaml::in_guarded_parse() {
-            default(info);
-        }
-    }));
     tune_malloc();
-    hydrate::cli::run()
+    hydrate::run_cli()
 }
 
 /// glibc's malloc serves blocks of 128 KiB and more with `mmap`, given

@@ -20,14 +20,20 @@ mod expected;
 mod hook;
 mod sink;
 
-pub use expected::branch_output;
-pub use hook::committed_output;
+/// What a write to git can fail with, and who commits.
+pub use crate::git::{Error as GitError, Identity};
+/// What writing an environment's output can fail with or report.
+pub use crate::output::publish::{PushResult, Rejection};
+/// What writing an environment's output can fail with or report.
+pub use crate::output::{CheckReport, Error as OutputError, LayoutError};
+pub(crate) use expected::branch_output;
+pub(crate) use hook::committed_output;
 
 use crate::env::{self, Environment, Output, Selection};
-use crate::git::{Identity, Repo, SourceCommit};
+use crate::git::{Repo, SourceCommit};
 use crate::output::branch::{Branch, Start};
 use crate::output::publish::{self, Pending};
-use crate::output::{self, CheckReport, EnvOutput, MessageContext};
+use crate::output::{self, EnvOutput, MessageContext};
 use crate::validate;
 use sink::{Finished, Sink};
 
@@ -129,7 +135,7 @@ pub struct FailedApp {
 
 /// The trailer a branch commit gets for each app whose previous tree it
 /// kept because its render failed under `keep_going`.
-pub const KEPT_TRAILER: &str = "Hydrate-Kept";
+pub(crate) const KEPT_TRAILER: &str = "Hydrate-Kept";
 
 /// What `--push` did with one environment's branch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -217,7 +223,7 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
 /// [`run`] with the environments already loaded from `opts.root` (the CLI
 /// loads them first to print their warnings; loading twice cost about a
 /// tenth of an unchanged run).
-pub fn run_loaded(
+pub(crate) fn run_loaded(
     opts: &Options,
     mut envs: Vec<Environment>,
     progress: &(dyn Fn(usize) + Sync),
@@ -600,7 +606,7 @@ fn check_selection(envs: &[Environment], sel: &Selection) -> Result<(), Error> {
 }
 
 /// A shard `i/n` is 1-based: `1 <= i <= n`.
-pub fn check_shard(i: u32, n: u32) -> Result<(), String> {
+pub(crate) fn check_shard(i: u32, n: u32) -> Result<(), String> {
     if n == 0 || i == 0 || i > n {
         return Err("expected 1 <= i <= n".into());
     }
@@ -608,7 +614,7 @@ pub fn check_shard(i: u32, n: u32) -> Result<(), String> {
 }
 
 /// `--to` applied to one environment's configured output.
-pub fn apply_override(e: &mut Environment, to: Option<OutputKind>) {
+pub(crate) fn apply_override(e: &mut Environment, to: Option<OutputKind>) {
     match (to, &e.output) {
         (Some(OutputKind::Dir), Output::Branch(_)) => {
             e.output = Output::Dir(Path::new("rendered").join(&e.name));
@@ -936,7 +942,7 @@ fn write_env(
 /// The (environment, app) pairs whose inputs changed between `since` and
 /// HEAD: a pair is affected when a file its render read changed, or its
 /// environment file changed. Computed from what each render actually read.
-pub fn affected(root: &Path, since: &str) -> Result<Vec<(String, String)>, Error> {
+pub(crate) fn affected(root: &Path, since: &str) -> Result<Vec<(String, String)>, Error> {
     let repo = Repo::discover(root)?;
     let from = repo.resolve(since)?;
     let to = repo.resolve("HEAD")?;

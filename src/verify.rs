@@ -161,16 +161,7 @@ impl Commit {
     }
 }
 
-impl Verdict {
-    /// The exit code this verdict calls for: 0, 1 or 2.
-    pub fn code(&self) -> u8 {
-        match self.outcome {
-            Outcome::Identical => 0,
-            Outcome::Differs(_) => 1,
-            Outcome::Failed(_) => 2,
-        }
-    }
-}
+impl Verdict {}
 
 /// Verifies each selected environment's branch.
 pub fn run(opts: &Options) -> Result<Vec<Verdict>, Error> {

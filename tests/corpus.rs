@@ -222,8 +222,7 @@ fn kustomize_case(dir: &Path) -> Option<(String, Class)> {
         input = copy.path().to_path_buf();
     }
     let got = contained(|| {
-        let (target, opts) =
-            hydrate::cli::kustomize_build_options(&args).map_err(|e| e.to_string())?;
+        let (target, opts) = hydrate::kustomize_build_options(&args).map_err(|e| e.to_string())?;
         let build =
             hydrate::kustomize::build(&input.join(target), &opts).map_err(|e| e.to_string())?;
         Ok(build.to_yaml())
@@ -301,8 +300,7 @@ fn helm_template(cwd: &Path, cmd: &[&str], args: &[String]) -> Result<Outcome, S
         .chain(args.iter().cloned())
         .collect();
     contained(|| {
-        let (chart, mut opts) =
-            hydrate::cli::helm_template_options(&argv).map_err(|e| e.to_string())?;
+        let (chart, mut opts) = hydrate::helm_template_options(&argv).map_err(|e| e.to_string())?;
         opts.values_files = opts.values_files.iter().map(|f| cwd.join(f)).collect();
         for (kind, pairs) in &mut opts.sets {
             if matches!(kind, SetKind::File) {

@@ -1,6 +1,7 @@
 //! hydrate's integration tests, in one binary to keep link time down.
 #![allow(clippy::disallowed_macros)] // tests print what they measured
 
+mod api;
 mod architecture;
 mod branches;
 mod cache;

@@ -11,7 +11,7 @@ use clap::ValueEnum;
 use super::error::{CommandError, CommandResult, Outcome};
 use super::out::{self, errln};
 use crate::env::Selection;
-use crate::validate::{report, run};
+use crate::validate::{self, report};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,7 +46,7 @@ enum Format {
 pub fn run(args: Args) -> CommandResult {
     let envs = crate::env::load_environments(&args.root).map_err(crate::render::Error::from)?;
     super::list::print_config_warnings(&envs);
-    let opts = run::Options {
+    let opts = validate::Options {
         root: args.root.clone(),
         selection: Selection {
             envs: args.envs,
@@ -58,12 +58,12 @@ pub fn run(args: Args) -> CommandResult {
     };
     let bar = super::render::progress_bar();
     let progress = |n: usize| super::render::advance(bar.as_ref(), n);
-    let result = run::run(&opts, &envs, &progress);
+    let result = validate::run(&opts, &envs, &progress);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
     let r = result.map_err(|e| match e {
-        run::Error::Renders(errors) => {
+        validate::run::Error::Renders(errors) => {
             let lines = errors.iter().map(ToString::to_string).collect();
             CommandError::new(super::error::Kind::Usage, lines).hint(format!(
                 "{} render(s) failed; nothing was validated",

@@ -25,10 +25,12 @@ use std::sync::Arc;
 
 pub use input::{from_manifest, from_rendered};
 pub use json::to_json;
-pub use markdown::{to_markdown, to_markdown_with, MARKDOWN_LIMIT};
-pub use rules::{Rules, Target};
-pub use sources::FieldSources;
-pub use text::{to_brief, to_human, Style};
+pub use markdown::to_markdown;
+pub(crate) use markdown::to_markdown_with;
+pub use rules::Rules;
+pub(crate) use sources::FieldSources;
+pub(crate) use text::to_brief;
+pub use text::{to_human, Style};
 pub use tree::{Change, ChangeKind, Seg};
 pub use validity::Validity;
 

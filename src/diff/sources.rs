@@ -24,9 +24,4 @@ impl FieldSources {
         let key = [side, app, resource, path].map(str::to_string);
         self.at.get(&key).map(String::as_str)
     }
-
-    /// Whether nothing is recorded.
-    pub fn is_empty(&self) -> bool {
-        self.at.is_empty()
-    }
 }

@@ -19,13 +19,9 @@ pub struct ConfigPath {
     pub line: u32,
 }
 
-/// Why `rel` (relative to `root`) is not inside `root`, or `None`.
-pub fn problem(root: &Path, rel: &Path) -> Option<String> {
-    Confine::new(root).problem(rel)
-}
-
-/// [`problem`] for many paths under one root: the root is resolved once,
-/// and the directories the paths share once each.
+/// Whether paths under one root stay inside it (see [`Confine::problem`]):
+/// the root is resolved once, and the directories the paths share once
+/// each.
 pub struct Confine<'a> {
     root: &'a Path,
     real_root: PathBuf,
@@ -101,6 +97,10 @@ fn longest_existing(p: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn problem(root: &Path, rel: &Path) -> Option<String> {
+        Confine::new(root).problem(rel)
+    }
 
     #[test]
     fn relative_paths_stay_inside() {

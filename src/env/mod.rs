@@ -5,16 +5,16 @@
 
 pub mod cache;
 mod chart;
-pub use chart::render_with as render_chart_with;
+pub(crate) use chart::render_with as render_chart_with;
 mod config;
-pub mod confine;
+pub(crate) mod confine;
 mod discover;
 mod document;
 mod freeze;
 mod graph;
-pub mod guard;
+pub(crate) mod guard;
 mod pins;
-pub mod reach;
+pub(crate) mod reach;
 mod realpath;
 mod refname;
 mod shard;
@@ -22,11 +22,13 @@ mod shard;
 use std::path::{Path, PathBuf};
 
 pub use cache::Cache;
+pub(crate) use config::is_valid_name;
 pub use config::{
-    is_valid_name, App, ChartApp, DiffConfig, DiffRule, Discover, Environment, Layout, Output,
-    Readme, Source,
+    App, ChartApp, DiffConfig, DiffRule, Discover, Environment, Layout, Output, Readme, Source,
 };
+pub use confine::ConfigPath;
 pub use freeze::Freeze;
+pub use guard::Secrets;
 pub use pins::{AppPromotion, PinDecl, Promotion};
 
 use crate::k8s::{Body, Object};
@@ -35,13 +37,13 @@ use crate::warning::Warning;
 
 /// Expands a `discover:` glob (relative to `root`, `{env}` already
 /// replaced) into (app name, directory) pairs, as [`load_environments`] does.
-pub fn discover_apps(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
+pub(crate) fn discover_apps(root: &Path, pattern: &str) -> Vec<(String, PathBuf)> {
     discover::expand(root, pattern)
 }
 
 /// The directories a `discover:`-style glob matches (`*`, `?` within a
 /// component), relative to `root` and sorted.
-pub fn glob_dirs(root: &Path, pattern: &str) -> Vec<PathBuf> {
+pub(crate) fn glob_dirs(root: &Path, pattern: &str) -> Vec<PathBuf> {
     discover::glob_dirs(root, pattern)
 }
 
@@ -166,12 +168,12 @@ pub struct SharedOutput {
 
 /// What hydrate looks for, said when it finds none (the one place this
 /// text lives).
-pub const NO_ENVIRONMENTS: &str = "no environment files: hydrate reads environments/*.yaml \
+pub(crate) const NO_ENVIRONMENTS: &str = "no environment files: hydrate reads environments/*.yaml \
      (or *.yml, any case), one environment per file, each with `name:` and `apps:`";
 
 /// Whether `p` names an environment file: `.yaml` or `.yml`, in any case
 /// (`dev.YAML` is read, not silently skipped).
-pub fn is_environment_file(p: &Path) -> bool {
+pub(crate) fn is_environment_file(p: &Path) -> bool {
     p.is_file()
         && p.extension()
             .and_then(|e| e.to_str())
@@ -181,7 +183,7 @@ pub fn is_environment_file(p: &Path) -> bool {
 /// The top-level keys that make a file at the top of `environments/`
 /// hydrate's: `name` (the one key the schema requires) and the keys that
 /// mean nothing outside hydrate (`apps`, `discover`, `promotesTo`).
-pub const IDENTIFYING_KEYS: [&str; 4] = ["name", "apps", "discover", "promotesTo"];
+pub(crate) const IDENTIFYING_KEYS: [&str; 4] = ["name", "apps", "discover", "promotesTo"];
 
 /// Whether the YAML file `p`, at the top of `environments/`, is a hydrate
 /// environment file.
@@ -197,7 +199,7 @@ pub const IDENTIFYING_KEYS: [&str; 4] = ["name", "apps", "discover", "promotesTo
 /// and loading it reports what is wrong, naming the file and line. The rule
 /// looks at the first document only: an environment file holds one, and a
 /// second is reported when the file is loaded.
-pub fn is_environment_document(p: &Path) -> bool {
+pub(crate) fn is_environment_document(p: &Path) -> bool {
     let Ok(src) = std::fs::read_to_string(p) else {
         return true;
     };
@@ -351,7 +353,7 @@ fn confine_paths(confine: &confine::Confine, e: &Environment) -> Result<(), Erro
 /// No two environments write the same branch, or the same directory or
 /// one inside the other (each would prune the other's files). Checked on
 /// the outputs as configured, and again by `render` after `--to`.
-pub fn check_distinct_outputs(envs: &[Environment]) -> Result<(), Error> {
+pub(crate) fn check_distinct_outputs(envs: &[Environment]) -> Result<(), Error> {
     for (i, b) in envs.iter().enumerate() {
         for a in &envs[..i] {
             let what = match (&a.output, &b.output) {
@@ -500,7 +502,7 @@ impl Selection {
 
 /// What `sel` names that does not exist: an environment no file defines,
 /// an app no environment has (a usage error).
-pub fn unknown_selection(envs: &[Environment], sel: &Selection) -> Option<String> {
+pub(crate) fn unknown_selection(envs: &[Environment], sel: &Selection) -> Option<String> {
     for wanted in &sel.envs {
         if !envs.iter().any(|e| &e.name == wanted) {
             let known: Vec<&str> = envs.iter().map(|e| e.name.as_str()).collect();
@@ -578,7 +580,7 @@ pub fn render_all_cached(
 /// outlives the render (a writer keeps the files, not the documents).
 /// Results come back in job order; jobs run grouped by app, so that one
 /// app's environments, which read the same base, render close together.
-pub fn render_each<T: Send>(
+pub(crate) fn render_each<T: Send>(
     jobs: &[Job],
     cache: Option<&Cache>,
     progress: &(dyn Fn() + Sync),
@@ -595,7 +597,7 @@ pub fn render_each<T: Send>(
 /// the error's kind): `render --keep-going` keeps that app's previous
 /// output and reports the error at the end.
 #[derive(Debug)]
-pub struct AppFailure {
+pub(crate) struct AppFailure {
     /// Environment name.
     pub env: String,
     /// App name.
@@ -606,7 +608,7 @@ pub struct AppFailure {
 
 /// [`render_each`], returning what succeeded and what failed instead of
 /// failing as a whole: both in job order.
-pub fn render_each_partial<T: Send>(
+pub(crate) fn render_each_partial<T: Send>(
     jobs: &[Job],
     cache: Option<&Cache>,
     progress: &(dyn Fn() + Sync),

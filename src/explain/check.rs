@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{explain_in, FieldOrigin, ResourceOrigins, Step};
+use super::{FieldOrigin, ResourceOrigins, Step};
 use crate::env::ChartApp;
 
 /// What a check found.
@@ -76,12 +76,13 @@ impl Checked {
 }
 
 /// Checks every field of every app of every environment of `root`.
+#[cfg(test)]
 pub fn check_all(root: &Path) -> Result<Checked, super::Error> {
     let envs = crate::env::load_environments(root)?;
     let mut c = Checked::default();
     for e in &envs {
         for a in &e.apps {
-            let x = explain_in(root, &envs, &e.name, &a.name, &super::Selection::default())?;
+            let x = super::explain_in(root, &envs, &e.name, &a.name, &super::Selection::default())?;
             c.add(&format!("{}/{}", e.name, a.name), &x.resources);
         }
     }
@@ -107,6 +108,7 @@ pub fn check_kustomizations(root: &Path, dirs: &[PathBuf]) -> Checked {
 
 /// Checks every chart directory of `charts` (relative to `root`), rendered
 /// with its own defaults.
+#[cfg(test)]
 pub fn check_charts(root: &Path, charts: &[PathBuf]) -> Checked {
     let apps: Vec<ChartApp> = charts
         .iter()

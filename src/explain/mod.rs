@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use crate::env::{Environment, Source};
 use crate::yaml::{self, Node};
 
-pub use check::{check_all, check_charts, check_charts_with, check_kustomizations, Checked};
-pub use diff::{diff_origins, field_sources};
+pub use check::{check_charts_with, check_kustomizations, Checked};
+pub(crate) use diff::{diff_origins, field_sources};
 pub use text::{json, text};
 
 /// What went wrong explaining.
@@ -138,7 +138,7 @@ pub fn explain(root: &Path, env: &str, app: &str, sel: &Selection) -> Result<Exp
 }
 
 /// [`explain`] over environments already loaded.
-pub fn explain_in(
+pub(crate) fn explain_in(
     root: &Path,
     envs: &[Environment],
     env: &str,
@@ -185,7 +185,7 @@ pub(crate) fn explain_app(
 /// The `file:line` a field's value comes from: the values file line that
 /// supplied it (a chart's field printed from `.Values`), else where its
 /// last step wrote it, else the configuration that asked for that step.
-pub fn source_of(f: &FieldOrigin) -> Option<&Place> {
+pub(crate) fn source_of(f: &FieldOrigin) -> Option<&Place> {
     let supplied = f.chain.iter().find(|s| {
         s.by == "values" && s.at.is_some() && !s.value.is_empty() && f.value.contains(&s.value)
     });

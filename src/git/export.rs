@@ -192,6 +192,7 @@ impl Export {
     }
 
     /// The files not written yet, by path in the tree.
+    #[cfg(test)]
     pub fn deferred(&self) -> Vec<String> {
         let d = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
         d.keys().cloned().collect()

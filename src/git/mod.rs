@@ -5,7 +5,7 @@
 //! `git` binary in [`remote`]: hydrate's git2 is built without network
 //! transports, so credentials stay with the user's git.
 
-pub mod remote;
+pub(crate) mod remote;
 
 mod export;
 mod lock;
@@ -15,11 +15,9 @@ mod scratch;
 mod transaction;
 mod work;
 
-pub use export::Export;
-pub use lock::locked_message;
-pub use log::{trailers, LogEntry};
-pub use scratch::Scratch;
-pub use transaction::{Committed, Transaction};
+pub(crate) use export::Export;
+pub(crate) use log::trailers;
+pub(crate) use transaction::Transaction;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -365,11 +363,6 @@ impl Repo {
             Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
             Err(e) => Err(ctx(format!("read {refname}"))(e)),
         }
-    }
-
-    /// Every file (path → content) in the tree of commit `id`.
-    pub fn files_at(&self, id: Oid) -> Result<BTreeMap<String, Vec<u8>>, Error> {
-        self.files_where(id, &|_| true)
     }
 
     /// The files (path → content) in the tree of commit `id` whose path

@@ -323,6 +323,7 @@ impl Transaction<'_> {
     }
 
     /// Drops the transaction without changing anything.
+    #[cfg(test)]
     pub fn abort(self) -> Result<(), Error> {
         self.lock.release()
     }

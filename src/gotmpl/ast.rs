@@ -67,7 +67,6 @@ impl Tree {
 pub fn is_empty_list(list: &[Node], src: &str) -> bool {
     list.iter().all(|n| match n {
         Node::Text(text) => text.of(src).trim_ascii().is_empty(),
-        Node::Comment(_) => true,
         _ => false,
     })
 }
@@ -77,8 +76,6 @@ pub fn is_empty_list(list: &[Node], src: &str) -> bool {
 pub enum Node {
     /// Literal text.
     Text(Span),
-    /// `{{/* ... */}}` (only kept when comments are parsed).
-    Comment(Span),
     /// `{{pipeline}}` (at the pipeline's position).
     Action(Pipe),
     /// `{{if}}`.
@@ -99,7 +96,7 @@ impl Node {
     /// Byte offset of the node.
     pub fn pos(&self) -> usize {
         match self {
-            Node::Text(s) | Node::Comment(s) => s.pos(),
+            Node::Text(s) => s.pos(),
             Node::Action(p) => p.pos as usize,
             Node::If(b) | Node::Range(b) | Node::With(b) => b.pipe.pos as usize,
             Node::Template(t) => t.pos as usize,
@@ -353,7 +350,6 @@ impl Display for Show<'_, Node> {
         let src = self.src;
         match self.node {
             Node::Text(text) => f.write_str(text.of(src)),
-            Node::Comment(text) => write!(f, "{{{{{}}}}}", text.of(src)),
             Node::Action(pipe) => write!(f, "{{{{{}}}}}", show(src, pipe)),
             Node::If(b) => write_branch(f, src, "if", b),
             Node::Range(b) => write_branch(f, src, "range", b),

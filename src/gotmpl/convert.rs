@@ -8,10 +8,12 @@
 use super::funcs::{json, sprig_dicts, toml, yamlconv};
 use super::Value;
 
-pub use json::{error_map, json_kind, unmarshal as from_json};
-pub use sprig_dicts::deep_copy;
-pub use toml::{from_toml, to_toml, TomlError, TomlLines};
-pub use yamlconv::{from_node, parse_yaml, parse_yaml_node, to_yaml, to_yaml_pretty, try_to_yaml};
+pub(crate) use json::{error_map, json_kind, unmarshal as from_json};
+pub(crate) use sprig_dicts::deep_copy;
+pub(crate) use toml::{from_toml, to_toml, TomlError, TomlLines};
+pub(crate) use yamlconv::{
+    from_node, parse_yaml, parse_yaml_node, to_yaml, to_yaml_pretty, try_to_yaml,
+};
 
 /// A YAML document that does not convert: sigs.k8s.io/yaml's message and
 /// the line the YAML parser names, when it names one.

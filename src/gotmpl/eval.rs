@@ -36,12 +36,8 @@ impl<'a> State<'a> {
                 Arg::Bool { val, .. } => Ok(Value::Bool(*val)),
                 _ => Err(self.errorf(format!("expected bool; found {}", self.show(n)))),
             },
-            ArgType::Int | ArgType::Int64 => match n {
-                Arg::Number(lit) if lit.num.is_int => Ok(if typ == ArgType::Int {
-                    Value::Int(lit.num.int)
-                } else {
-                    Value::Int64(lit.num.int)
-                }),
+            ArgType::Int => match n {
+                Arg::Number(lit) if lit.num.is_int => Ok(Value::Int(lit.num.int)),
                 _ => Err(self.errorf(format!("expected integer; found {}", self.show(n)))),
             },
             ArgType::Float64 => match n {
@@ -53,7 +49,7 @@ impl<'a> State<'a> {
                 _ => Err(self.errorf(format!("expected string; found {}", self.show(n)))),
             },
             ArgType::Any | ArgType::Reflect => self.eval_empty_interface(n),
-            ArgType::List | ArgType::Map => Err(self.errorf(format!(
+            ArgType::Map => Err(self.errorf(format!(
                 "can't handle {} for arg of type {}",
                 self.show(n),
                 typ.go_name()
@@ -112,19 +108,15 @@ impl<'a> State<'a> {
             ArgType::Reflect | ArgType::Any => return Ok(v),
             ArgType::String => matches!(v, Value::Str(_)),
             ArgType::Int => matches!(v, Value::Int(_)),
-            ArgType::Int64 => matches!(v, Value::Int64(_)),
             ArgType::Float64 => matches!(v, Value::Float(_)),
             ArgType::Bool => matches!(v, Value::Bool(_)),
-            ArgType::List => {
-                matches!(v.resolved(), Value::List(ref l) if l.elem == Elem::Interface)
-            }
             ArgType::Map => {
                 matches!(v.resolved(), Value::Map(ref m) if m.elem == Elem::Interface)
             }
         };
         if ok {
             return Ok(match typ {
-                ArgType::List | ArgType::Map => v.resolved(),
+                ArgType::Map => v.resolved(),
                 _ => v,
             });
         }
@@ -144,7 +136,6 @@ impl<'a> State<'a> {
 fn nil_of(typ: ArgType) -> Value {
     match typ {
         ArgType::Reflect => Value::Invalid,
-        ArgType::List => Value::list(Vec::new()),
         ArgType::Map => Value::map(Default::default()),
         _ => Value::Nil,
     }

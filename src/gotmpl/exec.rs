@@ -184,7 +184,6 @@ impl<'a> State<'a> {
             Node::Action(pipe) => self.walk_action(dot, node, pipe)?,
             Node::Break(_) => return Ok(Flow::Break),
             Node::Continue(_) => return Ok(Flow::Continue),
-            Node::Comment(_) => {}
             Node::If(b) => return self.deeper(|e| e.walk_if_with(false, dot, b)),
             Node::With(b) => return self.deeper(|e| e.walk_if_with(true, dot, b)),
             Node::Range(b) => return self.deeper(|e| e.walk_range(dot, node, b)),

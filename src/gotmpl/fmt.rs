@@ -7,7 +7,7 @@ use super::value::Value;
 use super::walk::{Nesting, Path};
 
 use super::quote::quote_with;
-pub use super::quote::{is_print, quote, unicode_sharp};
+pub(crate) use super::quote::{is_print, quote, unicode_sharp};
 
 /// Go's `fmt.Sprint`: spaces between operands when neither is a string.
 pub fn sprint(args: &[Value]) -> String {
@@ -15,6 +15,7 @@ pub fn sprint(args: &[Value]) -> String {
 }
 
 /// Go's `fmt.Sprintln`: always spaces, then a newline.
+#[cfg(test)]
 pub fn sprintln(args: &[Value]) -> String {
     sprintln_into(args).buf
 }

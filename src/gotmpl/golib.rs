@@ -4,8 +4,8 @@
 //! Masterminds semver (the version and constraint checks Sprig and helm
 //! share).
 
-pub use super::funcs::sprig_encoding::{b64_decode, b64_encode};
-pub use super::funcs::sprig_semver::{
+pub(crate) use super::funcs::sprig_encoding::b64_encode;
+pub(crate) use super::funcs::sprig_semver::{
     constraint_check, register_v3_4 as register_semver_v3_4, Version,
 };
-pub use super::funcs::sprig_text::path_clean;
+pub(crate) use super::funcs::sprig_text::path_clean;

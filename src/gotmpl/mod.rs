@@ -29,20 +29,20 @@
 //! work and record a warning naming the template in [`ExecShared`].
 
 mod ast;
-pub mod convert;
+pub(crate) mod convert;
 mod eval;
 mod exec;
 mod float;
-pub mod fmt;
+pub(crate) mod fmt;
 mod funcs;
-pub mod golib;
+pub(crate) mod golib;
 mod lexer;
 mod parse;
 mod quote;
 mod stack;
 pub(crate) mod strconv;
 mod trace;
-pub mod value;
+pub(crate) mod value;
 mod walk;
 
 #[cfg(test)]
@@ -51,10 +51,11 @@ mod tests;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use ast::Tree;
-pub use funcs::{ArgType, FuncCtx, FuncMap, Signature, TemplateRunner};
-pub use trace::{ActionMark, Included};
-pub use value::{Elem, Object, Value};
+pub(crate) use ast::Tree;
+pub use funcs::FuncMap;
+pub(crate) use funcs::{ArgType, Signature};
+pub(crate) use trace::ActionMark;
+pub use value::{Elem, List, Map, Object, Value};
 
 /// Errors, carrying Go's full message text.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -105,14 +106,14 @@ pub struct ExecOptions {
 }
 
 /// Go 1.24+'s `text/template/parse` `maxStackDepth`.
-pub const GO_MAX_PAREN_DEPTH: usize = 10_000;
+pub(crate) const GO_MAX_PAREN_DEPTH: usize = 10_000;
 
 /// State shared by every nested execution of one render: counters that
 /// host functions keep (Helm's per-name `include` depth) and warnings
 /// (non-deterministic functions). Thread-safe because deep recursion
 /// continues on helper threads.
 #[derive(Debug, Default)]
-pub struct ExecShared {
+pub(crate) struct ExecShared {
     counters: std::sync::Mutex<HashMap<String, i64>>,
     warnings: std::sync::Mutex<Vec<crate::warning::Warning>>,
     /// Parsed texts of [`TemplateRunner::execute_text`] (helm's `tpl`), by
@@ -273,7 +274,7 @@ impl TemplateSet {
     /// What [`TemplateSet::parse`] would add for `name`, without adding it:
     /// parsing depends only on the text and the set's function names, so
     /// a host may parse once and add the same trees to many sets.
-    pub fn parse_detached(
+    pub(crate) fn parse_detached(
         &self,
         name: &str,
         text: &str,
@@ -286,7 +287,7 @@ impl TemplateSet {
 
     /// Adds trees from [`TemplateSet::parse_detached`], in order, exactly as
     /// parsing their text here would have.
-    pub fn add_parsed(&mut self, trees: &[Arc<Tree>]) {
+    pub(crate) fn add_parsed(&mut self, trees: &[Arc<Tree>]) {
         for t in trees {
             associate_shared(&mut self.trees, Arc::clone(t));
         }
@@ -304,11 +305,6 @@ impl TemplateSet {
         v
     }
 
-    /// The function table.
-    pub fn funcs(&self) -> &Arc<FuncMap> {
-        &self.funcs
-    }
-
     /// Go's `ExecuteTemplate`: runs template `name` with `data` as dot.
     pub fn execute(&self, name: &str, data: Value, opts: &ExecOptions) -> Result<String, Error> {
         self.execute_shared(name, data, opts, &ExecShared::default())
@@ -316,7 +312,7 @@ impl TemplateSet {
 
     /// [`TemplateSet::execute`] with caller-owned per-render state
     /// (include counters, warnings).
-    pub fn execute_shared(
+    pub(crate) fn execute_shared(
         &self,
         name: &str,
         data: Value,
@@ -334,7 +330,7 @@ impl TemplateSet {
     /// [`TemplateSet::execute_shared`] that also returns each action it
     /// printed (with those of the helpers each ran by `include`), for
     /// provenance.
-    pub fn execute_traced(
+    pub(crate) fn execute_traced(
         &self,
         name: &str,
         data: Value,

@@ -86,7 +86,7 @@ impl LoadedChart {
     }
 
     /// The chart as loaded: renders work on [`Chart::detached`] copies.
-    pub fn chart(&self) -> &Chart {
+    pub(crate) fn chart(&self) -> &Chart {
         &self.chart
     }
 

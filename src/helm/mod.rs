@@ -25,20 +25,21 @@ mod render;
 mod schema;
 mod scope;
 mod traceable;
-pub mod values;
+pub(crate) mod values;
 mod version;
 
 use crate::warning::{Warning, WarningKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use chart::Chart;
-pub use file_data::FileData;
-pub use funcs::func_map as template_funcs;
-pub use loaded::{ChartCache, LoadedChart};
+pub(crate) use chart::Chart;
+pub(crate) use file_data::FileData;
+pub(crate) use loaded::ChartCache;
+pub use loaded::LoadedChart;
 pub use output_dir::OutputFile;
-pub use render::TracedTemplate;
-pub use values::{read_values_file, SetKind};
+pub(crate) use render::TracedTemplate;
+pub(crate) use values::read_values_file;
+pub use values::SetKind;
 pub use version::{HelmVersion, KubeVersion};
 
 /// Errors, with helm's wording where the conformance corpus shows it.
@@ -200,11 +201,11 @@ pub struct Rendered {
     pub warnings: Vec<crate::warning::Warning>,
     /// With [`Options::trace_actions`]: each template's output as executed
     /// and the actions that printed it, by template path.
-    pub actions: BTreeMap<String, TracedTemplate>,
+    pub(crate) actions: BTreeMap<String, TracedTemplate>,
 }
 
 /// helm's release name rule (`chartutil.ValidateReleaseName`).
-pub fn validate_release_name(name: &str) -> Result<(), Error> {
+pub(crate) fn validate_release_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
         && name.len() <= 53
         && name
@@ -244,7 +245,7 @@ fn check_kube_version(chart: &Chart, kube: &KubeVersion) -> Result<(), Error> {
 /// the loader follows them (or the archive itself): what a render of it
 /// depends on. Directories are listed too, so a file added to one (a new
 /// template, a new subchart) changes what the render read.
-pub fn chart_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn chart_files(dir: &Path) -> Vec<PathBuf> {
     if dir.is_file() {
         return vec![dir.to_path_buf()];
     }
@@ -259,7 +260,7 @@ pub fn chart_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// helm's `TemplateName`: `--name-template` rendered with Sprig.
-pub fn name_from_template(text: &str, version: HelmVersion) -> Result<String, Error> {
+pub(crate) fn name_from_template(text: &str, version: HelmVersion) -> Result<String, Error> {
     use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Value};
     let mut set = TemplateSet::new("name-template", std::sync::Arc::new(FuncMap::with_sprig()));
     let v4 = version == HelmVersion::V4;
@@ -359,19 +360,14 @@ pub fn render(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
     render_as(loaded, opts, true, false)
 }
 
-/// [`render`] for a caller that only prints: the same output, files and
-/// warnings, but no [`Rendered::objects`], so rendered documents are only
-/// read as far as helm's sorting needs (most are never fully parsed).
-pub fn render_printed(loaded: &LoadedChart, opts: &Options) -> Result<Rendered, Error> {
-    render_as(loaded, opts, false, false)
-}
-
 /// `helm template CHART` as a command that prints it and exits runs it:
-/// loaded with [`load_for`], rendered once as [`render_printed`] does, on
+/// loaded with [`load_for`], rendered once for printing only (the same
+/// output, files and warnings, but no [`Rendered::objects`], so rendered
+/// documents are only read as far as helm's sorting needs), on
 /// the loaded chart itself rather than a copy (nothing renders it again),
 /// and not freed (the process is about to exit; freeing a big chart's
 /// trees costs more than a tenth of the run).
-pub fn template_printed(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
+pub(crate) fn template_printed(chart_dir: &Path, opts: &Options) -> Result<Rendered, Error> {
     validate_release_name(&opts.release_name)?;
     let loaded = load_for(chart_dir, opts.helm_version)?;
     let rendered = render_as(&loaded, opts, false, true);

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::env::{self, is_valid_name, Source};
 
-pub use emit::validate;
+pub(crate) use emit::validate;
 
 /// What went wrong while scanning or writing.
 #[derive(Debug, thiserror::Error)]

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 pub use id::{Gvk, ObjectId};
 pub use object::{Body, Object};
-pub use smp::{Catalog, Schema};
+pub(crate) use smp::{Catalog, Schema};
 use std::sync::OnceLock;
 
 static CLUSTER_SCOPED: &str = include_str!("../../schemas/cluster-scoped.txt");
@@ -19,7 +19,8 @@ static CLUSTER_SCOPED: &str = include_str!("../../schemas/cluster-scoped.txt");
 /// Whether kustomize treats `apiVersion`/`kind` as cluster-scoped. Like
 /// kustomize's `IsCertainlyClusterScoped`, an unknown type (a CRD, a version
 /// missing from Kubernetes 1.21) counts as namespaced.
-pub fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
+#[cfg(test)]
+pub(crate) fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
     cluster_scoped_versions(kind).contains(&api_version)
 }
 
@@ -27,7 +28,7 @@ pub fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
 /// (`group/version`, or `version` alone for an empty group), without
 /// building the string: it runs for every resource in name-reference
 /// fix-up and in every transformer.
-pub fn is_cluster_scoped_gv(group: &str, version: &str, kind: &str) -> bool {
+pub(crate) fn is_cluster_scoped_gv(group: &str, version: &str, kind: &str) -> bool {
     cluster_scoped_versions(kind).iter().any(|av| {
         if group.is_empty() {
             return *av == version;

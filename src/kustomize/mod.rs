@@ -33,13 +33,13 @@ mod vars;
 use std::path::{Path, PathBuf};
 
 pub use error::Error;
-pub use fieldspec::{FieldSpec, TransformerConfig};
 pub use helmchart::Settings as HelmSettings;
-pub use history::{item_segment, scalars, FieldStep};
-pub use model::{Kustomization, FILE_NAMES};
-pub use provenance::{version_text, VersionFormat};
-pub use resource::{Gvk, ObjectId, Resource};
-pub use sources::Sources;
+pub use history::FieldStep;
+pub(crate) use history::{item_segment, scalars};
+pub(crate) use model::{Kustomization, FILE_NAMES};
+pub(crate) use provenance::{version_text, VersionFormat};
+pub(crate) use resource::{Gvk, ObjectId, Resource};
+pub(crate) use sources::Sources;
 
 use crate::yaml::Node;
 
@@ -76,7 +76,7 @@ pub struct Options {
     pub helm: HelmSettings,
     /// Files already read in this run, shared by its builds (each build
     /// reads on its own when `None`).
-    pub sources: Option<std::sync::Arc<Sources>>,
+    pub(crate) sources: Option<std::sync::Arc<Sources>>,
     /// Trace where each value comes from: every node read from a resource
     /// file, a patch or an `images:` entry keeps its file and span through
     /// the build ([`Build::provenance`]). Costs a walk per file read; off
@@ -97,7 +97,7 @@ pub struct Build {
     pub files_read: Vec<PathBuf>,
     /// With [`Options::provenance`]: the texts the objects' nodes were
     /// read from, by the [`crate::yaml::SourceId`] in each node's position.
-    pub provenance: Option<crate::yaml::source_map::SourceMap>,
+    pub(crate) provenance: Option<crate::yaml::source_map::SourceMap>,
     /// With [`Options::provenance`]: each object's id before the build
     /// renamed it (namePrefix, nameSuffix, namespace), in `objects` order.
     pub original_ids: Vec<ObjectId>,
@@ -108,7 +108,7 @@ pub struct Build {
 }
 
 /// The version string kustomize stamps into `managed-by` labels.
-pub const KUSTOMIZE_VERSION: &str = "v5.7.1";
+pub(crate) const KUSTOMIZE_VERSION: &str = "v5.7.1";
 
 /// Builds the kustomization in `dir`.
 pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
@@ -117,7 +117,7 @@ pub fn build(dir: &Path, opts: &Options) -> Result<Build, Error> {
 
 /// A failed build, with the warnings met before it failed.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// Why the build failed.
     pub error: Error,
     /// Deprecations and chart warnings collected before the error:
@@ -126,7 +126,7 @@ pub struct Failure {
 }
 
 /// Builds like [`build`]; a failure keeps the warnings collected so far.
-pub fn build_warned(dir: &Path, opts: &Options) -> Result<Build, Failure> {
+pub(crate) fn build_warned(dir: &Path, opts: &Options) -> Result<Build, Failure> {
     let mut acc = target::Accumulator::new(opts);
     build_in(&mut acc, dir, opts).map_err(|error| Failure {
         error,

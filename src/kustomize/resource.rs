@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::Error;
-pub use crate::k8s::{Gvk, ObjectId};
+pub(crate) use crate::k8s::{Gvk, ObjectId};
 use crate::yaml::source_map::{SourceMap, SourceText};
 use crate::yaml::{self, Node, Resolver, Value};
 

@@ -179,8 +179,6 @@ const ATTEMPTS: u32 = 8;
 pub struct BranchWrite {
     /// The new commit, or None when the tree was already up to date.
     pub commit: Option<Oid>,
-    /// Apps whose files changed.
-    pub changed_apps: BTreeSet<String>,
     /// Files created, updated or deleted.
     pub changed_files: Vec<String>,
 }
@@ -314,7 +312,6 @@ pub fn write(
         };
         let done = BranchWrite {
             commit,
-            changed_apps,
             changed_files,
         };
         if local == Some(new) {

@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-use super::files::{content_hash, is_bookkeeping, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
+use super::files::{content_hash, is_bookkeeping, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
 use super::stage::{Existing, Stage, Staged};
 use super::{swap, CheckReport, Error};
 
@@ -74,7 +74,13 @@ pub struct DirWrite {
 /// (not for `--check`), first finishes or undoes what a killed run left
 /// beside the directory, so that the plan starts from a whole tree, and
 /// stages the files (see [`Stage`], which streams them instead).
-pub fn plan(base: &Path, dir: &Path, out: &EnvOutput, recover: bool) -> Result<DirPlan, Error> {
+#[cfg(test)]
+pub fn plan(
+    base: &Path,
+    dir: &Path,
+    out: &super::files::EnvOutput,
+    recover: bool,
+) -> Result<DirPlan, Error> {
     let stage = Stage::open(base, dir, recover)?;
     for (app, files) in &out.apps {
         stage.add(app, files);
@@ -209,6 +215,7 @@ impl DirPlan {
     }
 
     /// Files created, updated or deleted by [`DirPlan::apply`].
+    #[cfg(test)]
     pub fn changed(&self) -> &[String] {
         &self.changed
     }
@@ -535,6 +542,7 @@ fn in_the_way(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::files::EnvOutput;
 
     fn out(files: &[(&str, &str, &str)]) -> EnvOutput {
         let mut apps: BTreeMap<String, BTreeMap<String, Vec<u8>>> = BTreeMap::new();

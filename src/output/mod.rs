@@ -4,21 +4,21 @@
 //! unchanged files are not touched; and nothing is written until every
 //! render has succeeded (callers pass complete sets). It renders nothing.
 
-pub mod branch;
-pub mod dir;
+pub(crate) mod branch;
+pub(crate) mod dir;
 mod files;
 mod message;
-pub mod publish;
-pub mod stage;
+pub(crate) mod publish;
+pub(crate) mod stage;
 mod swap;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub use files::{app_files, EnvOutput, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
-pub use message::{
-    commit_message, note, readme, rfc3339, template_env, MessageContext, Metadata, Reference,
-    DEFAULT_README, DEFAULT_TEMPLATE, GITATTRIBUTES,
+pub(crate) use files::{app_files, EnvOutput, LEGACY_OWNED_PATH, OWNED_PATH};
+pub(crate) use message::{
+    commit_message, note, readme, rfc3339, template_env, MessageContext, Metadata, DEFAULT_README,
+    DEFAULT_TEMPLATE, GITATTRIBUTES,
 };
 
 /// An output write failed.

@@ -98,6 +98,7 @@ impl Stage {
     /// [`target`] makes. With `write` (not for `--check`), first finishes
     /// or undoes what a killed run left beside the directory, then creates
     /// the staging tree.
+    #[cfg(test)]
     pub fn open(base: &Path, dir: &Path, write: bool) -> Result<Stage, Error> {
         Stage::open_with(base, dir, write, Arc::default())
     }

@@ -37,6 +37,7 @@ impl Field {
         }
     }
 
+    #[cfg(test)]
     fn text(&self) -> Option<&str> {
         match self {
             Field::Set(v) => Some(v),
@@ -202,6 +203,7 @@ impl ImageSpec {
     /// The argument that parses to this spec (`text` aside), in the form
     /// kustomize's example uses: `NAME=NEWNAME:TAG@DIGEST` or
     /// `NAME:TAG@DIGEST`.
+    #[cfg(test)]
     pub fn to_arg(&self) -> String {
         let mut s = self.name.clone();
         if let Some(n) = self.new_name.text() {

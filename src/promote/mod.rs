@@ -27,30 +27,24 @@ mod traced;
 
 use std::path::PathBuf;
 
-pub use apply::{Mode, Outcome};
-pub use approve::{approve, push as push_approvals, Approval};
-pub use assignment::{Assignment, AssignmentError, ValueProblem};
-pub use board::{board, Board, BoardRow};
-pub use copy::{diff as copy_diff, Copy, NotCopied};
-pub use gates::APPROVALS_REF;
-pub use history::{history, HistoryEntry, Kind};
-pub use image_ref::RefError;
-pub use image_spec::{Field, ImageSpec, Part, Problem, SpecError};
-pub use message::{PinChange, DEFAULT_TEMPLATE};
-pub use ops::{
-    promote, promote_each, rollback, set_image, set_value, targets, PromoteOptions, PromoteReport,
-    Rollback, SetReport,
-};
+pub use apply::Outcome;
+pub(crate) use approve::{approve, push as push_approvals};
+pub(crate) use assignment::Assignment;
+pub(crate) use board::board;
+pub(crate) use copy::diff as copy_diff;
+pub use copy::{Copy, NotCopied};
+pub(crate) use gates::APPROVALS_REF;
+pub(crate) use history::history;
+pub(crate) use image_spec::ImageSpec;
+pub use ops::{promote, PromoteOptions, PromoteReport};
+pub(crate) use ops::{promote_each, rollback, set_image, set_value, targets, Rollback, SetReport};
 pub use pins::{Pin, Place};
 pub use plan::{Item, Plan, Refusal};
-pub use reasons::{
-    explain as explain_pins, json as reasons_json, text as reasons_text, PinKind, Reason,
+pub(crate) use reasons::{explain as explain_pins, json as reasons_json, text as reasons_text};
+pub(crate) use route::{
+    json as routes_json, markdown as routes_markdown, routes, text as routes_text,
 };
-pub use route::{
-    json as routes_json, markdown as routes_markdown, routes, text as routes_text, Route, State,
-    Step, Stop,
-};
-pub use together::{promote_together, Together};
+pub(crate) use together::{promote_together, Together};
 
 /// The render errors' messages, with the snapshot directory they were
 /// rendered in left out of the paths they name, so they name files as the

@@ -44,6 +44,7 @@ impl Schemas {
     }
 
     /// Whether any kind of `group` is known (a built-in API group).
+    #[cfg(test)]
     pub fn has_group(&self, group: &str) -> bool {
         self.by_type.keys().any(|(av, _)| group_of(av) == group)
     }
@@ -81,6 +82,7 @@ impl Schemas {
 }
 
 /// `apps` of `apps/v1`; `""` for the core `v1`.
+#[cfg(test)]
 pub fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
 }

@@ -137,11 +137,6 @@ impl Crds {
     pub fn len(&self) -> usize {
         self.by_type.len()
     }
-
-    /// Whether none is defined.
-    pub fn is_empty(&self) -> bool {
-        self.by_type.is_empty()
-    }
 }
 
 #[cfg(test)]

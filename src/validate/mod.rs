@@ -15,18 +15,20 @@
 
 mod bundle;
 mod check;
-pub mod crds;
+pub(crate) mod crds;
 mod locate;
-pub mod removed;
-pub mod report;
-pub mod run;
-pub mod stored;
+pub(crate) mod removed;
+pub(crate) mod report;
+pub(crate) mod run;
+pub use run::{run, Error as RunError, Options, Report};
+pub(crate) mod stored;
 
 use std::sync::Arc;
 
-pub use bundle::{Catalog, DEFAULT_KUBE_VERSION};
-pub use crds::Crds;
-pub use locate::locate;
+pub(crate) use bundle::Catalog;
+pub(crate) use bundle::DEFAULT_KUBE_VERSION;
+pub(crate) use crds::Crds;
+pub(crate) use locate::locate;
 
 use crate::k8s::{Body, Object};
 use crate::yaml::Node;
@@ -186,7 +188,7 @@ pub enum Seg {
 
 /// `spec.template.spec.containers[name=api].image` (keys that are not
 /// plain identifiers JSON-quoted, as the diff quotes them), then `.missing`.
-pub fn path_text(path: &[Seg], missing: Option<&str>) -> String {
+pub(crate) fn path_text(path: &[Seg], missing: Option<&str>) -> String {
     let mut s = String::new();
     let key = |s: &mut String, k: &str| {
         if !s.is_empty() {
@@ -259,7 +261,7 @@ impl Finding {
 
 /// One app's rendered objects, as validation sees them.
 #[derive(Clone, Copy, Debug)]
-pub struct AppObjects<'a> {
+pub(crate) struct AppObjects<'a> {
     /// Environment.
     pub env: &'a str,
     /// App.
@@ -282,7 +284,7 @@ struct Custom {
 
 /// What the first pass found and what it left for the second.
 #[derive(Debug, Default)]
-pub struct Pending {
+pub(crate) struct Pending {
     findings: Vec<Finding>,
     custom: Vec<Custom>,
     crds: Crds,
@@ -349,7 +351,7 @@ impl Pending {
 
 /// The checks of one run.
 #[derive(Default)]
-pub struct Validator {
+pub(crate) struct Validator {
     catalog: Catalog,
     /// A type with no schema is an error, not a warning.
     pub strict: bool,

@@ -48,14 +48,6 @@ pub fn summary(r: &Report) -> String {
     )
 }
 
-/// The whole report as text.
-pub fn text(r: &Report) -> String {
-    let mut s: String = r.findings.iter().map(|f| text_line(f) + "\n").collect();
-    s.push_str(&summary(r));
-    s.push('\n');
-    s
-}
-
 /// One finding as JSON (`schemas/validate-output.schema.json`'s
 /// `finding`; `diff --output json` uses it too).
 pub fn finding_json(f: &Finding) -> Value {

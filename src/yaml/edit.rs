@@ -13,9 +13,9 @@ use super::resolve::{resolve_plain, Resolver};
 mod embedded;
 mod path;
 mod remove;
-pub use embedded::set_in_string;
-pub use path::{is_yaml_break, parse_path, path_text, try_parse_path, PathError};
-pub use remove::remove;
+pub(crate) use embedded::set_in_string;
+pub(crate) use path::{is_yaml_break, parse_path, path_text, try_parse_path, PathError};
+pub(crate) use remove::remove;
 
 /// One step of a path into a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -273,6 +273,7 @@ fn replace_span(n: &mut Node, span: (u32, u32), new: &Node) {
 }
 
 /// Applies several changes in order; all or nothing.
+#[cfg(test)]
 pub fn apply_all(src: &str, resolver: Resolver, changes: &[Change]) -> Result<String, EditError> {
     let mut text = src.to_string();
     for c in changes {

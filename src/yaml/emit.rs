@@ -19,7 +19,7 @@ use analyze::{analyze, Analysis};
 
 mod analyze;
 mod folded;
-pub use folded::fold_round_trip;
+pub(crate) use folded::fold_round_trip;
 
 /// go-yaml v2's default line width and indentation.
 const BEST_WIDTH: usize = 80;

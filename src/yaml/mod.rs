@@ -5,27 +5,31 @@
 //!
 //! It knows nothing about Kubernetes.
 
-pub mod edit;
+pub(crate) mod edit;
+/// A step of a path the format-preserving editor follows (a promotion
+/// pin's place in its file).
+pub use edit::Seg as EditSeg;
 mod emit;
-pub mod fields;
+pub(crate) mod fields;
 mod json;
 mod keyorder;
 mod node;
 mod number;
 mod parse;
 mod resolve;
-pub mod selector;
-pub mod source_map;
+pub(crate) mod selector;
+pub(crate) mod source_map;
 
-pub use emit::{float_text, fold_round_trip, to_string};
-pub use json::{to_json, write_json_string};
-pub use keyorder::natural_cmp;
+pub use emit::to_string;
+pub(crate) use emit::{float_text, fold_round_trip};
+pub use json::to_json;
+pub(crate) use json::write_json_string;
 pub use node::{Node, Origin, Pos, Scalar, SourceId, Style, Tag, Value};
-pub use number::{format_e, format_f, format_g, format_json};
-pub use parse::{in_guarded_parse, parse_all, parse_one, MAX_DEPTH};
-pub use resolve::{
-    is_timestamp, parse_int, resolve_plain, timestamp_rfc3339, yaml11_bool, Int, Resolver,
-};
+pub(crate) use number::{format_g, format_json};
+pub(crate) use parse::{in_guarded_parse, MAX_DEPTH};
+pub use parse::{parse_all, parse_one};
+pub use resolve::Resolver;
+pub(crate) use resolve::{parse_int, resolve_plain, yaml11_bool, Int};
 
 /// A YAML error without a file: callers add the path.
 #[derive(Debug, thiserror::Error)]

@@ -108,16 +108,6 @@ impl SourceMap {
             end: text.offset + pos.end,
         })
     }
-
-    /// How many texts it holds.
-    pub fn len(&self) -> usize {
-        self.texts.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.texts.is_empty()
-    }
 }
 
 /// Marks every node of `node` (itself included) as read from `id`.

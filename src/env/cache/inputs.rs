@@ -243,19 +243,6 @@ impl Hasher {
         }
     }
 
-    /// The hash of the file at `path` (the stat index vouching for it as
-    /// for an input); `None` when it cannot be read, so that a file that
-    /// cannot be identified is never taken for one that could.
-    pub fn file(&self, path: &Path) -> Option<Key> {
-        let stat = Stat::of(path)?;
-        let k = match self.prior.get(path.as_os_str()) {
-            Some((was, k)) if *was == stat => *k,
-            _ => file_key(&std::fs::read(path).ok()?),
-        };
-        self.learn(&Name::from(path.as_os_str()), stat, k);
-        Some(k)
-    }
-
     /// The hash of what `path` holds now (see [`Hasher::hash_path`]).
     pub fn hash(&self, path: &Path) -> Key {
         self.entry(path.as_os_str(), None).1

@@ -41,8 +41,8 @@
 mod entry;
 mod index;
 mod inputs;
-pub mod schedule;
-pub mod secret;
+pub(crate) mod schedule;
+pub(crate) mod secret;
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -149,9 +149,8 @@ pub struct Stats {
 }
 
 impl Cache {
-    /// The cache of the repository at `root`, for this build of hydrate;
-    /// `None` when the build cannot be identified (a stale entry could
-    /// then be trusted, so there is no cache).
+    /// The cache of the repository at `root`, for this build of hydrate
+    /// (entries another build wrote are not trusted).
     ///
     /// There is no cache (every job renders) when `.hydrate` or its
     /// `cache` is a symlink or not a directory: hydrate never writes
@@ -167,12 +166,16 @@ impl Cache {
                 Err(_) => return None,
             }
         }
-        // The build is identified through the stat index too: an
-        // unchanged executable is not read and hashed again every run.
-        let mut cache = Cache::at(root.join(CACHE_DIR), String::new(), DEFAULT_LIMIT, secret);
-        let exe = cache.hasher.file(&std::env::current_exe().ok()?)?;
-        cache.build = format!("{}+{}", env!("CARGO_PKG_VERSION"), entry::hex(&exe));
-        Some(cache)
+        // The build is named by what it was compiled from (build.rs:
+        // `record_build_id`), never by the running executable, which in a
+        // program embedding the library is the host.
+        let build = env!("HYDRATE_BUILD_ID").to_string();
+        Some(Cache::at(
+            root.join(CACHE_DIR),
+            build,
+            DEFAULT_LIMIT,
+            secret,
+        ))
     }
 
     /// A cache in `dir` for `build` (hydrate's version and build), holding
@@ -579,20 +582,6 @@ fn is_entry_name(name: &str) -> bool {
         .or_else(|| name.strip_suffix(".out"))
         .or_else(|| name.strip_suffix(".val"));
     stem.is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
-/// hydrate's version and a hash of this build of it (the executable's
-/// bytes), so a rebuilt binary never trusts entries another build wrote,
-/// while CI jobs running the same binary share them; `None` when the
-/// executable cannot be read.
-pub fn build_id() -> Option<String> {
-    let exe = std::fs::read(std::env::current_exe().ok()?).ok()?;
-    let hash: Key = Sha256::digest(&exe).into();
-    Some(format!(
-        "{}+{}",
-        env!("CARGO_PKG_VERSION"),
-        entry::hex(&hash)
-    ))
 }
 
 /// `hydrate cache clean`: removes the cache of the repository at `root`

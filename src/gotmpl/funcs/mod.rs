@@ -4,23 +4,23 @@
 //! executor needs to reproduce that. Functions get a [`FuncCtx`] so that
 //! host functions such as Helm's `include` and `tpl` can execute templates.
 
-pub mod builtin;
-pub mod json;
-pub mod sprig_bcrypt;
-pub mod sprig_collections;
-pub mod sprig_date;
-pub mod sprig_dicts;
-pub mod sprig_encoding;
-pub mod sprig_float;
-pub mod sprig_math;
-pub mod sprig_regex;
-pub mod sprig_semver;
-pub mod sprig_strings;
-pub mod sprig_text;
-pub mod sprig_url;
-pub mod toml;
+pub(crate) mod builtin;
+pub(crate) mod json;
+pub(crate) mod sprig_bcrypt;
+pub(crate) mod sprig_collections;
+pub(crate) mod sprig_date;
+pub(crate) mod sprig_dicts;
+pub(crate) mod sprig_encoding;
+pub(crate) mod sprig_float;
+pub(crate) mod sprig_math;
+pub(crate) mod sprig_regex;
+pub(crate) mod sprig_semver;
+pub(crate) mod sprig_strings;
+pub(crate) mod sprig_text;
+pub(crate) mod sprig_url;
+pub(crate) mod toml;
 mod xstrings;
-pub mod yamlconv;
+pub(crate) mod yamlconv;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -44,14 +44,10 @@ pub enum ArgType {
     String,
     /// `int`.
     Int,
-    /// `int64`.
-    Int64,
     /// `float64`.
     Float64,
     /// `bool`.
     Bool,
-    /// `[]interface {}`.
-    List,
     /// `map[string]interface {}`.
     Map,
 }
@@ -64,20 +60,15 @@ impl ArgType {
             ArgType::Any => "interface {}",
             ArgType::String => "string",
             ArgType::Int => "int",
-            ArgType::Int64 => "int64",
             ArgType::Float64 => "float64",
             ArgType::Bool => "bool",
-            ArgType::List => "[]interface {}",
             ArgType::Map => "map[string]interface {}",
         }
     }
 
     /// Go's `canBeNil` (`reflect.Value` counts, as in text/template).
     pub fn can_be_nil(self) -> bool {
-        matches!(
-            self,
-            ArgType::Reflect | ArgType::Any | ArgType::List | ArgType::Map
-        )
+        matches!(self, ArgType::Reflect | ArgType::Any | ArgType::Map)
     }
 }
 
@@ -179,7 +170,7 @@ impl FuncMap {
     }
 
     /// Adds or replaces a function (Go's `Funcs`: user functions shadow builtins).
-    pub fn insert(
+    pub(crate) fn insert(
         &mut self,
         name: &str,
         sig: Signature,
@@ -213,19 +204,19 @@ impl FuncMap {
     }
 
     /// Registers `name` as another name of the existing function `of`.
-    pub fn alias(&mut self, name: &str, of: &str) {
+    pub(crate) fn alias(&mut self, name: &str, of: &str) {
         if let Some(f) = self.funcs.get(of).cloned() {
             self.funcs.insert(name.to_string(), f);
         }
     }
 
     /// Removes a function (Helm deletes Sprig's `env`/`expandenv`).
-    pub fn remove(&mut self, name: &str) {
+    pub(crate) fn remove(&mut self, name: &str) {
         self.funcs.remove(name);
     }
 
     /// Looks a function up.
-    pub fn get(&self, name: &str) -> Option<&Func> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Func> {
         self.funcs.get(name)
     }
 

@@ -13,12 +13,14 @@ mod helm_chart;
 mod kustomization;
 mod var;
 
-pub use decode::{
+pub(crate) use decode::{
     Decoder, GeneratorArgs, GeneratorKind, GeneratorOptions, Image, Patch, Replica, Selector,
 };
-pub use helm_chart::{decode_chart, decode_globals, Chart as HelmChart, Globals as HelmGlobals};
-pub use kustomization::{find, Kind, Kustomization, FILE_NAMES};
-pub use var::Var;
+pub(crate) use helm_chart::{
+    decode_chart, decode_globals, Chart as HelmChart, Globals as HelmGlobals,
+};
+pub(crate) use kustomization::{find, Kind, Kustomization, FILE_NAMES};
+pub(crate) use var::Var;
 
 #[cfg(test)]
 mod tests {

@@ -33,6 +33,7 @@ impl Version {
     }
 
     /// The whole reference, digest in full.
+    #[cfg(test)]
     pub fn full(&self) -> String {
         self.join(str::to_string)
     }

@@ -19,7 +19,7 @@ use super::pins::{self, Pin};
 use super::{gates, ops, plan, Error};
 use crate::env::{self, Environment, PinDecl};
 
-pub use cells::Version;
+pub(crate) use cells::Version;
 
 /// One pin across environments (the JSON form lists every pin).
 #[derive(Clone, Debug)]
