@@ -1,63 +1,41 @@
 #!/usr/bin/env bash
 # `hydrate render` on a generated monorepo of N apps x 3 environments:
 # cold (empty cache), warm (nothing changed) and after one base changed,
-# with wall time, CPU time, CPU/wall and peak RSS; with --oracle, also
-# kubectl kustomize + helm 3 on the 100-app subset: their time and how many
-# of hydrate's outputs are byte-identical to theirs.
+# with wall time, CPU time, CPU/wall and peak RSS, and the filesystem the
+# repository is on (figures are for a real disk unless it says tmpfs).
+#
+# The loop ratio: where kubectl (kustomize v5.7.1) and helm 3 are installed,
+# a timed sample of the shell loop (one `kubectl kustomize` or
+# `helm template` process per render, one after another, as CI glue runs
+# them) of about 60 renders spread over the repository, scaled to all of
+# its renders, against hydrate's cold render of the same repository in the
+# same run. With --oracle, every render of a repository of at most 100
+# apps runs through the loop instead, and the line also counts how many of
+# hydrate's outputs are byte-identical to the real tools'.
 #
 #   benches/render.sh [--oracle] [N ...]          (default: 100 500 2000)
 #
-# The repository comes from ../shared/bench/gen (seed 1) when it exists,
-# converted to hydrate environment files by benches/bench_envs.py;
-# otherwise from a small built-in generator (kustomize apps only).
+# The repository comes from benches/gen.sh: ../shared/bench/gen (seed 1)
+# when it exists, converted to hydrate environment files by
+# benches/bench_envs.py; otherwise a small built-in generator (kustomize
+# apps only).
 # Needs target/release/hydrate (built when missing) and GNU time for RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
 hydrate=$here/target/release/hydrate
-gen=$here/../shared/bench/gen
 oracle=0
 if [ "${1:-}" = "--oracle" ]; then oracle=1; shift; fi
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(100 500 2000)
 [ -x "$hydrate" ] || cargo build --release -q
-work=$(mktemp -d)
+work=$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/hydrate-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+echo "bench directory: $work ($(df --output=fstype "$work" | tail -1) filesystem)"
+kubectl=${KUBECTL:-$HOME/.cache/oracles/kubectl}
+helm=${HELM:-$HOME/.cache/oracles/helm3}
 
-# builtin_gen DIR N: N apps, each a base (Deployment, Service, ConfigMap
-# generator) and an overlay per environment (namespace, prefix, labels,
-# images, a strategic-merge patch).
-builtin_gen() {
-  local dir=$1 n=$2 i e
-  mkdir -p "$dir/environments"
-  for e in dev staging production; do
-    printf 'name: %s\noutput: {dir: rendered/%s}\napps:\n' "$e" "$e" >"$dir/environments/$e.yaml"
-  done
-  for i in $(seq 1 "$n"); do
-    local a=app$i b=$dir/apps/app$i/base
-    mkdir -p "$b/config"
-    printf 'resources: [deployment.yaml, service.yaml]\nconfigMapGenerator:\n  - name: %s\n    files: [config/app.properties]\n' "$a" >"$b/kustomization.yaml"
-    printf 'port=%s\nname=%s\n' "$((8000 + i))" "$a" >"$b/config/app.properties"
-    printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\nspec:\n  selector:\n    matchLabels: {app: %s}\n  template:\n    metadata:\n      labels: {app: %s}\n    spec:\n      containers:\n        - name: %s\n          image: registry.example.com/%s:1.0.0\n          envFrom: [{configMapRef: {name: %s}}]\n' "$a" "$a" "$a" "$a" "$a" "$a" >"$b/deployment.yaml"
-    printf 'apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\nspec:\n  selector: {app: %s}\n  ports: [{port: 80, targetPort: 8080}]\n' "$a" "$a" >"$b/service.yaml"
-    for e in dev staging production; do
-      local o=$dir/apps/$a/overlays/$e
-      mkdir -p "$o"
-      printf 'resources: [../../base]\nnamespace: %s-%s\nnamePrefix: %s-\nlabels: [{pairs: {env: %s}, includeSelectors: true}]\nimages: [{name: registry.example.com/%s, newTag: "1.%s.0"}]\npatches: [{path: replicas.yaml}]\n' "$a" "$e" "$e" "$e" "$a" "$i" >"$o/kustomization.yaml"
-      printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\nspec:\n  replicas: %s\n' "$a" "$(( ${#e} % 4 + 1 ))" >"$o/replicas.yaml"
-      printf '  - {name: %s, kustomize: apps/%s/overlays/%s}\n' "$a" "$a" "$e" >>"$dir/environments/$e.yaml"
-    done
-  done
-}
-
-generate() { # DIR N
-  if [ -x "$gen" ]; then
-    "$gen" "$1" --apps "$2" --envs dev,staging,production --seed 1 >/dev/null
-    python3 "$here/benches/bench_envs.py" "$1"
-  else
-    builtin_gen "$1" "$2"
-  fi
-}
+. "$here/benches/gen.sh"
 
 # measure LABEL N DIR [ARGS...]: one `hydrate render`, one summary line.
 measure() {
@@ -83,11 +61,59 @@ measure() {
   }' "$t"
 }
 
+# renders DIR: every render of DIR's environment files, one per line:
+# `k ENV NAME PATH` (a kustomize app) or `h ENV NAME CHART RELEASE NS VALUES`.
+renders() {
+  local dir=$1 envfile env
+  for envfile in "$dir"/environments/*.yaml; do
+    env=$(basename "$envfile" .yaml)
+    sed -n 's/^  - {name: "\{0,1\}\([^",]*\)"\{0,1\}, kustomize: "\{0,1\}\([^"}]*\)"\{0,1\}}$/k '"$env"' \1 \2/p' "$envfile"
+    sed -n 's/^  - {name: "\([^"]*\)", helm: {chart: "\([^"]*\)", releaseName: "\([^"]*\)", namespace: "\([^"]*\)", valueFiles: \["\([^"]*\)"\]}}$/h '"$env"' \1 \2 \3 \4 \5/p' "$envfile"
+  done
+}
+
+# loop DIR LIST: runs each render of LIST as the shell loop does, one
+# process each; prints "SECONDS SAME TOTAL" (SAME: outputs byte-identical
+# to hydrate's rendered/ files).
+loop() {
+  local dir=$1 list=$2 same=0 total=0 s e kind env name a b c d
+  s=$(date +%s%N)
+  while read -r kind env name a b c d; do
+    total=$((total + 1))
+    if [ "$kind" = k ]; then
+      "$kubectl" kustomize "$dir/$a" >"$work/oracle" 2>/dev/null || true
+    else
+      (cd "$dir" && "$helm" template "$b" "$a" -f "$d" --namespace "$c") >"$work/oracle" 2>/dev/null || true
+    fi
+    cmp -s "$work/oracle" "$dir/rendered/$env/$name/manifest.yaml" && same=$((same + 1))
+  done <"$list"
+  e=$(date +%s%N)
+  awk -v s="$s" -v e="$e" -v same="$same" -v total="$total" 'BEGIN { printf "%.3f %d %d\n", (e - s) / 1e9, same, total }'
+}
+
 for n in "${sizes[@]}"; do
   dir=$work/repo-$n
   generate "$dir" "$n"
   measure cold "$n" "$dir"
   cold_wall=$(cut -d' ' -f1 "$work/time")
+  if [ -x "$kubectl" ] && [ -x "$helm" ]; then
+    renders "$dir" >"$work/all"
+    all=$(wc -l <"$work/all")
+    if [ "$oracle" = 1 ] && [ "$n" -le 100 ]; then
+      cp "$work/all" "$work/sample"
+    else
+      # About 60 renders, evenly spread (every k-th line).
+      awk -v k="$(( all / 60 > 0 ? all / 60 : 1 ))" 'NR % k == 0' "$work/all" >"$work/sample"
+    fi
+    read -r secs same total < <(loop "$dir" "$work/sample")
+    awk -v n="$n" -v h="$cold_wall" -v secs="$secs" -v total="$total" -v all="$all" -v same="$same" 'BEGIN {
+      est = secs / total * all
+      printf "loop   %5d apps: kubectl kustomize + helm3 template, one process per render: %d of %d renders in %.2f s, so %.1f s for all; hydrate cold %.2f s: %.0fx faster (byte-identical %d/%d)\n",
+        n, total, all, secs, est, h, est / h, same, total
+    }'
+  else
+    echo "loop: skipped (no $kubectl or $helm; ../shared/tools/install-oracles installs them)"
+  fi
   measure unchanged "$n" "$dir"
   # One base changed: a file of the first app's base.
   bases=("$dir"/apps/*/base)   # (no `ls | head`: SIGPIPE under pipefail)
@@ -97,31 +123,5 @@ for n in "${sizes[@]}"; do
   echo "changed=$n" >>"$file"
   measure one-base "$n" "$dir"
   measure no-cache "$n" "$dir" --no-cache
-  if [ "$oracle" = 1 ] && [ "$n" -le 100 ]; then
-    kubectl=${KUBECTL:-$HOME/.cache/oracles/kubectl}
-    helm=${HELM:-$HOME/.cache/oracles/helm3}
-    if [ -x "$kubectl" ] && [ -x "$helm" ]; then
-      same=0 total=0 s=$(date +%s%N)
-      for envfile in "$dir"/environments/*.yaml; do
-        env=$(basename "$envfile" .yaml)
-        while read -r name path; do
-          total=$((total + 1))
-          "$kubectl" kustomize "$dir/$path" >"$work/oracle" 2>/dev/null || true
-          cmp -s "$work/oracle" "$dir/rendered/$env/$name/manifest.yaml" && same=$((same + 1))
-        done < <(sed -n 's/^  - {name: "\{0,1\}\([^",]*\)"\{0,1\}, kustomize: "\{0,1\}\([^"}]*\)"\{0,1\}}$/\1 \2/p' "$envfile")
-        while read -r name chart release ns values; do
-          total=$((total + 1))
-          (cd "$dir" && "$helm" template "$release" "$chart" -f "$values" --namespace "$ns") >"$work/oracle" 2>/dev/null || true
-          cmp -s "$work/oracle" "$dir/rendered/$env/$name/manifest.yaml" && same=$((same + 1))
-        done < <(sed -n 's/^  - {name: "\([^"]*\)", helm: {chart: "\([^"]*\)", releaseName: "\([^"]*\)", namespace: "\([^"]*\)", valueFiles: \["\([^"]*\)"\]}}$/\1 \2 \3 \4 \5/p' "$envfile")
-      done
-      e=$(date +%s%N)
-      wall=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.2f", (e - s) / 1e9 }')
-      ratio=$(awk -v h="$cold_wall" -v o="$wall" 'BEGIN { printf "%.3f", h / o }')
-      echo "oracle $n apps: kubectl kustomize + helm3 template, one process each: $wall s; hydrate cold / oracle $ratio; byte-identical $same/$total"
-    else
-      echo "oracle: skipped (no $kubectl or $helm)"
-    fi
-  fi
   rm -rf "$dir"
 done
