@@ -426,3 +426,30 @@ fn set_value_edits_the_value_file_and_dirty_files_are_refused() {
     assert_eq!(fs::read_to_string(&prod).unwrap(), dirty);
     assert_eq!(commits(dir), 2);
 }
+
+/// `--app` narrows the promotion to that app's pins, and only that app is
+/// traced: another app of FROM that does not render (here staging's redis,
+/// broken in the commit) does not stop it, while the whole promotion
+/// reports it.
+#[test]
+fn promote_app_traces_only_that_app() {
+    let repo = demo_repo();
+    let dir = repo.path();
+    let redis = dir.join("testdata/apps/redis/overlays/staging/kustomization.yaml");
+    let mut text_of = fs::read_to_string(&redis).unwrap();
+    text_of.push_str("resources:\n  - missing.yaml\n");
+    fs::write(&redis, text_of).unwrap();
+    commit_all(dir, "break redis in staging");
+    let all = run(dir, &["promote", "staging", "production"]);
+    assert_eq!(all.status.code(), Some(2), "{}", text(&all));
+    assert!(text(&all).contains("redis"), "{}", text(&all));
+    assert_eq!(commits(dir), 2);
+    let web = run(dir, &["promote", "staging", "production", "--app", "web"]);
+    assert!(web.status.success(), "{}", text(&web));
+    assert_eq!(commits(dir), 3);
+    assert_eq!(
+        changed_lines(dir, "HEAD~1"),
+        ["-    newTag: \"1.4.2\"", "+    newTag: \"1.4.3\""]
+    );
+    assert_eq!(git(dir, &["status", "--porcelain"]), "");
+}

@@ -235,8 +235,9 @@ pub(super) fn plan_promotion(
     let both = [from, to];
     let extra = |app: &str| decls(&both, app);
     let tracer = Tracer::new(root)?;
-    let from_pins = pins::env_pins_traced(&tracer, from, &extra)?;
-    let to_pins = pins::env_pins_traced(&tracer, to, &extra)?;
+    // Every decision below is per app: with --app, only those are traced.
+    let from_pins = pins::env_pins_traced(&tracer, from, &extra, &o.apps)?;
+    let to_pins = pins::env_pins_traced(&tracer, to, &extra, &o.apps)?;
     let mut plan = plan::compute(&from_pins, &to_pins, &o.apps, &target_in(root, to));
     for it in plan.items.iter_mut().filter(|it| it.old.is_none()) {
         it.runs_now = pins::runs_now(&tracer, to, &it.target);
@@ -346,7 +347,7 @@ fn check_gates(
     let mut others = Vec::new();
     for e in waits {
         let extra = |app: &str| decls(&[from, e], app);
-        others.push((e, pins::env_pins_traced(tracer, e, &extra)?));
+        others.push((e, pins::env_pins_traced(tracer, e, &extra, &o.apps)?));
     }
     let notes = |sha: &str| -> Vec<String> {
         let Ok(id) = git2::Oid::from_str(sha) else {
@@ -857,8 +858,8 @@ pub fn rollback(
         })?;
     let both = [past, now];
     let extra = |app: &str| decls(&both, app);
-    let old_pins = pins::env_pins_traced(&Tracer::new(past_snap.root())?, past, &extra)?;
-    let cur_pins = pins::env_pins_traced(&Tracer::new(view)?, now, &extra)?;
+    let old_pins = pins::env_pins_traced(&Tracer::new(past_snap.root())?, past, &extra, &[])?;
+    let cur_pins = pins::env_pins_traced(&Tracer::new(view)?, now, &extra, &[])?;
     let past_apps: Vec<&str> = past.apps.iter().map(|a| a.name.as_str()).collect();
     let plan = plan::restore(&old_pins, &cur_pins, &past_apps, &target_in(view, now));
     let mut copies = Vec::new();

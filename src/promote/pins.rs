@@ -466,7 +466,7 @@ pub fn env_pins(
     extra: &dyn Fn(&str) -> Vec<PinDecl>,
 ) -> Result<Vec<Pin>, Error> {
     let tracer = Tracer::new(root)?;
-    let mut all = env_pins_traced(&tracer, env, extra)?;
+    let mut all = env_pins_traced(&tracer, env, extra, &[])?;
     all.retain(|p| p.place.is_editable());
     Ok(all)
 }
@@ -474,14 +474,23 @@ pub fn env_pins(
 /// [`env_pins`] with a shared tracer, and with the values `env` renders
 /// from files it shares with other environments ([`Place::Shared`]): what
 /// it runs, for a promotion out of it.
+///
+/// Only the apps named in `apps` (every app when it is empty): tracing an
+/// app renders it with provenance, so a promotion of one app of hundreds
+/// traces that one.
 pub fn env_pins_traced(
     tracer: &Tracer,
     env: &Environment,
     extra: &dyn Fn(&str) -> Vec<PinDecl>,
+    apps: &[String],
 ) -> Result<Vec<Pin>, Error> {
     let root = tracer.root();
     let mut out = Vec::new();
-    for app in &env.apps {
+    for app in env
+        .apps
+        .iter()
+        .filter(|a| apps.is_empty() || apps.contains(&a.name))
+    {
         let mut decls = app.pins.clone();
         let by_convention = super::convention::paths(root, tracer.envs(), &app.name)
             .into_iter()

@@ -114,7 +114,7 @@ pub fn explain(root: &Path, only: &[String]) -> Result<Vec<Reason>, Error> {
         .filter(|e| only.is_empty() || only.contains(&e.name))
     {
         let decls = |app: &str| declared(&all, app);
-        let pins = pins::env_pins_traced(&tracer, e, &decls)?;
+        let pins = pins::env_pins_traced(&tracer, e, &decls, &[])?;
         for p in &pins {
             out.push(Reason {
                 env: e.name.clone(),
