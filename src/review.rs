@@ -47,6 +47,10 @@ pub struct Options {
     pub show_secrets: bool,
     /// Validate both sides (not `--no-validate`).
     pub validate: bool,
+    /// Answer renders of the working tree from the render cache in
+    /// `<root>/.hydrate/cache`, its entries authenticated under this secret
+    /// (`None`: no cache, as with `--no-cache`).
+    pub cache: Option<env::cache::Secret>,
 }
 
 /// Why a comparison could not be made.
@@ -223,7 +227,18 @@ fn render(opts: &Options, envs: &[(&Path, &Environment)]) -> Result<Vec<Side>, E
         counts.push(js.len());
         jobs.extend(js);
     }
-    let rendered = env::render_all(&jobs, &|| {}).map_err(Error::Renders)?;
+    // The cache holds renders of this repository's working tree; a
+    // revision exported for --since is rendered without it. Hits carry
+    // whole documents: every object is compared (and validated).
+    let cache = envs
+        .iter()
+        .all(|(root, _)| *root == opts.root.as_path())
+        .then(|| opts.cache.clone())
+        .flatten()
+        .and_then(|secret| env::Cache::open(&opts.root, secret))
+        .map(|c| c.with_findings(Default::default()));
+    let rendered =
+        env::render_all_cached(&jobs, cache.as_ref(), &|| {}).map_err(Error::Renders)?;
     let resources: Vec<Vec<diff::Resource>> = rendered
         .par_iter()
         .map(diff::from_rendered)

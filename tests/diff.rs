@@ -528,3 +528,27 @@ fn explain_with_json_output_is_refused() {
         run.stderr
     );
 }
+
+/// `diff FROM TO` answers renders from the render cache `render` fills
+/// (and fills it): the same output as `--no-cache`, before and after an
+/// input changes, and a change made after the cache was filled shows.
+#[test]
+fn diff_through_the_render_cache_matches_no_cache_and_sees_changes() {
+    let repo = demo_copy();
+    let root = repo.path();
+    crate::support::render_at(root).assert().success();
+    assert!(root.join(".hydrate/cache").is_dir());
+    let cached = diff(root, &["staging", "production"]);
+    let fresh = diff(root, &["staging", "production", "--no-cache"]);
+    assert_eq!((cached.code, &cached.stdout), (1, &fresh.stdout));
+    assert!(!cached.stdout.contains("replicas: 7"), "{}", cached.stdout);
+    let overlay = root.join("testdata/apps/web/overlays/production/kustomization.yaml");
+    let text = fs::read_to_string(&overlay).unwrap();
+    assert!(text.contains("count: 4"), "{text}");
+    fs::write(&overlay, text.replacen("count: 4", "count: 7", 1)).unwrap();
+    let changed = diff(root, &["staging", "production"]);
+    let fresh = diff(root, &["staging", "production", "--no-cache"]);
+    assert_eq!(changed.stdout, fresh.stdout);
+    assert_ne!(changed.stdout, cached.stdout);
+    assert!(changed.stdout.contains("→ 7"), "{}", changed.stdout);
+}

@@ -73,6 +73,10 @@ pub struct Args {
     /// `file:line` that set it on its side.
     #[arg(long)]
     explain: bool,
+    /// Render everything, neither reading nor writing the render cache
+    /// (`.hydrate/cache`).
+    #[arg(long)]
+    no_cache: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -128,6 +132,7 @@ pub fn run(args: Args) -> CommandResult {
         helm_profile: args.ignore_profile.is_some(),
         show_secrets: args.show_secrets,
         validate: !args.no_validate,
+        cache: super::render::cache_secret(args.no_cache, true)?,
     };
     let comparisons = review::run(&opts)?;
     let color = match args.color {
