@@ -126,8 +126,9 @@ fn make(
     }
     let pairs = load_pairs(args, read)?;
     let mut seen: Vec<&str> = Vec::new();
+    // kustomize's FieldValidator.ErrIfInvalidKey accepts every key (a
+    // TODO stub in api/internal/validate), so any key is written.
     for (k, _) in &pairs {
-        valid_key(k).map_err(invalid)?;
         if seen.contains(&k.as_str()) {
             return Err(invalid(format!(
                 "configmap {} illegally repeats the key `{k}`",
@@ -275,41 +276,11 @@ fn env_pairs(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
+        // FieldValidator.IsEnvVarName accepts every key, as ErrIfInvalidKey.
         let (key, value) = text.split_once('=').unwrap_or((text, ""));
-        if !is_env_var_name(key) {
-            return Err(format!(
-                "{key:?} is not a valid key name: a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit"
-            ));
-        }
         out.push((key.to_string(), value.as_bytes().to_vec()));
     }
     Ok(out)
-}
-
-fn is_env_var_name(k: &str) -> bool {
-    let mut chars = k.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || "-._".contains(c))
-        && chars.all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
-}
-
-/// IsConfigMapKey.
-fn valid_key(k: &str) -> Result<(), String> {
-    let ok = !k.is_empty()
-        && k.len() <= 253
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
-        && k != "."
-        && k != ".."
-        && !k.starts_with("..");
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "{k:?} is not a valid key name: a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
-        ))
-    }
 }
 
 /// kyaml's encodeBase64: standard base64, broken into 70-column lines
@@ -572,8 +543,10 @@ mod tests {
             .map(|(k, v)| (k.as_str(), v.as_slice()))
             .collect();
         assert_eq!(keys, [("A", &b"1"[..]), ("B", b"x=y"), ("C", b"")]);
-        assert!(env_pairs(b"1A=x\n").is_err());
-        assert!(valid_key("a.b-c_d").is_ok() && valid_key("a/b").is_err());
+        // kustomize validates no key: `1A`, `a b` and `é` are all kept.
+        let keys = env_pairs("1A=x\na b=y\né=z\n".as_bytes()).unwrap();
+        let keys: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["1A", "a b", "é"]);
     }
 
     #[test]

@@ -498,14 +498,15 @@ fn replace_scalar(n: &Span, value: &str, flow: bool) -> Result<(usize, usize, St
 }
 
 /// Whether `v` may be written plain: a string under YAML 1.1 and 1.2 (as
-/// go-yaml v2 and v3 resolve it) and free of indicators.
+/// go-yaml v2 and v3 resolve it), free of indicators, and not starting
+/// with a blank (which a plain scalar loses).
 pub fn plain_ok(v: &str, flow: bool) -> bool {
     let Some(first) = v.chars().next() else {
         return false;
     };
     resolve_plain(v, Resolver::V2) == Tag::Str
         && resolve_plain(v, Resolver::V3) == Tag::Str
-        && !"-?:,[]{}#&*!|>'\"%@`".contains(first)
+        && !"-?:,[]{}#&*!|>'\"%@` ".contains(first)
         && !v.ends_with([' ', ':'])
         && !v.contains(": ")
         && !v.contains(" #")

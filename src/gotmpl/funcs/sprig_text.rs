@@ -336,7 +336,9 @@ fn abbreviate(text: &str, offset: i64, max: i64) -> Option<String> {
         return Some(text.to_string());
     }
     let mut offset = offset.min(len);
-    if len - offset < max - 3 {
+    // Go's `len(str)-offset` wraps for an offset near math.MinInt64 (then
+    // negative, so the offset moves to the tail), as helm prints.
+    if len.wrapping_sub(offset) < max - 3 {
         offset = len - (max - 3);
     }
     let cut = |a: i64, b: i64| {
@@ -549,6 +551,11 @@ mod tests {
         assert_eq!(
             abbreviate("1234 5678 9123", 5, 10).as_deref(),
             Some("...5678...")
+        );
+        // helm 3.17.3: `abbrevboth -9223372036854775808 10` of 23 `a`s.
+        assert_eq!(
+            abbreviate(&"a".repeat(23), i64::MIN, 10).as_deref(),
+            Some("...aaaaaaa")
         );
         assert_eq!(wrap_custom("Hello World", 5, "", false), "Hello\nWorld");
         assert_eq!(wrap_custom("Helloworld", 5, "<br>", true), "Hello<br>world");
