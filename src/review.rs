@@ -237,8 +237,7 @@ fn render(opts: &Options, envs: &[(&Path, &Environment)]) -> Result<Vec<Side>, E
         .flatten()
         .and_then(|secret| env::Cache::open(&opts.root, secret))
         .map(|c| c.with_findings(Default::default()));
-    let rendered =
-        env::render_all_cached(&jobs, cache.as_ref(), &|| {}).map_err(Error::Renders)?;
+    let rendered = env::render_all_cached(&jobs, cache.as_ref(), &|| {}).map_err(Error::Renders)?;
     let resources: Vec<Vec<diff::Resource>> = rendered
         .par_iter()
         .map(diff::from_rendered)
