@@ -29,7 +29,8 @@ pub use crate::output::{CheckReport, Error as OutputError, LayoutError};
 pub(crate) use expected::branch_output;
 pub(crate) use hook::committed_output;
 
-use crate::env::{self, Environment, Output, Selection};
+use crate::env::guard::Guard;
+use crate::env::{self, Environment, Output, Secrets, Selection};
 use crate::git::{Repo, SourceCommit};
 use crate::output::branch::{Branch, Start};
 use crate::output::publish::{self, Pending};
@@ -255,7 +256,8 @@ pub(crate) fn run_loaded(
                 envs.iter().filter(|e| opts.validate || e.validate),
             )),
             false => c,
-        });
+        })
+        .map(|c| c.with_secrets_unread(secrets_unread(opts, &envs)));
     // Each render's files are streamed to its output's staging tree as it
     // finishes (see `sink`); only the counts stay.
     let mut sink = Sink::open(opts, &envs, &written);
@@ -373,6 +375,16 @@ pub(crate) fn run_loaded(
         push_branches(opts, g, &by_env, written, &mut reports)?;
     }
     Ok(reports)
+}
+
+/// The environments whose guards let Secrets through unread: a cache hit
+/// there need not parse its Secrets back (see
+/// [`env::Cache::with_secrets_unread`]).
+fn secrets_unread(opts: &Options, envs: &[Environment]) -> Vec<String> {
+    envs.iter()
+        .filter(|e| Guard::of(e, opts.strict).secrets == Secrets::Allow)
+        .map(|e| e.name.clone())
+        .collect()
 }
 
 /// Two environments writing one directory (or one inside the other) or

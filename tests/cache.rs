@@ -512,6 +512,37 @@ fn a_cached_secret_keeps_its_data_for_the_secret_guard() {
     assert!(err.contains("Secret"), "{err}");
 }
 
+/// An environment whose guard lets Secrets through unread (`secrets:
+/// allow`) gets its cached Secrets as identities, like any named object:
+/// nothing reads their values, so they are not parsed again on every hit.
+/// Any other environment still gets them whole (above).
+#[test]
+fn a_secret_its_guard_never_reads_comes_back_as_its_identity() {
+    let repo = demo_copy();
+    let root = repo.path();
+    let dir = root.join(".hydrate/cache-test");
+    fill(root, &dir, "b1");
+    let api = |env: &str| {
+        jobs(root)
+            .into_iter()
+            .find(|j| j.env == env && j.app == "api")
+            .unwrap()
+    };
+    let cache = Cache::at(dir, "b1".into(), u64::MAX, secret())
+        .with_secrets_unread(["production".to_string()]);
+    let secret_body = |env: &str| {
+        let hit = cache.lookup(&api(env)).hit().expect("a cache hit");
+        let s = hit
+            .objects
+            .into_iter()
+            .find(|o| o.id.gvk.kind == "Secret")
+            .expect("api renders a Secret");
+        s.node.document().is_some()
+    };
+    assert!(!secret_body("production"), "parsed although unread");
+    assert!(secret_body("staging"), "staging's guard may read it");
+}
+
 /// A `.hydrate` that is a symlink is never written through: the run
 /// renders without the cache and nothing lands where the link points.
 #[test]

@@ -121,9 +121,10 @@ impl Guard {
     }
 }
 
-/// Whether `o` is a plain Secret. An identity-only one (the cache never
-/// hands one on: it keeps every Secret's document) counts when its type
-/// says Secret, so that it is refused rather than let through.
+/// Whether `o` is a plain Secret. An identity-only one (the cache hands
+/// one on only to an environment whose guard lets Secrets through unread,
+/// `Cache::with_secrets_unread`) counts when its type says Secret, so that
+/// it is refused rather than let through.
 fn plain_secret(o: &Object<Body>) -> bool {
     match &o.node {
         Body::Whole(n) => is_plain_secret(n),
