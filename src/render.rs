@@ -245,22 +245,15 @@ pub(crate) fn run_loaded(
             opts.selection.envs.is_empty() || opts.selection.envs.iter().any(|s| s == n)
         }));
     }
-    let cache = opts
-        .cache
-        .clone()
-        .and_then(|secret| env::Cache::open(&opts.root, secret))
-        // Validation reads every field: a hit carries the documents, or
-        // the findings stored beside it.
-        .map(|c| match opts.validate || envs.iter().any(|e| e.validate) {
-            true => c.with_findings(validate::run::findings_tags(
-                envs.iter().filter(|e| opts.validate || e.validate),
-            )),
-            false => c,
-        })
-        .map(|c| c.with_secrets_unread(secrets_unread(opts, &envs)));
-    // Each render's files are streamed to its output's staging tree as it
-    // finishes (see `sink`); only the counts stay.
-    let mut sink = Sink::open(opts, &envs, &written);
+    // The cache's index and the output directories' trees are read at
+    // the same time: on an unchanged run they are a fifth of the work, and
+    // the renders (cache lookups) wait for both. Each render's files are
+    // streamed to its output's staging tree as it finishes (see `sink`);
+    // only the counts stay.
+    let (cache, mut sink) = rayon::join(
+        || open_cache(opts, &envs),
+        || Sink::open(opts, &envs, &written),
+    );
     let (mut finished, failures) =
         env::render_each_partial(&jobs, cache.as_ref(), &|| progress(0), &|r| {
             let stored = cache.as_ref().and_then(|c| c.take_findings(&r.env, &r.app));
@@ -375,6 +368,23 @@ pub(crate) fn run_loaded(
         push_branches(opts, g, &by_env, written, &mut reports)?;
     }
     Ok(reports)
+}
+
+/// The run's render cache (without a secret, none), set up for what the
+/// environments read of a hit.
+fn open_cache(opts: &Options, envs: &[Environment]) -> Option<env::Cache> {
+    opts.cache
+        .clone()
+        .and_then(|secret| env::Cache::open(&opts.root, secret))
+        // Validation reads every field: a hit carries the documents, or
+        // the findings stored beside it.
+        .map(|c| match opts.validate || envs.iter().any(|e| e.validate) {
+            true => c.with_findings(validate::run::findings_tags(
+                envs.iter().filter(|e| opts.validate || e.validate),
+            )),
+            false => c,
+        })
+        .map(|c| c.with_secrets_unread(secrets_unread(opts, envs)))
 }
 
 /// The environments whose guards let Secrets through unread: a cache hit
