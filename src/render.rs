@@ -23,18 +23,14 @@ mod sink;
 /// What a write to git can fail with, and who commits.
 pub use crate::git::{Error as GitError, Identity};
 /// What writing an environment's output can fail with or report.
-pub use crate::output::publish::{PushResult, Rejection};
-/// What writing an environment's output can fail with or report.
-pub use crate::output::{CheckReport, Error as OutputError, LayoutError};
+pub use crate::output::{CheckReport, Error as OutputError, LayoutError, PushResult, Rejection};
 pub(crate) use expected::branch_output;
 pub(crate) use hook::committed_output;
 
 use crate::env::guard::Guard;
 use crate::env::{self, Environment, Output, Secrets, Selection};
 use crate::git::{Repo, SourceCommit};
-use crate::output::branch::{Branch, Start};
-use crate::output::publish::{self, Pending};
-use crate::output::{self, EnvOutput, MessageContext};
+use crate::output::{self, Branch, EnvOutput, MessageContext, Pending, Start};
 use crate::validate;
 use sink::{Finished, Sink};
 
@@ -144,7 +140,7 @@ pub struct EnvPush {
     /// The remote pushed to.
     pub remote: String,
     /// Pushed, unchanged, or rejected with the remote's reason and lines.
-    pub result: publish::PushResult,
+    pub result: output::PushResult,
 }
 
 impl EnvReport {
@@ -152,7 +148,7 @@ impl EnvReport {
     pub fn push_rejected(&self) -> bool {
         self.push
             .as_ref()
-            .is_some_and(|p| matches!(p.result, publish::PushResult::Rejected(_)))
+            .is_some_and(|p| matches!(p.result, output::PushResult::Rejected(_)))
     }
 }
 
@@ -445,10 +441,10 @@ fn target_name(o: &Output) -> String {
 fn prepare_branches(opts: &Options, g: &Git) -> Result<(), Error> {
     let branches: Vec<&Branch> = g.branches.values().collect();
     if opts.push {
-        publish::fetch(&g.repo, &branches)?;
+        output::fetch_branches(&g.repo, &branches)?;
     }
     for b in branches {
-        output::branch::base(&g.repo, b)?;
+        output::branch_base(&g.repo, b)?;
     }
     Ok(())
 }
@@ -489,7 +485,7 @@ fn push_branches(
             result: None,
         })
         .collect();
-    let notes_rejected = publish::push(&g.repo, &mut pending, &who)?;
+    let notes_rejected = output::push_branches(&g.repo, &mut pending, &who)?;
     for ((i, ..), p) in written.iter().zip(pending) {
         let r = &mut reports[*i];
         if let Some(w) = p.rebuilt {
@@ -503,7 +499,7 @@ fn push_branches(
         if let Some(n) = notes_rejected.iter().find(|n| n.remote == rb.remote) {
             r.notices.push(format!(
                 "{} was rejected by {} ({}){}",
-                publish::NOTES_REF,
+                output::NOTES_REF,
                 n.remote,
                 n.rejection.reason,
                 n.rejection
@@ -513,7 +509,7 @@ fn push_branches(
                     .collect::<String>()
             ));
         }
-        let rejected = matches!(result, publish::PushResult::Rejected(_));
+        let rejected = matches!(result, output::PushResult::Rejected(_));
         r.pushed = (!rejected).then(|| rb.remote.clone());
         r.push = Some(EnvPush {
             remote: rb.remote.clone(),
@@ -852,13 +848,10 @@ fn env_output(
                 commands: vec![format!("hydrate render --env {} --app {}", e.name, r.app)],
                 ..m.clone()
             };
-            files.insert(
-                format!("{}/{}", r.app, output::branch::METADATA),
-                app.to_bytes(),
-            );
+            files.insert(format!("{}/{}", r.app, output::METADATA), app.to_bytes());
             if let Some(t) = &readme {
                 let bytes = output::readme(t, &app, &e.name, &r.app)?;
-                files.insert(format!("{}/{}", r.app, output::branch::README), bytes);
+                files.insert(format!("{}/{}", r.app, output::README), bytes);
             }
         }
         out.apps.insert(r.app.clone(), files);
@@ -877,7 +870,7 @@ fn validate_env(
     git: Option<&Git>,
     trailers: &[(String, String)],
     sink: &mut Sink,
-) -> Result<Option<output::dir::DirPlan>, Error> {
+) -> Result<Option<output::DirPlan>, Error> {
     let in_env = |source| Error::InEnv {
         env: e.name.clone(),
         source: Box::new(source),
@@ -885,7 +878,7 @@ fn validate_env(
     match (&e.output, git) {
         (Output::Dir(_), _) => match sink.take(&e.name) {
             Some(stage) => stage
-                .and_then(|s| output::dir::finish(s, out.complete, &out.known_apps))
+                .and_then(|s| output::finish_dir(s, out.complete, &out.known_apps))
                 .map(Some)
                 .map_err(in_env),
             None => Err(Error::Usage(format!(
@@ -897,7 +890,7 @@ fn validate_env(
             let b = g.branches.get(&e.name).ok_or_else(|| {
                 Error::Usage(format!("no branch located for environment {}", e.name))
             })?;
-            output::branch::validate(b).map_err(in_env)?;
+            output::validate_branch(b).map_err(in_env)?;
             if !opts.check {
                 let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
                 let all: BTreeSet<String> = names.iter().cloned().collect();
@@ -919,7 +912,7 @@ fn write_env(
     e: &Environment,
     apps: &[Finished],
     out: &EnvOutput,
-    plan: Option<output::dir::DirPlan>,
+    plan: Option<output::DirPlan>,
     git: Option<&Git>,
     report: &mut EnvReport,
 ) -> Result<bool, Error> {
@@ -940,14 +933,14 @@ fn write_env(
                 Error::Usage(format!("no branch located for environment {}", e.name))
             })?;
             if opts.check {
-                report.check = Some(output::branch::check(&g.repo, b, out)?);
+                report.check = Some(output::check_branch(&g.repo, b, out)?);
                 return Ok(false);
             }
             let who = identity(opts)?;
             let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
             let trailers = commit_trailers(opts, &report.failed);
             let message = message_fn(e, &b.name, &g.source, names, &trailers);
-            let w = output::branch::write(&g.repo, b, Start::Tip, out, &message, &who)?;
+            let w = output::write_branch(&g.repo, b, Start::Tip, out, &message, &who)?;
             report.changed_files = w.changed_files;
             report.commit = w.commit.map(|c| c.to_string());
             report.written = report.commit.is_some();

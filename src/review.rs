@@ -361,8 +361,8 @@ impl Committed<'_> {
         apps: &[String],
     ) -> Result<BTreeMap<String, Vec<u8>>, Error> {
         let repo = self.repo()?;
-        let b = crate::output::branch::Branch::locate(repo, branch, None)?;
-        let tip = crate::output::branch::tip(repo, &b)?.ok_or_else(|| {
+        let b = crate::output::Branch::locate(repo, branch, None)?;
+        let tip = crate::output::branch_tip(repo, &b)?.ok_or_else(|| {
             let mut refs = vec![b.local_ref()];
             refs.extend(b.remote.as_ref().map(|r| r.tracking.clone()));
             Error::Usage(format!(

@@ -5,7 +5,7 @@
 //! source commit; that commit's files are exported from git (as
 //! `diff --since` does, never checked out), the environment as it was
 //! defined there is rendered, and what a branch write would change on the
-//! tip (`output::branch::planned`) must be nothing, with no file there
+//! tip (`output::planned_branch_files`) must be nothing, with no file there
 //! that hydrate does not write. Each file that differs is named with the
 //! commit that last changed it on the branch, and whether hydrate made
 //! that commit (its `Hydrate-Version`) or someone did by hand.
@@ -21,8 +21,7 @@ use git2::Oid;
 
 use crate::env::{self, Environment, Output};
 use crate::git::{Export, Repo};
-use crate::output::branch::{self, Branch, METADATA};
-use crate::output::{LEGACY_OWNED_PATH, OWNED_PATH};
+use crate::output::{self, Branch, LEGACY_OWNED_PATH, METADATA, OWNED_PATH};
 use crate::render::{self, OutputKind};
 
 /// How far back a branch's history is searched for a commit hydrate made.
@@ -255,7 +254,7 @@ fn compare(
     v: &mut Verdict,
 ) -> Result<(), String> {
     let b = Branch::locate(repo, &v.branch, opts.remote.as_deref()).map_err(|e| e.to_string())?;
-    let tip = branch::tip(repo, &b).map_err(|e| e.to_string())?;
+    let tip = output::branch_tip(repo, &b).map_err(|e| e.to_string())?;
     let Some(tip) = tip else {
         let remote = b.remote.as_ref().map_or(String::new(), |r| {
             format!(" (nor {}/{})", r.remote, v.branch)
@@ -361,7 +360,7 @@ fn differences(
     tip: Oid,
     out: &crate::output::EnvOutput,
 ) -> Result<Vec<Difference>, crate::git::Error> {
-    let planned = branch::planned(repo, Some(tip), out).map_err(|e| match e {
+    let planned = output::planned_branch_files(repo, Some(tip), out).map_err(|e| match e {
         crate::output::Error::Git(g) => g,
         other => crate::git::Error::Usage(other.to_string()),
     })?;

@@ -15,7 +15,7 @@ use super::out::{self, errln};
 use crate::env::cache::secret;
 use crate::env::Selection;
 use crate::git::Identity;
-use crate::output::publish::PushResult;
+use crate::output::PushResult;
 use crate::render::{self, EnvReport, OutputKind};
 use crate::warning::WarningKind;
 

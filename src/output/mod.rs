@@ -4,22 +4,33 @@
 //! unchanged files are not touched; and nothing is written until every
 //! render has succeeded (callers pass complete sets). It renders nothing.
 
-pub(crate) mod branch;
-pub(crate) mod dir;
+mod branch;
+mod dir;
 mod files;
 mod message;
-pub(crate) mod publish;
-pub(crate) mod stage;
+mod publish;
+mod stage;
 mod swap;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+// The facade: what the rest of hydrate uses, named so that it reads on
+// its own outside this module (`output::branch_tip`, not `branch::tip`).
+pub(crate) use branch::{
+    base as branch_base, check as check_branch, planned as planned_branch_files, tip as branch_tip,
+    validate as validate_branch, write as write_branch, Branch, Start, METADATA, README,
+};
+pub(crate) use dir::{finish as finish_dir, DirPlan};
 pub(crate) use files::{app_files, EnvOutput, LEGACY_OWNED_PATH, OWNED_PATH};
 pub(crate) use message::{
     commit_message, note, readme, rfc3339, template_env, MessageContext, Metadata, DEFAULT_README,
     DEFAULT_TEMPLATE, GITATTRIBUTES,
 };
+pub(crate) use publish::{fetch as fetch_branches, push as push_branches, Pending, NOTES_REF};
+// `render` re-exports these as part of the library's surface.
+pub use publish::{PushResult, Rejection};
+pub(crate) use stage::{MadeDirs, Stage};
 
 /// An output write failed.
 #[derive(Debug, thiserror::Error)]

@@ -13,8 +13,7 @@ use rayon::prelude::*;
 
 use super::Options;
 use crate::env::{self, guard::Guard, AppWarning, Environment, Output, Rendered};
-use crate::output::stage::{MadeDirs, Stage};
-use crate::output::{self, app_files};
+use crate::output::{self, app_files, MadeDirs, Stage};
 use crate::validate::{self, AppObjects, Pending, Validator};
 
 /// One finished render, without its documents.
