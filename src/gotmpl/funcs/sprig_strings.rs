@@ -4,6 +4,7 @@
 
 use super::{ArgType, FuncMap, Signature};
 use crate::gotmpl::fmt::{quote, to_string, try_sprintf, try_to_string};
+use crate::gotmpl::gounicode;
 use crate::gotmpl::value::{Elem, Value};
 
 use ArgType::{Any, Int, String as Str};
@@ -49,8 +50,14 @@ pub fn strslice(v: &Value) -> Vec<String> {
 pub fn register(m: &mut FuncMap) {
     let one = Signature::fixed(&[Str]);
     let two = Signature::fixed(&[Str, Str]);
-    m.insert("upper", one.clone(), |_, a| ok(s(&a[0]).to_uppercase()));
-    m.insert("lower", one.clone(), |_, a| ok(s(&a[0]).to_lowercase()));
+    // Go strings.ToUpper/ToLower: one rune to one rune (no `ß` → `SS`, no
+    // final sigma), with Go's Unicode 15 tables.
+    m.insert("upper", one.clone(), |_, a| {
+        ok(gounicode::str_to_upper(s(&a[0])))
+    });
+    m.insert("lower", one.clone(), |_, a| {
+        ok(gounicode::str_to_lower(s(&a[0])))
+    });
     m.insert("trim", one.clone(), |_, a| ok(s(&a[0]).trim()));
     m.insert("nospace", one.clone(), |_, a| {
         ok(s(&a[0])
