@@ -99,10 +99,10 @@ pub fn register(m: &mut FuncMap) {
         ok(s(&a[1]).repeat(n as usize))
     });
     m.insert("indent", Signature::fixed(&[Int, Str]), |_, a| {
-        ok(indent(int(&a[0]), s(&a[1])))
+        indent(int(&a[0]), s(&a[1])).map(Value::from)
     });
     m.insert("nindent", Signature::fixed(&[Int, Str]), |_, a| {
-        ok(format!("\n{}", indent(int(&a[0]), s(&a[1]))))
+        indent(int(&a[0]), s(&a[1])).map(|v| Value::from(format!("\n{v}")))
     });
     m.insert("trunc", Signature::fixed(&[Int, Str]), |_, a| {
         ok(trunc(int(&a[0]), s(&a[1])))
@@ -153,9 +153,15 @@ fn go_split(src: &str, sep: &str) -> Vec<String> {
     src.split(sep).map(String::from).collect()
 }
 
-fn indent(spaces: i64, v: &str) -> String {
-    let pad = " ".repeat(spaces.clamp(0, super::MAX_RESULT_BYTES as i64 / 1024) as usize);
-    format!("{pad}{}", v.replace('\n', &format!("\n{pad}")))
+/// Sprig's `indent`: `strings.Repeat(" ", spaces)` before every line. A
+/// negative count is Go's `strings.Repeat` panic, which text/template
+/// returns as the call's error (helm 3 and 4 print it so).
+fn indent(spaces: i64, v: &str) -> Result<String, String> {
+    if spaces < 0 {
+        return Err("strings: negative Repeat count".into());
+    }
+    let pad = " ".repeat(spaces.min(super::MAX_RESULT_BYTES as i64 / 1024) as usize);
+    Ok(format!("{pad}{}", v.replace('\n', &format!("\n{pad}"))))
 }
 
 /// Sprig's `trunc`: negative counts keep the tail; byte offsets as in Go.
@@ -194,8 +200,11 @@ mod tests {
 
     #[test]
     fn helpers_match_sprig() {
-        assert_eq!(indent(2, "a\nb"), "  a\n  b");
-        assert_eq!(indent(-3, "a"), "a");
+        assert_eq!(indent(2, "a\nb").as_deref(), Ok("  a\n  b"));
+        assert_eq!(
+            indent(-3, "a"),
+            Err("strings: negative Repeat count".into())
+        );
         assert_eq!(trunc(2, "abcdef"), "ab");
         assert_eq!(trunc(-2, "abcdef"), "ef");
         assert_eq!(trunc(10, "abc"), "abc");
