@@ -17,8 +17,9 @@
 //! Known differences from Go: strings are UTF-8 (a `"\xff"` literal or a
 //! byte-cut `slice` of a string is repaired with U+FFFD); complex number
 //! literals are rejected; `call` has no function values to call (only its
-//! errors exist); `%x` with a precision on floats ignores the precision;
-//! `unicode.IsPrint` is approximated by a table of non-printable ranges.
+//! errors exist); `%x` with a precision on floats ignores the precision.
+//! Unicode answers (case mappings, categories, `IsPrint`) are Go's
+//! Unicode 15.0 tables (`gounicode.rs`), not the Rust toolchain's.
 //! In the function library: every time zone is UTC; key/certificate
 //! generators return marked placeholder PEM text and `encryptAES`,
 //! `decryptAES` fail (all warn: they are random or keyed); `bcrypt` and
@@ -36,6 +37,7 @@ mod float;
 pub(crate) mod fmt;
 mod funcs;
 pub(crate) mod golib;
+mod gounicode;
 mod lexer;
 mod parse;
 mod quote;

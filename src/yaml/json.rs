@@ -35,8 +35,9 @@ pub fn to_json(n: &Node) -> serde_json::Value {
     }
 }
 
-/// Go's `encoding/json` string escaping (`encodeState.string`): `html`
-/// also escapes `<`, `>` and `&`, as `json.Marshal` does.
+/// Go's `encoding/json` string escaping (`appendString`): `html` also
+/// escapes `<`, `>` and `&`, as `json.Marshal` does. `\b` and `\f` have
+/// their short escapes since Go 1.22 (helm 3.17 and 4.1, kubectl 1.31+).
 pub fn write_json_string(s: &str, html: bool, out: &mut String) {
     out.push('"');
     for c in s.chars() {
@@ -46,6 +47,8 @@ pub fn write_json_string(s: &str, html: bool, out: &mut String) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
             '<' | '>' | '&' if html => out.push_str(&format!("\\u{:04x}", c as u32)),
             '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
@@ -59,6 +62,14 @@ pub fn write_json_string(s: &str, html: bool, out: &mut String) {
 mod tests {
     use super::*;
     use crate::yaml::{parse_one, Resolver};
+
+    #[test]
+    fn control_characters_escape_as_go_1_22() {
+        let mut out = String::new();
+        write_json_string("\u{8}\u{c}\u{1}\u{7f}\u{2028}<", true, &mut out);
+        // DEL is in Go's safeSet: written as it is.
+        assert_eq!(out, "\"\\b\\f\\u0001\u{7f}\\u2028\\u003c\"");
+    }
 
     #[test]
     fn types_follow_resolution() {

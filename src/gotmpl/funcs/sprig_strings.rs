@@ -4,6 +4,7 @@
 
 use super::{ArgType, FuncMap, Signature};
 use crate::gotmpl::fmt::{quote, to_string, try_sprintf, try_to_string};
+use crate::gotmpl::gounicode;
 use crate::gotmpl::value::{Elem, Value};
 
 use ArgType::{Any, Int, String as Str};
@@ -49,8 +50,14 @@ pub fn strslice(v: &Value) -> Vec<String> {
 pub fn register(m: &mut FuncMap) {
     let one = Signature::fixed(&[Str]);
     let two = Signature::fixed(&[Str, Str]);
-    m.insert("upper", one.clone(), |_, a| ok(s(&a[0]).to_uppercase()));
-    m.insert("lower", one.clone(), |_, a| ok(s(&a[0]).to_lowercase()));
+    // Go strings.ToUpper/ToLower: one rune to one rune (no `ß` → `SS`, no
+    // final sigma), with Go's Unicode 15 tables.
+    m.insert("upper", one.clone(), |_, a| {
+        ok(gounicode::str_to_upper(s(&a[0])))
+    });
+    m.insert("lower", one.clone(), |_, a| {
+        ok(gounicode::str_to_lower(s(&a[0])))
+    });
     m.insert("trim", one.clone(), |_, a| ok(s(&a[0]).trim()));
     m.insert("nospace", one.clone(), |_, a| {
         ok(s(&a[0])
@@ -92,10 +99,10 @@ pub fn register(m: &mut FuncMap) {
         ok(s(&a[1]).repeat(n as usize))
     });
     m.insert("indent", Signature::fixed(&[Int, Str]), |_, a| {
-        ok(indent(int(&a[0]), s(&a[1])))
+        indent(int(&a[0]), s(&a[1])).map(Value::from)
     });
     m.insert("nindent", Signature::fixed(&[Int, Str]), |_, a| {
-        ok(format!("\n{}", indent(int(&a[0]), s(&a[1]))))
+        indent(int(&a[0]), s(&a[1])).map(|v| Value::from(format!("\n{v}")))
     });
     m.insert("trunc", Signature::fixed(&[Int, Str]), |_, a| {
         ok(trunc(int(&a[0]), s(&a[1])))
@@ -146,9 +153,15 @@ fn go_split(src: &str, sep: &str) -> Vec<String> {
     src.split(sep).map(String::from).collect()
 }
 
-fn indent(spaces: i64, v: &str) -> String {
-    let pad = " ".repeat(spaces.clamp(0, super::MAX_RESULT_BYTES as i64 / 1024) as usize);
-    format!("{pad}{}", v.replace('\n', &format!("\n{pad}")))
+/// Sprig's `indent`: `strings.Repeat(" ", spaces)` before every line. A
+/// negative count is Go's `strings.Repeat` panic, which text/template
+/// returns as the call's error (helm 3 and 4 print it so).
+fn indent(spaces: i64, v: &str) -> Result<String, String> {
+    if spaces < 0 {
+        return Err("strings: negative Repeat count".into());
+    }
+    let pad = " ".repeat(spaces.min(super::MAX_RESULT_BYTES as i64 / 1024) as usize);
+    Ok(format!("{pad}{}", v.replace('\n', &format!("\n{pad}"))))
 }
 
 /// Sprig's `trunc`: negative counts keep the tail; byte offsets as in Go.
@@ -187,8 +200,11 @@ mod tests {
 
     #[test]
     fn helpers_match_sprig() {
-        assert_eq!(indent(2, "a\nb"), "  a\n  b");
-        assert_eq!(indent(-3, "a"), "a");
+        assert_eq!(indent(2, "a\nb").as_deref(), Ok("  a\n  b"));
+        assert_eq!(
+            indent(-3, "a"),
+            Err("strings: negative Repeat count".into())
+        );
         assert_eq!(trunc(2, "abcdef"), "ab");
         assert_eq!(trunc(-2, "abcdef"), "ef");
         assert_eq!(trunc(10, "abc"), "abc");

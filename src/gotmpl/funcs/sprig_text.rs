@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::sprig_strings::{strslice, strval};
 use super::{ArgType, FuncMap, Signature};
+use crate::gotmpl::gounicode;
 use crate::gotmpl::value::{Elem, Value};
 
 use ArgType::{Any, Int, String as Str};
@@ -131,75 +132,45 @@ fn register_paths(m: &mut FuncMap) {
     }
 }
 
-/// Go's `strings.Title`: upper-cases (title case) the first letter of
-/// every word; word boundaries are spaces and ASCII punctuation.
+/// Go's `strings.Title`: `unicode.ToTitle` on the first rune of every
+/// word; a word starts after a separator (`strings.isSeparator`: ASCII
+/// other than letters, digits and `_`; above ASCII only `unicode.IsSpace`
+/// runes, letters and digits never).
 pub fn title(text: &str) -> String {
     let is_sep = |c: char| {
         if c.is_ascii() {
             !(c.is_ascii_alphanumeric() || c == '_')
-        } else if c.is_alphanumeric() {
+        } else if gounicode::is_letter(c) || gounicode::is_digit(c) {
             false
         } else {
-            c.is_whitespace()
+            gounicode::is_space(c)
         }
     };
     let mut prev = ' ';
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if is_sep(prev) {
-            out.extend(to_title(c));
+        out.push(if is_sep(prev) {
+            gounicode::to_title(c)
         } else {
-            out.push(c);
-        }
+            c
+        });
         prev = c;
     }
     out
 }
 
-/// Go's `unicode.ToTitle` (equal to upper case except for digraphs).
-fn to_title(c: char) -> impl Iterator<Item = char> {
-    let t = match c {
-        'Ǆ' | 'ǅ' | 'ǆ' => Some('ǅ'),
-        'Ǉ' | 'ǈ' | 'ǉ' => Some('ǈ'),
-        'Ǌ' | 'ǋ' | 'ǌ' => Some('ǋ'),
-        'Ǳ' | 'ǲ' | 'ǳ' => Some('ǲ'),
-        _ => None,
-    };
-    let mut up = c.to_uppercase();
-    let single = if up.len() == 1 { up.next() } else { None };
-    std::iter::once(t.or(single).unwrap_or(c))
-}
-
-fn to_lower1(c: char) -> char {
-    let mut l = c.to_lowercase();
-    if l.len() == 1 {
-        l.next().unwrap_or(c)
-    } else {
-        c
-    }
-}
-
-fn to_upper1(c: char) -> char {
-    let mut u = c.to_uppercase();
-    if u.len() == 1 {
-        u.next().unwrap_or(c)
-    } else {
-        c
-    }
-}
-
-/// goutils `Uncapitalize`: lower-cases the first rune of each
-/// whitespace-separated word.
+/// goutils `Uncapitalize` (sprig `untitle`): `unicode.ToLower` on the
+/// first rune of each word, words separated by `unicode.IsSpace` runes.
 fn untitle(text: &str) -> String {
     let mut next = true;
     text.chars()
         .map(|c| {
-            if c.is_whitespace() {
+            if gounicode::is_space(c) {
                 next = true;
                 c
             } else if next {
                 next = false;
-                to_lower1(c)
+                gounicode::to_lower(c)
             } else {
                 c
             }
@@ -207,25 +178,26 @@ fn untitle(text: &str) -> String {
         .collect()
 }
 
-/// goutils `SwapCase`: upper↔lower; a lower-case letter after whitespace
-/// becomes title case.
+/// goutils `SwapCase`: upper and title case (Lu, Lt) to lower, lower case
+/// (Ll) to upper, or to title case at the start of the text or after a
+/// `unicode.IsSpace` rune; letters of no case and marks such as `ⓐ` or
+/// U+0345 are kept and end a run of spaces.
 fn swapcase(text: &str) -> String {
     let mut ws = true;
     text.chars()
         .map(|c| {
-            if c.is_uppercase() {
+            if gounicode::is_upper(c) || gounicode::is_title(c) {
                 ws = false;
-                to_lower1(c)
-            } else if c.is_lowercase() {
-                let r = if ws {
-                    to_title(c).next().unwrap_or(c)
+                gounicode::to_lower(c)
+            } else if gounicode::is_lower(c) {
+                if ws {
+                    ws = false;
+                    gounicode::to_title(c)
                 } else {
-                    to_upper1(c)
-                };
-                ws = false;
-                r
+                    gounicode::to_upper(c)
+                }
             } else {
-                ws = c.is_whitespace();
+                ws = gounicode::is_space(c);
                 c
             }
         })

@@ -245,6 +245,36 @@ fn walkdir_sorted(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The byte ranges where `a` and `b` differ: what lies between their
+/// longest common prefix and suffix, both cut on char boundaries (two
+/// texts may share the first byte of different multi-byte characters).
+fn differing(a: &str, b: &str) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+    let mut prefix = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !(a.is_char_boundary(prefix) && b.is_char_boundary(prefix)) {
+        prefix -= 1;
+    }
+    let room = a.len().min(b.len()) - prefix;
+    let mut suffix = a
+        .bytes()
+        .rev()
+        .zip(b.bytes().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+        .min(room);
+    while !(a.is_char_boundary(a.len() - suffix) && b.is_char_boundary(b.len() - suffix)) {
+        suffix -= 1;
+    }
+    (prefix..a.len() - suffix, prefix..b.len() - suffix)
+}
+
+#[test]
+fn differing_ranges_are_cut_on_char_boundaries() {
+    // é and è share their first byte; ©/é their last.
+    assert_eq!(differing("aéb", "aèb"), (1..3, 1..3));
+    assert_eq!(differing("x©", "xé"), (1..3, 1..3));
+    assert_eq!(differing("éé", "é"), (2..4, 2..2));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -271,19 +301,18 @@ proptest! {
         let change = set(doc, &path, &value);
         // A refused edit changes nothing; an accepted one is checked.
         if let Ok(out) = apply(src, Resolver::V2, &change) {
-            // Bytes outside the splice are unchanged: what differs lies on
-            // one line, in both texts.
-            let prefix = src.bytes().zip(out.bytes()).take_while(|(a, b)| a == b).count();
-            let room = src.len().min(out.len()) - prefix;
-            let suffix = src.bytes().rev().zip(out.bytes().rev())
-                .take_while(|(a, b)| a == b).count().min(room);
-            prop_assert!(!src[prefix..src.len() - suffix].contains('\n'), "{}", file.display());
-            prop_assert!(!out[prefix..out.len() - suffix].contains('\n'), "{}", file.display());
+            let target = get(&docs[doc], &path).ok_or_else(|| TestCaseError::fail("no target"))?;
+            let span = (target.pos.start, target.pos.end);
+            // Bytes outside the splice are unchanged: what differs in the
+            // source lies in the scalar's span (a multi-line plain scalar
+            // becomes one line), and in the output on one line.
+            let (old, new) = differing(src, &out);
+            prop_assert!(old.start >= span.0 as usize && old.end <= span.1 as usize,
+                "{}: {old:?} outside {span:?}", file.display());
+            prop_assert!(!out.get(new).unwrap_or_default().contains('\n'), "{}", file.display());
             let mut want = docs.clone();
             // The scalar changes where it is written and in every copy
             // (aliases, merges) that shares its span.
-            let target = get(&docs[doc], &path).ok_or_else(|| TestCaseError::fail("no target"))?;
-            let span = (target.pos.start, target.pos.end);
             let old = target.as_scalar().cloned();
             replace_span(&mut want[doc], span, &Node::scalar(value.clone(), kept_tag(old.as_ref(), &value)));
             let got = parse_all(&out, Resolver::V2).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -508,4 +537,12 @@ fn values_with_leading_blanks_are_quoted() {
         let out = apply("k: x\n", Resolver::V3, &set(0, &[key("k")], value));
         assert_eq!(out.ok().as_deref(), Some(want), "{value:?}");
     }
+}
+
+#[test]
+fn a_multi_line_plain_scalar_is_replaced_by_one_line() {
+    // The splice covers the scalar's lines; what follows it is kept.
+    let src = "a: one\n  two é\nb: é\n";
+    let out = apply(src, Resolver::V2, &set(0, &[key("a")], "x")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out, "a: x\nb: é\n");
 }
