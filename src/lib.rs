@@ -41,10 +41,10 @@ pub mod warning;
 pub mod yaml;
 
 mod cli;
+mod compare;
 mod git;
 mod init;
 mod output;
-mod review;
 mod verify;
 
 /// The drop-in commands' command lines, parsed as the binary parses them:

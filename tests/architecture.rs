@@ -10,7 +10,7 @@
 //! 2. `helm`, `kustomize`
 //! 3. `env`
 //! 4. `git`, `output`
-//! 5. `render`, `diff`, `review`, `verify`, `promote`, `init`
+//! 5. `render`, `diff`, `compare`, `verify`, `promote`, `init`
 //! 6. `cli`
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,7 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["env"],
     &["git", "output", "validate"],
     &[
-        "render", "diff", "explain", "review", "verify", "promote", "init",
+        "render", "diff", "explain", "compare", "verify", "promote", "init",
     ],
     &["cli"],
 ];

@@ -10,8 +10,8 @@ use clap::ValueEnum;
 use super::error::{CommandError, CommandResult, Outcome};
 use super::out;
 
+use crate::compare;
 use crate::diff::{self, Style, Summary};
-use crate::review;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -120,7 +120,7 @@ pub fn run(args: Args) -> CommandResult {
         );
     }
     let root = args.root.clone();
-    let opts = review::Options {
+    let opts = compare::Options {
         root: args.root,
         envs,
         since: args.since,
@@ -134,7 +134,7 @@ pub fn run(args: Args) -> CommandResult {
         validate: !args.no_validate,
         cache: super::render::cache_secret(args.no_cache, true)?,
     };
-    let comparisons = review::run(&opts)?;
+    let comparisons = compare::run(&opts)?;
     let color = match args.color {
         Color::Always => true,
         Color::Never => false,

@@ -171,7 +171,7 @@ kind_of! {
     crate::git::Error => git_kind;
     crate::output::Error => output_kind;
     crate::init::Error => init_kind;
-    crate::review::Error => review_kind;
+    crate::compare::Error => compare_kind;
     crate::promote::Error => promote_kind;
     crate::verify::Error => verify_kind;
 }
@@ -242,8 +242,8 @@ fn init_kind(e: &crate::init::Error) -> Kind {
     }
 }
 
-fn review_kind(e: &crate::review::Error) -> Kind {
-    use crate::review::Error as E;
+fn compare_kind(e: &crate::compare::Error) -> Kind {
+    use crate::compare::Error as E;
     match e {
         E::Env(e) => env_kind(e),
         E::Git(e) => git_kind(e),
