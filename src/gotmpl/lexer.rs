@@ -145,8 +145,12 @@ fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n')
 }
 
+/// text/template lex.go `isAlphaNumeric`: `_`, `unicode.IsLetter` or
+/// `unicode.IsDigit` (Go's categories L and Nd: a combining vowel sign such
+/// as `ि` or a letter number such as `Ⅻ` ends an identifier, where Rust's
+/// `is_alphabetic`/`is_numeric` would take them).
 fn is_alnum(c: char) -> bool {
-    c == '_' || c.is_alphabetic() || c.is_numeric()
+    c == '_' || super::gounicode::is_letter(c) || super::gounicode::is_digit(c)
 }
 
 /// Newlines in `b`, counted a word at a time.
@@ -766,6 +770,18 @@ mod tests {
         assert_eq!(k[2], (Kind::Number, "3".into()));
         assert_eq!(k[3].0, Kind::RightDelim);
         assert_eq!(k[4], (Kind::Text, "b".into()));
+    }
+
+    #[test]
+    fn identifiers_are_go_letters_and_digits() {
+        // Nd (Arabic-Indic ١) continues a name; a vowel sign (Mc) or a
+        // letter number (Nl) ends it, as Go's isAlphaNumeric decides.
+        assert_eq!(kinds("{{$a١}}")[1], (Kind::Variable, "$a١".into()));
+        let bad = |src: &str, what: &str| {
+            kinds(src).contains(&(Kind::Error, format!("bad character {what}")))
+        };
+        assert!(bad("{{$aि}}", "U+093F 'ि'"));
+        assert!(bad("{{.aⅫ}}", "U+216B 'Ⅻ'"));
     }
 
     #[test]
