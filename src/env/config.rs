@@ -46,7 +46,7 @@ pub struct Environment {
     /// [`super::load_environments`].
     pub warnings: Vec<crate::warning::Warning>,
     /// `promotion:`: policies for promotions into this environment.
-    pub promotion: super::pins::Promotion,
+    pub promotion: super::promotion::Promotion,
     /// `diff:`: how `hydrate diff` compares this environment.
     pub diff: DiffConfig,
     /// `secrets:`: what a rendered plain `Secret` does (unset: refused on
@@ -181,9 +181,9 @@ pub struct App {
     /// How it renders.
     pub source: Source,
     /// `pins:`: declared pins (helm value paths, file pins).
-    pub pins: Vec<super::pins::PinDecl>,
+    pub pins: Vec<super::promotion::PinDecl>,
     /// `promotion:`: how promotion treats this app (files copied whole).
-    pub promotion: super::pins::AppPromotion,
+    pub promotion: super::promotion::AppPromotion,
 }
 
 /// How an app renders.
@@ -387,7 +387,7 @@ impl Environment {
                     Ok(())
                 }),
                 ("promotion", |d, v, e| {
-                    e.promotion = super::pins::decode_promotion(d.file, v)?;
+                    e.promotion = super::promotion::decode_promotion(d.file, v)?;
                     Ok(())
                 }),
                 ("diff", |d, v, e| {
@@ -648,11 +648,11 @@ impl Decoder<'_> {
                     d.only_one_source(v, source, Source::Helm(chart))
                 }),
                 ("pins", |d, v, (_, _, (pins, _))| {
-                    *pins = super::pins::decode_pins(d.file, v)?;
+                    *pins = super::promotion::decode_pins(d.file, v)?;
                     Ok(())
                 }),
                 ("promotion", |d, v, (_, _, (_, promotion))| {
-                    *promotion = super::pins::decode_app_promotion(d.file, v)?;
+                    *promotion = super::promotion::decode_app_promotion(d.file, v)?;
                     Ok(())
                 }),
             ],

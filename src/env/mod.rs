@@ -13,7 +13,7 @@ mod document;
 mod freeze;
 mod graph;
 pub(crate) mod guard;
-mod pins;
+mod promotion;
 pub(crate) mod reach;
 mod realpath;
 mod refname;
@@ -29,7 +29,7 @@ pub use config::{
 pub use confine::ConfigPath;
 pub use freeze::Freeze;
 pub use guard::Secrets;
-pub use pins::{AppPromotion, PinDecl, Promotion};
+pub use promotion::{AppPromotion, PinDecl, Promotion};
 
 use crate::k8s::{Body, Object};
 use crate::kustomize;

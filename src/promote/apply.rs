@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::copy::Copy;
-use super::pins::Place;
+use super::pin::Place;
 use super::plan::Item;
 use super::snapshot::Snapshot;
 use super::Error;

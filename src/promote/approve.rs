@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::gates::{approvals_in, APPROVALS_REF};
 use super::history::{brought, every_change, APPROVED_BY};
-use super::{ops, pins, Error};
+use super::{ops, pin, Error};
 use crate::env;
 use crate::git::remote::{self, PushOutcome};
 use crate::git::{Identity, Repo};
@@ -52,7 +52,7 @@ pub fn approve(
     let history = every_change(root)?;
     let all: Vec<&env::Environment> = envs.iter().collect();
     let extra = |app: &str| ops::decls(&all, app);
-    let env_pins = pins::env_pins(root, e, &extra)?;
+    let env_pins = pin::env_pins(root, e, &extra)?;
     let mut out = Vec::new();
     for app in e
         .apps

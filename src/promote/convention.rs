@@ -5,7 +5,7 @@
 //! a reference with a tag or digest (`image: ghcr.io/x:1.2`). A values file
 //! other environments also list is theirs too, not a place to pin.
 //!
-//! It finds value paths; reading and writing them is `pins.rs`'s.
+//! It finds value paths; reading and writing them is `pin.rs`'s.
 
 use std::path::{Path, PathBuf};
 

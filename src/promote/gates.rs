@@ -7,7 +7,7 @@
 //! commit records `Hydrate-Forced: <gate>`.
 
 use super::history::{brought, HistoryEntry, APPROVED_BY};
-use super::pins::Pin;
+use super::pin::Pin;
 use super::plan::{Plan, Refusal};
 use crate::env::Environment;
 

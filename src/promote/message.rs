@@ -3,7 +3,7 @@
 //! new per app in a fixed form that `history` reads back, and the trailers.
 
 use super::copy::Copy;
-use super::pins::Place;
+use super::pin::Place;
 use super::plan::Item;
 use super::Error;
 
@@ -405,7 +405,7 @@ mod tests {
             pin: pin.into(),
             old: old.map(str::to_string),
             new: Some(new.into()),
-            target: super::super::pins::Pin {
+            target: super::super::pin::Pin {
                 app: app.into(),
                 name: pin.into(),
                 value: None,

@@ -17,7 +17,7 @@ mod image_ref;
 mod image_spec;
 mod message;
 mod ops;
-mod pins;
+mod pin;
 mod plan;
 mod reasons;
 mod route;
@@ -38,7 +38,7 @@ pub(crate) use history::history;
 pub(crate) use image_spec::ImageSpec;
 pub use ops::{promote, PromoteOptions, PromoteReport};
 pub(crate) use ops::{promote_each, rollback, set_image, set_value, targets, Rollback, SetReport};
-pub use pins::{Pin, Place};
+pub use pin::{Pin, Place};
 pub use plan::{Item, Plan, Refusal};
 pub(crate) use reasons::{explain as explain_pins, json as reasons_json, text as reasons_text};
 pub(crate) use route::{

@@ -8,7 +8,7 @@ use super::apply::{self, Mode, Outcome, Request};
 use super::assignment::Assignment;
 use super::copy;
 use super::image_spec::{Field, ImageSpec};
-use super::pins::{self, Pin, Place};
+use super::pin::{self, Pin, Place};
 use super::plan::{self, Item, Plan};
 use super::snapshot::Snapshot;
 use super::traced::Tracer;
@@ -165,7 +165,7 @@ pub(super) fn target_in<'a>(
     move |p: &Pin| {
         let app = to.apps.iter().find(|a| a.name == p.app)?;
         match &p.place {
-            Place::Image { .. } => pins::missing_image_pin(root, app, &p.name),
+            Place::Image { .. } => pin::missing_image_pin(root, app, &p.name),
             _ => None,
         }
     }
@@ -236,11 +236,11 @@ pub(super) fn plan_promotion(
     let extra = |app: &str| decls(&both, app);
     let tracer = Tracer::new(root)?;
     // Every decision below is per app: with --app, only those are traced.
-    let from_pins = pins::env_pins_traced(&tracer, from, &extra, &o.apps)?;
-    let to_pins = pins::env_pins_traced(&tracer, to, &extra, &o.apps)?;
+    let from_pins = pin::env_pins_traced(&tracer, from, &extra, &o.apps)?;
+    let to_pins = pin::env_pins_traced(&tracer, to, &extra, &o.apps)?;
     let mut plan = plan::compute(&from_pins, &to_pins, &o.apps, &target_in(root, to));
     for it in plan.items.iter_mut().filter(|it| it.old.is_none()) {
-        it.runs_now = pins::runs_now(&tracer, to, &it.target);
+        it.runs_now = pin::runs_now(&tracer, to, &it.target);
     }
     for to_app in to
         .apps
@@ -347,7 +347,7 @@ fn check_gates(
     let mut others = Vec::new();
     for e in waits {
         let extra = |app: &str| decls(&[from, e], app);
-        others.push((e, pins::env_pins_traced(tracer, e, &extra, &o.apps)?));
+        others.push((e, pin::env_pins_traced(tracer, e, &extra, &o.apps)?));
     }
     let notes = |sha: &str| -> Vec<String> {
         let Ok(id) = git2::Oid::from_str(sha) else {
@@ -518,7 +518,7 @@ fn image_items(
         let Source::Kustomize(dir) = &app.source else {
             continue;
         };
-        let Some(file) = pins::kustomization_file(root, dir) else {
+        let Some(file) = pin::kustomization_file(root, dir) else {
             continue;
         };
         let entry = image_entry(root, &file, &spec.name)?;
@@ -753,7 +753,7 @@ pub fn set_value(
             "`{app}` is not a chart app; use set-image"
         )));
     }
-    let all = pins::app_pins(view, e, a, &[PinDecl::Value(path.to_string())])?;
+    let all = pin::app_pins(view, e, a, &[PinDecl::Value(path.to_string())])?;
     let mut items = Vec::new();
     if let Some(p) = all.into_iter().find(|p| p.name == path) {
         if p.value.as_deref() != Some(value) {
@@ -858,8 +858,8 @@ pub fn rollback(
         })?;
     let both = [past, now];
     let extra = |app: &str| decls(&both, app);
-    let old_pins = pins::env_pins_traced(&Tracer::new(past_snap.root())?, past, &extra, &[])?;
-    let cur_pins = pins::env_pins_traced(&Tracer::new(view)?, now, &extra, &[])?;
+    let old_pins = pin::env_pins_traced(&Tracer::new(past_snap.root())?, past, &extra, &[])?;
+    let cur_pins = pin::env_pins_traced(&Tracer::new(view)?, now, &extra, &[])?;
     let past_apps: Vec<&str> = past.apps.iter().map(|a| a.name.as_str()).collect();
     let plan = plan::restore(&old_pins, &cur_pins, &past_apps, &target_in(view, now));
     let mut copies = Vec::new();

@@ -5,7 +5,7 @@
 use sha2::{Digest, Sha256};
 
 use super::copy::{Copy, NotCopied};
-use super::pins::Pin;
+use super::pin::Pin;
 
 /// One pin to change.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,11 +6,11 @@
 //! environment runs from files it shares with others, which are not its to
 //! change.
 //!
-//! It reads pins (`pins.rs`) and files; it decides nothing about them.
+//! It reads pins (`pin.rs`) and files; it decides nothing about them.
 
 use std::path::{Path, PathBuf};
 
-use super::pins::{self, Pin, Place};
+use super::pin::{self, Pin, Place};
 use super::traced::Tracer;
 use super::Error;
 use crate::env::{self, Environment, PinDecl};
@@ -114,7 +114,7 @@ pub fn explain(root: &Path, only: &[String]) -> Result<Vec<Reason>, Error> {
         .filter(|e| only.is_empty() || only.contains(&e.name))
     {
         let decls = |app: &str| declared(&all, app);
-        let pins = pins::env_pins_traced(&tracer, e, &decls, &[])?;
+        let pins = pin::env_pins_traced(&tracer, e, &decls, &[])?;
         for p in &pins {
             out.push(Reason {
                 env: e.name.clone(),

@@ -6,7 +6,7 @@
 //! 6902 operation, an inline patch, a replacement's source), so promotion
 //! does not need a second understanding of kustomize.
 //!
-//! It renders and locates; it does not decide what is a pin (`pins.rs`).
+//! It renders and locates; it does not decide what is a pin (`pin.rs`).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};

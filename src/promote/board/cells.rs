@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::super::pins::{Pin, Place};
+use super::super::pin::{Pin, Place};
 use crate::env::{self, Environment, Selection};
 
 /// One version an app runs.

@@ -15,7 +15,7 @@ mod text;
 use std::path::Path;
 
 use super::history::{every_change, HistoryEntry, Kind};
-use super::pins::{self, Pin};
+use super::pin::{self, Pin};
 use super::{gates, ops, plan, Error};
 use crate::env::{self, Environment, PinDecl};
 
@@ -518,9 +518,7 @@ fn all_pins(root: &Path, all: &[Environment]) -> Result<Vec<Vec<Pin>>, Error> {
         }
         out
     };
-    all.iter()
-        .map(|e| pins::env_pins(root, e, &decls))
-        .collect()
+    all.iter().map(|e| pin::env_pins(root, e, &decls)).collect()
 }
 
 /// The repository's name and URL, and HEAD's commit.
