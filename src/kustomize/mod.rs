@@ -9,7 +9,7 @@ mod crds;
 mod error;
 mod fieldspec;
 mod generator;
-mod helmchart;
+mod helm_inflation;
 mod history;
 mod jsonpatch;
 mod model;
@@ -33,7 +33,7 @@ mod vars;
 use std::path::{Path, PathBuf};
 
 pub use error::Error;
-pub use helmchart::Settings as HelmSettings;
+pub use helm_inflation::Settings as HelmSettings;
 pub use history::FieldStep;
 pub(crate) use history::{item_segment, scalars};
 pub(crate) use model::{Kustomization, FILE_NAMES};

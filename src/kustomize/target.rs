@@ -315,10 +315,14 @@ impl<'o> Accumulator<'o> {
         resources: &mut Vec<Resource>,
     ) -> Result<(), Error> {
         let settings = self.opts.helm.clone();
-        let inflated =
-            super::helmchart::inflate(dir, kpath, globals, chart, &settings, &mut |name: &str| {
-                self.load_bytes(dir, name, kpath)
-            })?;
+        let inflated = super::helm_inflation::inflate(
+            dir,
+            kpath,
+            globals,
+            chart,
+            &settings,
+            &mut |name: &str| self.load_bytes(dir, name, kpath),
+        )?;
         self.warnings.extend(inflated.warnings);
         self.files_read
             .extend(crate::helm::chart_files(&inflated.chart_dir));

@@ -1,7 +1,7 @@
 //! kustomize's `types.HelmChart` and `types.HelmGlobals` (`helmCharts`,
 //! `helmGlobals` and the deprecated `helmChartInflationGenerator` entries),
 //! decoded strictly as part of a kustomization. Inflating them is
-//! [`super::super::helmchart`]'s job.
+//! [`super::super::helm_inflation`]'s job.
 
 use super::decode::Decoder;
 use crate::kustomize::Error;

@@ -4,7 +4,7 @@
 //! their selectors, generator arguments and options, vars, helm charts.
 //!
 //! It imports nothing from the transformers (patch, selector, replacement,
-//! vars, helmchart, target...): they depend on the model, never the other
+//! vars, helm_inflation, target...): they depend on the model, never the other
 //! way round. Only the data modules below it (resource ids, field specs)
 //! are used here.
 

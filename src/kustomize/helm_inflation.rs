@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::model::{HelmChart as Chart, HelmGlobals as Globals};
+use super::model::{HelmChart, HelmGlobals};
 use super::Error;
 use crate::helm;
 use crate::yaml::{self, Node, Resolver, Tag, Value};
@@ -44,8 +44,8 @@ pub type Loader<'a> = dyn FnMut(&str) -> Result<(PathBuf, Vec<u8>), Error> + 'a;
 pub fn inflate(
     dir: &Path,
     kpath: &Path,
-    globals: &Globals,
-    chart: &Chart,
+    globals: &HelmGlobals,
+    chart: &HelmChart,
     settings: &Settings,
     load: &mut Loader,
 ) -> Result<Inflated, Error> {
