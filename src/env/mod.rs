@@ -17,6 +17,7 @@ mod promotion;
 pub(crate) mod reach;
 mod realpath;
 mod refname;
+mod render_queue;
 mod shard;
 
 use std::path::{Path, PathBuf};
@@ -625,7 +626,7 @@ pub(crate) fn render_each_partial<T: Send>(
         Some(c) => group_by_app(jobs, c.order(jobs)),
         None => group_by_app(jobs, (0..jobs.len()).collect()),
     };
-    let results: Vec<(usize, Result<T, Error>)> = cache::schedule::run(&order, |i| {
+    let results: Vec<(usize, Result<T, Error>)> = render_queue::run(&order, |i| {
         let j = &jobs[i];
         let r = match cache.map(|c| c.lookup(j)) {
             Some(cache::Lookup::Hit(hit)) => Ok(hit),

@@ -41,7 +41,6 @@
 mod entry;
 mod index;
 mod inputs;
-pub(crate) mod schedule;
 pub(crate) mod secret;
 
 use std::collections::HashMap;

@@ -1,6 +1,6 @@
 //! Running a run's jobs in a chosen order on every rayon thread: each
 //! thread takes the next job from one shared queue, so the heaviest jobs
-//! (first in the order [`super::Cache::order`] gives) start first on
+//! (first in the order [`super::Cache::order`] gives: the last run's render times) start first on
 //! whichever core is free, and the run does not end with one core
 //! finishing a long render alone. (`par_iter` would split the list in
 //! halves, and the second core would start in the middle.) It knows
