@@ -7,6 +7,7 @@ mod out;
 mod affected;
 mod approve;
 mod cache;
+mod commit_report;
 mod diff;
 mod error;
 mod explain;
@@ -20,6 +21,7 @@ mod promote;
 mod render;
 mod rollback;
 mod set_image;
+mod set_value;
 mod validate;
 mod verify;
 
@@ -73,7 +75,7 @@ enum Command {
     /// Set kustomize image pins of an environment (CI's image bump).
     SetImage(set_image::Args),
     /// Set a chart app's value pin in an environment.
-    SetValue(set_image::ValueArgs),
+    SetValue(set_value::Args),
     /// Promotions, image bumps and rollbacks into an environment.
     History(history::Args),
     /// Restore an environment's pins as of an earlier change.
@@ -136,7 +138,7 @@ pub fn run() -> ExitCode {
         Command::Pins(args) => pins::run(args),
         Command::Approve(args) => approve::run(args),
         Command::SetImage(args) => set_image::run(args),
-        Command::SetValue(args) => set_image::run_value(args),
+        Command::SetValue(args) => set_value::run(args),
         Command::History(args) => history::run(args),
         Command::Rollback(args) => rollback::run(args),
         Command::Diff(args) => diff::run(args),

@@ -310,7 +310,7 @@ pub fn run(args: Args) -> CommandResult {
         return run_each(args.describe.as_deref(), &opts);
     }
     let r = promote::promote(&opts)?;
-    super::set_image::print_notes(&r.recovered, r.outcome.as_ref());
+    super::commit_report::print_notes(&r.recovered, r.outcome.as_ref());
     let mut out = out::stdout();
     if r.plan.is_empty() && !r.plan.holds_any() {
         writeln!(
@@ -375,7 +375,7 @@ fn run_each(describe: Option<&str>, opts: &PromoteOptions) -> CommandResult {
                 break;
             }
         };
-        super::set_image::print_notes(&r.recovered, r.outcome.as_ref());
+        super::commit_report::print_notes(&r.recovered, r.outcome.as_ref());
         if r.plan.is_empty() && !r.plan.holds_any() {
             writeln!(
                 out,
@@ -422,7 +422,7 @@ fn run_each(describe: Option<&str>, opts: &PromoteOptions) -> CommandResult {
 /// something was held.
 fn run_together(describe: Option<&str>, opts: &PromoteOptions) -> CommandResult {
     let t = promote::promote_together(opts)?;
-    super::set_image::print_notes(&t.recovered, t.outcome.as_ref());
+    super::commit_report::print_notes(&t.recovered, t.outcome.as_ref());
     let mut out = out::stdout();
     for r in &t.parts {
         if r.plan.is_empty() && !r.plan.holds_any() {

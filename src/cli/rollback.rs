@@ -28,5 +28,5 @@ pub fn run(args: Args) -> CommandResult {
     };
     let who = super::render::identity(&args.root)?;
     let r = promote::rollback(&args.root, &args.env, &target, &who)?;
-    super::set_image::print_report(&r, "rollback")
+    super::commit_report::print_report(&r, "rollback")
 }
