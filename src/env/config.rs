@@ -425,7 +425,7 @@ impl Environment {
             env.output = Output::Dir(Path::new("rendered").join(&env.name));
         }
         if let Output::Branch(b) = &env.output {
-            if let Some(why) = super::refname::problem(b) {
+            if let Some(why) = super::branch_name::problem(b) {
                 return Err(Error::Config {
                     path: file.to_path_buf(),
                     line: env.output_line,

@@ -3,6 +3,7 @@
 //! (rayon), results sorted whatever the thread order. It writes nothing;
 //! `output/` does.
 
+mod branch_name;
 pub mod cache;
 mod chart;
 pub(crate) use chart::render_with as render_chart_with;
@@ -16,7 +17,6 @@ pub(crate) mod guard;
 mod promotion;
 pub(crate) mod reach;
 mod realpath;
-mod refname;
 mod render_queue;
 mod shard;
 
