@@ -1,4 +1,5 @@
-//! `hydrate cache clean`: removes the render cache (`.hydrate/cache`).
+//! `hydrate cache clean`: removes the render cache (`.hydrate/cache`) and
+//! the output directories' spare trees (`.hydrate/spare`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,7 +9,8 @@ use super::out;
 
 #[derive(clap::Subcommand)]
 pub enum Command {
-    /// Remove the render cache of the repository.
+    /// Remove the render cache of the repository, and the spare trees kept
+    /// for its output directories.
     Clean(CleanArgs),
 }
 
@@ -26,6 +28,12 @@ pub fn run(cmd: Command) -> CommandResult {
             let freed = crate::env::cache::clean(&args.root)
                 .map_err(|e| CommandError::runtime(format!("{}: {e}", dir.display())))?;
             writeln!(out::stdout(), "removed {}: {freed} bytes", dir.display())?;
+            let spare = args.root.join(crate::output::SPARE_DIR);
+            let trees = crate::output::clean_spare_trees(&args.root)
+                .map_err(|e| CommandError::runtime(format!("{}: {e}", spare.display())))?;
+            if trees > 0 {
+                writeln!(out::stdout(), "removed {}: {trees} trees", spare.display())?;
+            }
             Ok(Outcome::Done)
         }
     }

@@ -12,11 +12,16 @@
 //! render is what the path holds). Files hydrate does not own (a README, a
 //! `.gitkeep`) are carried into the new tree as hard links.
 //! It renders nothing and never follows a symlink.
+//!
+//! The new tree starts empty, or as the spare tree the last switch set
+//! aside (`spare`): then only what differs from the new tree is changed
+//! in it, so that a run that changed one app does the work of one app.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 use super::files::{content_hash, is_bookkeeping, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
+use super::spare::{self, Have};
 use super::stage::{Existing, Stage, Staged};
 use super::{swap, CheckReport, Error};
 
@@ -24,8 +29,13 @@ use super::{swap, CheckReport, Error};
 /// through a symlink).
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Old {
-    File,
-    Dir { empty: bool },
+    /// A regular file, by inode number (from its directory entry).
+    File {
+        ino: u64,
+    },
+    Dir {
+        empty: bool,
+    },
     Symlink(PathBuf),
     Other,
 }
@@ -137,6 +147,9 @@ pub fn finish(
         warnings,
     };
     plan.fill(&old, staged, &dropped)?;
+    // The live tree's inode numbers tell `rebuild` which entries of a
+    // spare tree are already right.
+    plan.stage.old = old;
     Ok(plan)
 }
 
@@ -159,7 +172,7 @@ impl DirPlan {
                 continue;
             }
             let entry = match kind {
-                Old::File => New::Keep,
+                Old::File { .. } => New::Keep,
                 Old::Symlink(t) => New::Link(t.clone()),
                 Old::Dir { empty: true } => New::Dir,
                 Old::Dir { empty: false } => continue,
@@ -245,9 +258,23 @@ impl DirPlan {
                 reason: "planned for --check, not for writing".into(),
             });
         };
-        build(&stage.root, &staging, &tree, &owned)?;
-        swap::install(&stage.root, &staging)?;
+        if stage.reused {
+            rebuild(&stage.root, &staging, &tree, &stage.old, &owned)?;
+        } else {
+            build(&stage.root, &staging, &tree, &owned)?;
+        }
+        let set_aside = swap::install(&stage.root, &staging)?;
         stage.installed();
+        if set_aside {
+            // `staging` now holds the old tree: the next run's spare.
+            match &stage.spare_home {
+                Some(home) => spare::keep(&staging, home)?,
+                None => std::fs::remove_dir_all(&staging).map_err(|source| Error::Io {
+                    path: staging.clone(),
+                    source,
+                })?,
+            }
+        }
         Ok(DirWrite { changed, warnings })
     }
 }
@@ -322,6 +349,85 @@ fn build(
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
+    std::fs::write(&to, owned).map_err(io(&to))
+}
+
+/// [`build`] over a claimed spare tree, which holds an older tree (or
+/// part of one) and the rendered files already staged: what the new tree
+/// does not have is removed, and an entry is kept only when it is already
+/// right (for an unchanged file, the live file itself: same inode), so
+/// that the work is the difference between the two trees.
+fn rebuild(
+    root: &Path,
+    staging: &Path,
+    tree: &BTreeMap<PathBuf, New>,
+    old: &BTreeMap<PathBuf, Old>,
+    owned: &[u8],
+) -> Result<(), Error> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    let have = spare::walk(staging)?;
+    let owned_path = Path::new(OWNED_PATH);
+    let mut needed: BTreeSet<&Path> = BTreeSet::new();
+    for rel in tree.keys().map(PathBuf::as_path).chain([owned_path]) {
+        needed.extend(rel.ancestors().filter(|a| !a.as_os_str().is_empty()));
+    }
+    // Parents sort right before their children, so a removed directory's
+    // entries follow it.
+    let mut removed: Option<&Path> = None;
+    for (rel, kind) in &have {
+        if removed.is_some_and(|d| rel.starts_with(d)) || needed.contains(rel.as_path()) {
+            continue;
+        }
+        let at = staging.join(rel);
+        if *kind == Have::Dir {
+            std::fs::remove_dir_all(&at).map_err(io(&at))?;
+            removed = Some(rel);
+        } else {
+            std::fs::remove_file(&at).map_err(io(&at))?;
+        }
+    }
+    for (rel, entry) in tree {
+        let to = staging.join(rel);
+        let now = have.get(rel);
+        match entry {
+            New::Staged => continue,
+            New::Keep => {
+                if let (Some(Have::File { ino }), Some(Old::File { ino: live })) =
+                    (now, old.get(rel))
+                {
+                    if ino == live {
+                        continue;
+                    }
+                }
+                spare::clear_way(staging, rel)?;
+                let from = root.join(rel);
+                if std::fs::hard_link(&from, &to).is_err() {
+                    std::fs::copy(&from, &to).map_err(io(&from))?;
+                }
+            }
+            New::Link(target) => {
+                if now == Some(&Have::Symlink)
+                    && std::fs::read_link(&to).is_ok_and(|t| t == *target)
+                {
+                    continue;
+                }
+                spare::clear_way(staging, rel)?;
+                symlink(target, &to).map_err(io(&to))?;
+            }
+            New::Dir => {
+                if now == Some(&Have::Dir) {
+                    continue;
+                }
+                spare::clear_way(staging, rel)?;
+                std::fs::create_dir(&to).map_err(io(&to))?;
+            }
+        }
+    }
+    spare::clear_way(staging, owned_path)?;
+    let to = staging.join(owned_path);
     std::fs::write(&to, owned).map_err(io(&to))
 }
 
@@ -417,15 +523,19 @@ pub(super) fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
                 source,
             })?)
         } else if t.is_dir() {
-            let empty = std::fs::read_dir(e.path())
-                .map(|mut d| d.next().is_none())
-                .unwrap_or(false);
-            Old::Dir { empty }
+            // Empty until an entry inside it is found (the walk lists a
+            // directory's entries after it: no second read of each).
+            Old::Dir { empty: true }
         } else if t.is_file() {
-            Old::File
+            Old::File {
+                ino: spare::ino(&e),
+            }
         } else {
             Old::Other
         };
+        if let Some(Old::Dir { empty }) = rel.parent().and_then(|p| out.get_mut(p)) {
+            *empty = false;
+        }
         out.insert(rel, kind);
     }
     Ok(out)
@@ -437,7 +547,8 @@ pub(super) fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
 pub(super) fn read_owned(root: &Path, old: &BTreeMap<PathBuf, Old>) -> (Owned, Vec<String>) {
     for name in [OWNED_PATH, LEGACY_OWNED_PATH] {
         let rel = Path::new(name);
-        if old.get(rel) != Some(&Old::File) || symlink_on_the_way(old, rel).is_some() {
+        if !matches!(old.get(rel), Some(Old::File { .. })) || symlink_on_the_way(old, rel).is_some()
+        {
             continue;
         }
         if let Ok(bytes) = std::fs::read(root.join(rel)) {
@@ -476,7 +587,7 @@ fn prunable(
     }
     match old.get(rel) {
         None => Ok(false),
-        Some(Old::File) => {
+        Some(Old::File { .. }) => {
             let Some(hash) = owned.hashes.get(p) else {
                 return Err(
                     "written by an older hydrate that kept no content hash, so it \
@@ -530,9 +641,9 @@ fn in_the_way(
     }
     match old.get(rel) {
         None => Ok(()),
-        Some(Old::File) if was_owned.contains(path) => Ok(()),
-        Some(Old::File) if same => Ok(()),
-        Some(Old::File) => Err(err(rel, "a file hydrate did not write")),
+        Some(Old::File { .. }) if was_owned.contains(path) => Ok(()),
+        Some(Old::File { .. }) if same => Ok(()),
+        Some(Old::File { .. }) => Err(err(rel, "a file hydrate did not write")),
         Some(Old::Symlink(_)) => Err(err(rel, "a symbolic link")),
         Some(Old::Dir { .. }) => Err(err(rel, "a directory")),
         Some(Old::Other) => Err(err(rel, "a special file")),
@@ -621,6 +732,122 @@ mod tests {
             ["web/m.yaml"]
         );
         assert_eq!(owned.hashes["web/m.yaml"], content_hash(b"new\n"));
+    }
+
+    /// Every file under `dir` with its content, `.hydrate/owned` aside.
+    fn files_in(dir: &Path) -> BTreeMap<String, String> {
+        walkdir::WalkDir::new(dir)
+            .into_iter()
+            .map(Result::unwrap)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(dir).unwrap().to_string_lossy();
+                (rel.into_owned(), std::fs::read_to_string(e.path()).unwrap())
+            })
+            .filter(|(rel, _)| rel != OWNED_PATH)
+            .collect()
+    }
+
+    /// From the second write on, the new tree is built in the spare tree
+    /// the previous switch set aside; whatever the spare tree held, the
+    /// live directory ends up exactly the new tree, a file the user added
+    /// and a symlink are carried, and the live tree's files are never
+    /// written through their hard links in the spare tree.
+    #[test]
+    fn the_spare_tree_becomes_exactly_the_new_tree() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dev = tmp.path().join("out/dev");
+        let spare = tmp.path().join(".hydrate/spare/out%2Fdev");
+        let a = out(&[("web", "web/m.yaml", "1\n"), ("api", "api/m.yaml", "1\n")]);
+        apply(tmp.path(), &a);
+        std::fs::write(dev.join("README"), "mine\n").unwrap();
+        std::os::unix::fs::symlink("web", dev.join("link")).unwrap();
+        let b = out(&[("web", "web/m.yaml", "2\n"), ("api", "api/m.yaml", "1\n")]);
+        assert_eq!(apply(tmp.path(), &b).changed, ["web/m.yaml"]);
+        assert_eq!(
+            files_in(&spare)["web/m.yaml"],
+            "1\n",
+            "the old tree set aside"
+        );
+        // The spare tree is damaged as a killed run could leave it: a file
+        // where a directory goes, a stray file, a symlink out.
+        std::fs::remove_dir_all(spare.join("api")).unwrap();
+        std::fs::write(spare.join("api"), "junk").unwrap();
+        std::fs::write(spare.join("stray.yaml"), "junk").unwrap();
+        std::os::unix::fs::symlink(tmp.path(), spare.join("db")).unwrap();
+        let c = out(&[
+            ("web", "web/m.yaml", "3\n"),
+            ("api", "api/m.yaml", "1\n"),
+            ("db", "db/m.yaml", "1\n"),
+        ]);
+        assert_eq!(apply(tmp.path(), &c).changed, ["db/m.yaml", "web/m.yaml"]);
+        let want: BTreeMap<String, String> = [
+            ("README", "mine\n"),
+            ("api/m.yaml", "1\n"),
+            ("db/m.yaml", "1\n"),
+            ("web/m.yaml", "3\n"),
+        ]
+        .into_iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+        assert_eq!(files_in(&dev), want);
+        assert_eq!(
+            std::fs::read_link(dev.join("link")).unwrap(),
+            Path::new("web")
+        );
+        assert!(
+            !tmp.path().join("m.yaml").exists(),
+            "nothing written through db"
+        );
+        assert_eq!(files_in(&spare)["web/m.yaml"], "2\n");
+        let owned = Owned::parse(&std::fs::read(dev.join(OWNED_PATH)).unwrap());
+        assert_eq!(owned.hashes["web/m.yaml"], content_hash(b"3\n"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+        /// Any sequence of trees, written one after the other (each from
+        /// the spare tree of the one before), leaves exactly the last one,
+        /// whatever kinds its paths had before (a file of one write is a
+        /// directory of the next).
+        #[test]
+        fn every_write_leaves_exactly_its_tree(
+            trees in proptest::collection::vec(
+                proptest::collection::btree_map(
+                    "[ab](/[ab]){0,2}\\.y|[ab]/[ab]",
+                    "[xyz]",
+                    1..6,
+                ),
+                1..6,
+            )
+        ) {
+            let tmp = tempfile::tempdir().unwrap();
+            let mut want = BTreeMap::new();
+            for tree in &trees {
+                // Paths that are a prefix of another cannot both be files.
+                let files: Vec<(String, String)> = tree
+                    .iter()
+                    .filter(|(p, _)| !tree.keys().any(|q| q.starts_with(&format!("{p}/"))))
+                    .map(|(p, t)| (p.clone(), format!("{t}\n")))
+                    .collect();
+                let apps: Vec<(String, &str, &str)> = files
+                    .iter()
+                    .map(|(p, t)| (p.split('/').next().unwrap_or("x").to_string(), p.as_str(), t.as_str()))
+                    .collect();
+                let spec: Vec<(&str, &str, &str)> =
+                    apps.iter().map(|(a, p, t)| (a.as_str(), *p, *t)).collect();
+                // A directory where a file now goes is refused (hydrate
+                // replaces only files): the live tree then stays as it was.
+                match plan(tmp.path(), Path::new("out/dev"), &out(&spec), true) {
+                    Err(Error::InTheWay { .. }) => {}
+                    p => {
+                        p.unwrap().apply().unwrap();
+                        want = files.into_iter().collect();
+                    }
+                }
+                proptest::prop_assert_eq!(files_in(&tmp.path().join("out/dev")), want.clone());
+            }
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod dir;
 mod files;
 mod message;
 mod publish;
+mod spare;
 mod stage;
 mod swap;
 
@@ -30,6 +31,7 @@ pub(crate) use message::{
 pub(crate) use publish::{fetch as fetch_branches, push as push_branches, Pending, NOTES_REF};
 // `render` re-exports these as part of the library's surface.
 pub use publish::{PushResult, Rejection};
+pub(crate) use spare::{clean as clean_spare_trees, SPARE_DIR};
 pub(crate) use stage::{MadeDirs, Stage};
 
 /// An output write failed.

@@ -1,7 +1,8 @@
 //! Streaming an environment's directory output: opened before the renders
 //! start, a [`Stage`] takes each app's files as its render finishes,
 //! writes the ones that differ from the live directory into the staging
-//! tree beside it (`swap`'s `.<name>.hydrate-new-<pid>`) and keeps only
+//! tree (`swap`'s `.<name>.hydrate-new-<pid>` beside it, or the spare tree
+//! the last switch set aside, claimed: `spare`) and keeps only
 //! their paths, hashes and how they compare with what is there, so that no
 //! rendered byte waits in memory for the all-or-nothing write. Nothing is
 //! visible until [`super::dir::DirPlan::apply`] switches the tree in; a
@@ -15,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::dir::{read_owned, read_tree, target, Old};
 use super::files::{content_hash, is_safe_path, Owned};
-use super::{swap, Error};
+use super::{spare, swap, Error};
 
 /// How a staged file compares with the file at its path in the live
 /// directory.
@@ -85,6 +86,13 @@ pub struct Stage {
     pub(super) warnings: Vec<String>,
     /// The staging tree (None for `--check`: nothing is written).
     pub(super) staging: Option<PathBuf>,
+    /// Where the spare tree of this directory lives (`spare::home`);
+    /// None when it can have none.
+    pub(super) spare_home: Option<PathBuf>,
+    /// Whether the staging tree is a claimed spare tree (it then holds an
+    /// older tree that the plan changes into the new one, instead of
+    /// starting empty).
+    pub(super) reused: bool,
     /// Directories created to hold staging trees (this one's and, when
     /// opened with [`Stage::open_with`], the other stages' of the run).
     made: Arc<MadeDirs>,
@@ -126,6 +134,8 @@ impl Stage {
             ));
         }
         let mut stage = Stage {
+            spare_home: spare::home(base, dir),
+            reused: false,
             root,
             old,
             owned,
@@ -136,7 +146,17 @@ impl Stage {
             installed: false,
         };
         if write {
-            stage.create_staging()?;
+            let claimed = match (&stage.spare_home, stage.old.is_empty()) {
+                (Some(home), false) => spare::claim(home, &stage.root),
+                _ => None,
+            };
+            match claimed {
+                Some(tree) => {
+                    stage.staging = Some(tree);
+                    stage.reused = true;
+                }
+                None => stage.create_staging()?,
+            }
         }
         Ok(stage)
     }
@@ -191,7 +211,7 @@ impl Stage {
                 continue;
             }
             let existing = match self.old.get(Path::new(path)) {
-                Some(Old::File) => match std::fs::read(self.root.join(path)) {
+                Some(Old::File { .. }) => match std::fs::read(self.root.join(path)) {
                     Ok(old) if old == *bytes => Existing::Same,
                     Ok(_) => Existing::Differs,
                     Err(e) => Existing::Unreadable(e),
@@ -199,7 +219,13 @@ impl Stage {
                 _ => Existing::Absent,
             };
             if let (Some(staging), false) = (&self.staging, matches!(existing, Existing::Same)) {
-                if let Err(e) = write_new(&staging.join(path), bytes) {
+                // A spare tree's file may be a hard link of the live one:
+                // it is replaced, never written through.
+                let cleared = match self.reused {
+                    true => spare::clear_way(staging, Path::new(path)),
+                    false => Ok(()),
+                };
+                if let Err(e) = cleared.and_then(|()| write_new(&staging.join(path), bytes)) {
                     errors.push((path.clone(), e));
                 }
             }
@@ -240,14 +266,20 @@ impl Stage {
 
 impl Drop for Stage {
     /// A stage never switched in leaves nothing behind: its staging tree
-    /// and the (empty) directories made for it are removed.
+    /// and the (empty) directories made for it are removed; a claimed
+    /// spare tree goes back home (whatever it now holds: the next run
+    /// checks it entry by entry).
     fn drop(&mut self) {
         if self.installed {
             return;
         }
         if let Some(s) = &self.staging {
-            if std::fs::symlink_metadata(s).is_ok() {
-                let _ = std::fs::remove_dir_all(s);
+            match (&self.spare_home, self.reused) {
+                (Some(home), true) => spare::release(s, home),
+                _ if std::fs::symlink_metadata(s).is_ok() => {
+                    let _ = std::fs::remove_dir_all(s);
+                }
+                _ => {}
             }
         }
         // The directories made for it go with the run's last stage

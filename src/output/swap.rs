@@ -1,10 +1,12 @@
 //! Switching an environment's output directory as a unit: the new tree is
-//! built in a sibling `.<name>.hydrate-new-<pid>`, then exchanged with the
-//! live directory in one step (Linux `renameat2(RENAME_EXCHANGE)`; where
-//! that is missing, two renames that the next run undoes if it finds them
-//! half done), and the old tree is removed. A `kill -9` therefore leaves the
-//! old tree or the new one, never a mix; the next run removes what a killed
-//! run left beside the directory. It decides nothing about contents.
+//! built in a sibling `.<name>.hydrate-new-<pid>` (or in a claimed spare
+//! tree, `spare`), then exchanged with the live directory in one step
+//! (Linux `renameat2(RENAME_EXCHANGE)`; where that is missing, two renames
+//! that the next run undoes if it finds them half done), and the old tree
+//! is kept as the next spare tree or removed. A `kill -9` therefore leaves
+//! the old tree or the new one, never a mix; the next run removes what a
+//! killed run left beside the directory. It decides nothing about
+//! contents.
 
 use std::path::{Path, PathBuf};
 
@@ -73,7 +75,7 @@ fn leftovers(root: &Path) -> Vec<(PathBuf, bool, u32)> {
 /// Whether process `pid` exists (kill with signal 0 sends nothing; EPERM
 /// means it exists and is someone else's).
 #[cfg(unix)]
-fn alive(pid: u32) -> bool {
+pub(super) fn alive(pid: u32) -> bool {
     let Some(pid) = i32::try_from(pid)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
@@ -87,7 +89,7 @@ fn alive(pid: u32) -> bool {
 }
 
 #[cfg(not(unix))]
-fn alive(_pid: u32) -> bool {
+pub(super) fn alive(_pid: u32) -> bool {
     false
 }
 
@@ -126,19 +128,21 @@ pub fn recover(root: &Path) -> Result<Vec<String>, Error> {
     Ok(done)
 }
 
-/// Puts the complete tree `staging` in place of `root` and removes the old
-/// one. `root`'s parent must exist.
-pub fn install(root: &Path, staging: &Path) -> Result<(), Error> {
+/// Puts the complete tree `staging` in place of `root`. Returns whether
+/// the old tree is now at `staging` (exchanged: the caller keeps or
+/// removes it); without an exchange it is removed here. `root`'s parent
+/// must exist; `staging` may be anywhere on its filesystem.
+pub fn install(root: &Path, staging: &Path) -> Result<bool, Error> {
     if std::fs::symlink_metadata(root).is_err() {
-        return std::fs::rename(staging, root).map_err(io(root));
+        return std::fs::rename(staging, root)
+            .map(|()| false)
+            .map_err(io(root));
     }
     match exchange(staging, root) {
-        Ok(()) => {}
-        Err(e) if unsupported(&e) => return two_renames(root, staging),
-        Err(e) => return Err(io(root)(e)),
+        Ok(()) => Ok(true),
+        Err(e) if unsupported(&e) => two_renames(root, staging).map(|()| false),
+        Err(e) => Err(io(root)(e)),
     }
-    // `staging` now holds the old tree.
-    std::fs::remove_dir_all(staging).map_err(io(staging))
 }
 
 /// The exchange is not available here (old kernel, or a filesystem
@@ -192,15 +196,15 @@ mod tests {
     }
 
     #[test]
-    fn install_swaps_in_the_new_tree_and_removes_the_old() {
+    fn install_swaps_in_the_new_tree_and_sets_the_old_aside() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("dev");
         tree(&root, "a", "old");
         let st = staging(&root).unwrap();
         tree(&st, "a", "new");
-        install(&root, &st).unwrap();
+        assert!(install(&root, &st).unwrap(), "exchanged");
         assert_eq!(std::fs::read_to_string(root.join("a")).unwrap(), "new");
-        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+        assert_eq!(std::fs::read_to_string(st.join("a")).unwrap(), "old");
     }
 
     #[test]
