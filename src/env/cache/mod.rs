@@ -647,7 +647,19 @@ fn encode_rendered(r: &Rendered) -> Option<Writer> {
         w.str(&o.id.namespace);
         w.str(&o.id.name);
         w.opt_str(o.source.as_deref());
-        match r.manifest[from..].find(o.printed.as_str()) {
+        // Objects are printed in order, each right where the last ended
+        // or after a `---` line: looked for there before searching (a
+        // search of a long needle first builds its tables).
+        let rest = r.manifest.get(from..).unwrap_or_default();
+        let here = |skip: &str| {
+            rest.strip_prefix(skip)
+                .is_some_and(|t| t.starts_with(o.printed.as_str()))
+                .then_some(skip.len())
+        };
+        match here("")
+            .or_else(|| here("---\n"))
+            .or_else(|| rest.find(o.printed.as_str()))
+        {
             Some(at) if !o.printed.is_empty() => {
                 w.byte(0);
                 w.u64((from + at) as u64);
