@@ -593,3 +593,54 @@ fn overlapping_runs_keep_each_others_jobs_and_stats() {
         "every input in the stat index: {warm:?}"
     );
 }
+
+/// From the second change on, each environment's new tree is made from the
+/// spare tree the last switch set aside (`.hydrate/spare/`, which git never
+/// lists): the outputs are byte for byte what a fresh render writes, and
+/// `cache clean` removes the spare trees too.
+#[test]
+fn renders_from_the_spare_tree_write_what_a_fresh_render_writes() {
+    let repo = demo();
+    let root = repo.path();
+    let ok = |cmd: &mut assert_cmd::Command| {
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    ok(&mut render_at(root));
+    let spare = root.join(".hydrate/spare");
+    assert!(!spare.exists(), "the first write has no old tree to keep");
+    let patch = root.join("testdata/apps/api/overlays/production/patch.yaml");
+    for n in 6..9 {
+        std::fs::write(
+            &patch,
+            format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  minReadySeconds: {n}\n"),
+        )
+        .unwrap();
+        ok(&mut render_at(root));
+    }
+    assert_eq!(
+        std::fs::read_to_string(spare.join(".gitignore")).unwrap(),
+        "*\n"
+    );
+    assert!(spare.join("rendered%2Fproduction").is_dir());
+    let fresh = tempfile::tempdir().unwrap();
+    crate::support::copy_tree(
+        &root.join("environments"),
+        &fresh.path().join("environments"),
+    );
+    crate::support::copy_tree(&root.join("testdata"), &fresh.path().join("testdata"));
+    ok(render_at(fresh.path()).arg("--no-cache"));
+    assert_eq!(
+        tree(&root.join("rendered")),
+        tree(&fresh.path().join("rendered"))
+    );
+    let out = ok(hydrate().args(["cache", "clean", "--root"]).arg(root));
+    assert!(out.contains("trees"), "{out}");
+    assert!(!spare.exists());
+    assert!(root.join("rendered/production").is_dir(), "outputs stay");
+}
