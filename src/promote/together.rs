@@ -61,7 +61,7 @@ pub fn promote_together(o: &PromoteOptions) -> Result<Together, Error> {
         o.from, o.apps, o.force, o.all_or_nothing
     );
     let commits = !o.dry_run && o.branch.is_none();
-    let (tx, snap) = ops::start(&repo, &o.root, commits.then_some(op.as_str()))?;
+    let (tx, snap) = ops::start(&repo, &o.root, commits.then_some(op.as_str()), &o.apps)?;
     let sha = snap.commit().to_string();
     let envs = env::load_environments(snap.root())?;
     let mut fresh = o.fresh.clone();
