@@ -302,6 +302,34 @@ impl Export {
         Ok(())
     }
 
+    /// Writes the files directly in `dir` (a path under [`Export::dir`]),
+    /// not those in its subdirectories, and what the symbolic links in it
+    /// lead to: as a directory listing reads them (`environments/*.yaml`,
+    /// beside the value files below it that only some renders read).
+    pub fn fill_listing(&self, repo: &Repo, dir: &Path) -> Result<(), Error> {
+        let Some(rel) = self.in_tree(dir) else {
+            return Ok(());
+        };
+        let prefix = if rel.is_empty() {
+            String::new()
+        } else {
+            format!("{rel}/")
+        };
+        let direct = |p: &String| p.strip_prefix(&prefix).is_some_and(|r| !r.contains('/'));
+        let files: Vec<String> = {
+            let d = self.deferred.lock().unwrap_or_else(PoisonError::into_inner);
+            let files = d.range(prefix.clone()..).map(|(p, _)| p);
+            let files = files.take_while(|p| p.starts_with(&prefix));
+            let links = self.links.range(prefix.clone()..).map(|(p, _)| p);
+            let links = links.take_while(|p| p.starts_with(&prefix));
+            files.chain(links).filter(|p| direct(p)).cloned().collect()
+        };
+        for f in files {
+            self.fill(repo, &self.real.join(f))?;
+        }
+        Ok(())
+    }
+
     /// Writes the files named one of `names` in the directories under
     /// `base` (a path under [`Export::dir`]) that a pattern of `depth`
     /// components matches, `matches(i, name)` judging the name of the
@@ -660,5 +688,10 @@ mod tests {
             x.deferred(),
             ["apps/api/base/d.yaml", "apps/web/dev/patch.yaml"]
         );
+        // A listing of `apps/web/dev` writes its files, not those below.
+        x.fill_listing(&repo, &at("apps/web")).unwrap();
+        assert_eq!(x.deferred().len(), 2);
+        x.fill_listing(&repo, &at("apps/web/dev")).unwrap();
+        assert_eq!(x.deferred(), ["apps/api/base/d.yaml"]);
     }
 }

@@ -10,7 +10,7 @@ use super::copy;
 use super::image_spec::{Field, ImageSpec};
 use super::pin::{self, Pin, Place};
 use super::plan::{self, Item, Plan};
-use super::snapshot::Snapshot;
+use super::snapshot::{Scope, Snapshot};
 use super::traced::Tracer;
 use super::{gates, history, message, Error};
 use crate::env::{self, Environment, PinDecl, Source};
@@ -173,12 +173,12 @@ pub(super) fn target_in<'a>(
 
 /// The transaction (when this run commits on the current branch) and the
 /// snapshot of HEAD that every read of a source-editing command uses,
-/// holding what `apps` (every app when empty) read.
+/// holding what `scope` names.
 pub(super) fn start<'r>(
     repo: &'r Repo,
     root: &Path,
     operation: Option<&str>,
-    apps: &[String],
+    scope: &Scope,
 ) -> Result<(Option<Transaction<'r>>, Snapshot), Error> {
     let tx = match operation {
         Some(op) => Some(repo.begin(op)?),
@@ -191,7 +191,7 @@ pub(super) fn start<'r>(
     .ok_or_else(|| {
         Error::Usage("HEAD has no commit yet: hydrate reads the committed sources".into())
     })?;
-    let snap = Snapshot::of(repo, root, head, apps)?;
+    let snap = Snapshot::of(repo, root, head, scope)?;
     Ok((tx, snap))
 }
 
@@ -437,7 +437,9 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
         o.from, o.to, o.apps, o.force, o.all_or_nothing
     );
     let commits = !o.dry_run && o.branch.is_none();
-    let (tx, snap) = start(&repo, &o.root, commits.then_some(op.as_str()), &o.apps)?;
+    // Every environment: the gates read the pins of those TO waits for.
+    let scope = Scope::apps(&o.apps);
+    let (tx, snap) = start(&repo, &o.root, commits.then_some(op.as_str()), &scope)?;
     let mut report = plan_promotion(o, snap.root(), &snap.commit().to_string())?;
     report.recovered = recovered(&tx);
     if o.dry_run {
@@ -630,9 +632,9 @@ impl<'r> Edit<'r> {
         repo: &'r Repo,
         root: &Path,
         operation: &str,
-        apps: &[String],
+        scope: &Scope,
     ) -> Result<Edit<'r>, Error> {
-        let (tx, snap) = start(repo, root, Some(operation), apps)?;
+        let (tx, snap) = start(repo, root, Some(operation), scope)?;
         Ok(Edit { repo, tx, snap })
     }
 
@@ -710,7 +712,9 @@ pub fn set_image(
     }
     let repo = Repo::discover(root)?;
     let op = format!("set-image {env_name} {apps:?} {specs:?} {no_commit}");
-    let edit = Edit::start(&repo, root, &op, apps)?;
+    // Only ENV: set-image reads `images:` entries and renders ENV's apps;
+    // it traces no pins (which would read the other environments).
+    let edit = Edit::start(&repo, root, &op, &Scope::env(env_name, apps))?;
     let view = edit.snap.root();
     let envs = env::load_environments(view)?;
     let e = find(&envs, env_name)?;
@@ -746,7 +750,9 @@ pub fn set_value(
     let (path, value) = (assignment.path.as_str(), assignment.value.as_str());
     let repo = Repo::discover(root)?;
     let op = format!("set-value {env_name} {app} {path} {value} {no_commit}");
-    let edit = Edit::start(&repo, root, &op, &[app.to_string()])?;
+    // Every environment: a pin's place depends on the files the app's
+    // other environments render too.
+    let edit = Edit::start(&repo, root, &op, &Scope::apps(&[app.to_string()]))?;
     let view = edit.snap.root();
     let envs = env::load_environments(view)?;
     let e = find(&envs, env_name)?;
@@ -808,7 +814,7 @@ pub fn rollback(
 ) -> Result<SetReport, Error> {
     let repo = Repo::discover(root)?;
     let op = format!("rollback {env_name} {target:?}");
-    let edit = Edit::start(&repo, root, &op, &[])?;
+    let edit = Edit::start(&repo, root, &op, &Scope::apps(&[]))?;
     if let Some(c) = edit.tx.as_ref().and_then(Transaction::finished_earlier) {
         // A killed run of this very rollback had committed; this run
         // finished it. Rolling back again would undo that rollback.
@@ -854,7 +860,7 @@ pub fn rollback(
             (repo.resolve(before)?, entries.first())
         }
     };
-    let past_snap = Snapshot::of(&repo, root, past_commit, &[])?;
+    let past_snap = Snapshot::of(&repo, root, past_commit, &Scope::apps(&[]))?;
     let past_envs = env::load_environments(past_snap.root())?;
     let past = past_envs
         .iter()

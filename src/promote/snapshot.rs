@@ -16,6 +16,34 @@ use crate::env;
 use crate::git::{Export, Repo};
 use crate::kustomize::FILE_NAMES;
 
+/// What a command reads of a snapshot: the apps of the environments
+/// (every one, where a list is empty) whose renders and pins it reads.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    /// The environments.
+    pub envs: Vec<String>,
+    /// The apps.
+    pub apps: Vec<String>,
+}
+
+impl Scope {
+    /// `apps` (every app when empty) of every environment.
+    pub fn apps(apps: &[String]) -> Scope {
+        Scope {
+            envs: Vec::new(),
+            apps: apps.to_vec(),
+        }
+    }
+
+    /// `apps` (every app when empty) of environment `env`.
+    pub fn env(env: &str, apps: &[String]) -> Scope {
+        Scope {
+            envs: vec![env.to_string()],
+            apps: apps.to_vec(),
+        }
+    }
+}
+
 /// A commit's tree on disk, removed when dropped.
 pub struct Snapshot {
     export: Export,
@@ -25,10 +53,10 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Exports `commit` for reading `apps` (every app when empty) in any
-    /// environment; `root` is the repository root hydrate was given
-    /// (holding `environments/`), possibly below the working directory.
-    pub fn of(repo: &Repo, root: &Path, commit: Oid, apps: &[String]) -> Result<Snapshot, Error> {
+    /// Exports `commit` for reading what `scope` names; `root` is the
+    /// repository root hydrate was given (holding `environments/`),
+    /// possibly below the working directory.
+    pub fn of(repo: &Repo, root: &Path, commit: Oid, scope: &Scope) -> Result<Snapshot, Error> {
         let root_rel = root_in_workdir(repo, root)?;
         let export = repo.export_lazy(commit)?;
         let files = export.dir().to_path_buf();
@@ -37,28 +65,37 @@ impl Snapshot {
         } else {
             files.join(&root_rel)
         };
-        export.fill(repo, &root.join("environments"))?;
+        // The environment files, not the value files beside them.
+        export.fill_listing(repo, &root.join("environments"))?;
         // Environments that do not load: the promotion says why. A
         // `discover:` glob finds no app until the kustomizations it
-        // matches are written: loaded once for the globs, again for the
-        // apps.
-        if let Ok(envs) = env::load_environments(&root) {
-            for e in &envs {
-                for rule in &e.discover {
-                    let glob = env::GlobPattern::new(&rule.pattern.replace("{env}", &e.name));
-                    let matches = |i: usize, name: &str| glob.matches(i, name);
-                    export.fill_matching(repo, &root, glob.depth(), &matches, &FILE_NAMES)?;
-                }
+        // matches are written: then they are loaded again.
+        let Ok(mut envs) = env::load_environments(&root) else {
+            return Ok(Snapshot {
+                root,
+                files,
+                export,
+                root_rel,
+            });
+        };
+        let mut discovers = false;
+        for e in &envs {
+            for rule in &e.discover {
+                let glob = env::GlobPattern::new(&rule.pattern.replace("{env}", &e.name));
+                let matches = |i: usize, name: &str| glob.matches(i, name);
+                export.fill_matching(repo, &root, glob.depth(), &matches, &FILE_NAMES)?;
+                discovers = true;
             }
         }
-        if let Ok(mut envs) = env::load_environments(&root) {
-            if !apps.is_empty() {
-                for e in &mut envs {
-                    e.apps.retain(|a| apps.contains(&a.name));
-                }
-            }
-            env::reach::inputs(&root, &envs, &mut |p| export.fill(repo, p))?;
+        if discovers {
+            envs = env::load_environments(&root).unwrap_or_default();
         }
+        envs.retain(|e| scope.envs.is_empty() || scope.envs.contains(&e.name));
+        for e in &mut envs {
+            e.apps
+                .retain(|a| scope.apps.is_empty() || scope.apps.contains(&a.name));
+        }
+        env::reach::inputs(&root, &envs, &mut |p| export.fill(repo, p))?;
         Ok(Snapshot {
             root,
             files,
