@@ -35,6 +35,7 @@ mod precommit;
 mod promote;
 mod promote_kill;
 mod promote_layouts;
+mod promote_scope;
 mod promote_trust;
 mod quiet;
 mod remote;

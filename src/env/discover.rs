@@ -41,7 +41,7 @@ fn components(pattern: &str) -> Vec<&str> {
 /// that match its component at that depth. `discover:` and `hydrate
 /// init`'s Argo CD git generators both expand their globs here.
 pub fn glob_dirs(root: &Path, pattern: &str) -> Vec<PathBuf> {
-    let parts: Vec<Component> = components(pattern).into_iter().map(Component::of).collect();
+    let Pattern(parts) = Pattern::new(pattern);
     if parts.is_empty() {
         return Vec::new();
     }
@@ -65,6 +65,28 @@ pub fn glob_dirs(root: &Path, pattern: &str) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// A pattern as [`glob_dirs`] matches it, component by component, for
+/// walking a tree that is not on disk (promotion's lazy snapshot writes
+/// the kustomizations a `discover:` glob finds through it).
+pub struct Pattern(Vec<Component>);
+
+impl Pattern {
+    /// `pattern` (relative, `{env}` already replaced).
+    pub fn new(pattern: &str) -> Pattern {
+        Pattern(components(pattern).into_iter().map(Component::of).collect())
+    }
+
+    /// How many directories deep it matches.
+    pub fn depth(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether `name` is a directory name the `i`-th component matches.
+    pub fn matches(&self, i: usize, name: &str) -> bool {
+        self.0.get(i).is_some_and(|c| c.matches(name))
+    }
 }
 
 /// One component of a pattern.

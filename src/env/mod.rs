@@ -48,6 +48,10 @@ pub(crate) fn glob_dirs(root: &Path, pattern: &str) -> Vec<PathBuf> {
     discover::glob_dirs(root, pattern)
 }
 
+/// A `discover:`-style glob matched component by component without the
+/// filesystem (see [`glob_dirs`]).
+pub(crate) use discover::Pattern as GlobPattern;
+
 /// An environment-level failure.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -82,6 +82,11 @@ impl<E> Walk<'_, E> {
     /// names.
     fn kustomization(&mut self, dir: &Path) -> Result<(), E> {
         (self.fill)(dir)?;
+        self.filled_kustomization(dir)
+    }
+
+    /// What the kustomization in `dir`, already filled, names.
+    fn filled_kustomization(&mut self, dir: &Path) -> Result<(), E> {
         let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         if !self.seen.insert(real) {
             return Ok(());
@@ -102,11 +107,12 @@ impl<E> Walk<'_, E> {
             if is_remote(&entry) {
                 continue;
             }
+            // Filled before it is looked at: a lazy export writes a
+            // directory only when asked.
             let p = dir.join(&entry);
+            (self.fill)(&p)?;
             if p.is_dir() && FILE_NAMES.iter().any(|n| p.join(n).is_file()) {
-                self.kustomization(&p)?;
-            } else {
-                (self.fill)(&p)?;
+                self.filled_kustomization(&p)?;
             }
         }
         Ok(())

@@ -249,10 +249,11 @@ fn edit_files(
         let pos = match files.iter().position(|f| f.real == real) {
             Some(p) => p,
             None => {
-                let text = std::fs::read_to_string(snap.file(&real)).map_err(|e| Error::Edit {
-                    file: file.clone(),
-                    message: e.to_string(),
-                })?;
+                let text =
+                    std::fs::read_to_string(snap.fill(repo, &real)?).map_err(|e| Error::Edit {
+                        file: file.clone(),
+                        message: e.to_string(),
+                    })?;
                 files.push(Edited {
                     real: real.clone(),
                     named: Vec::new(),

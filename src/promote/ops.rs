@@ -10,7 +10,7 @@ use super::copy;
 use super::image_spec::{Field, ImageSpec};
 use super::pin::{self, Pin, Place};
 use super::plan::{self, Item, Plan};
-use super::snapshot::Snapshot;
+use super::snapshot::{Scope, Snapshot};
 use super::traced::Tracer;
 use super::{gates, history, message, Error};
 use crate::env::{self, Environment, PinDecl, Source};
@@ -172,11 +172,13 @@ pub(super) fn target_in<'a>(
 }
 
 /// The transaction (when this run commits on the current branch) and the
-/// snapshot of HEAD that every read of a source-editing command uses.
+/// snapshot of HEAD that every read of a source-editing command uses,
+/// holding what `scope` names.
 pub(super) fn start<'r>(
     repo: &'r Repo,
     root: &Path,
     operation: Option<&str>,
+    scope: &Scope,
 ) -> Result<(Option<Transaction<'r>>, Snapshot), Error> {
     let tx = match operation {
         Some(op) => Some(repo.begin(op)?),
@@ -189,7 +191,7 @@ pub(super) fn start<'r>(
     .ok_or_else(|| {
         Error::Usage("HEAD has no commit yet: hydrate reads the committed sources".into())
     })?;
-    let snap = Snapshot::of(repo, root, head)?;
+    let snap = Snapshot::of(repo, root, head, scope)?;
     Ok((tx, snap))
 }
 
@@ -435,7 +437,9 @@ pub fn promote(o: &PromoteOptions) -> Result<PromoteReport, Error> {
         o.from, o.to, o.apps, o.force, o.all_or_nothing
     );
     let commits = !o.dry_run && o.branch.is_none();
-    let (tx, snap) = start(&repo, &o.root, commits.then_some(op.as_str()))?;
+    // Every environment: the gates read the pins of those TO waits for.
+    let scope = Scope::apps(&o.apps);
+    let (tx, snap) = start(&repo, &o.root, commits.then_some(op.as_str()), &scope)?;
     let mut report = plan_promotion(o, snap.root(), &snap.commit().to_string())?;
     report.recovered = recovered(&tx);
     if o.dry_run {
@@ -624,8 +628,13 @@ struct Edit<'r> {
 }
 
 impl<'r> Edit<'r> {
-    fn start(repo: &'r Repo, root: &Path, operation: &str) -> Result<Edit<'r>, Error> {
-        let (tx, snap) = start(repo, root, Some(operation))?;
+    fn start(
+        repo: &'r Repo,
+        root: &Path,
+        operation: &str,
+        scope: &Scope,
+    ) -> Result<Edit<'r>, Error> {
+        let (tx, snap) = start(repo, root, Some(operation), scope)?;
         Ok(Edit { repo, tx, snap })
     }
 
@@ -703,7 +712,9 @@ pub fn set_image(
     }
     let repo = Repo::discover(root)?;
     let op = format!("set-image {env_name} {apps:?} {specs:?} {no_commit}");
-    let edit = Edit::start(&repo, root, &op)?;
+    // Only ENV: set-image reads `images:` entries and renders ENV's apps;
+    // it traces no pins (which would read the other environments).
+    let edit = Edit::start(&repo, root, &op, &Scope::env(env_name, apps))?;
     let view = edit.snap.root();
     let envs = env::load_environments(view)?;
     let e = find(&envs, env_name)?;
@@ -739,7 +750,9 @@ pub fn set_value(
     let (path, value) = (assignment.path.as_str(), assignment.value.as_str());
     let repo = Repo::discover(root)?;
     let op = format!("set-value {env_name} {app} {path} {value} {no_commit}");
-    let edit = Edit::start(&repo, root, &op)?;
+    // Every environment: a pin's place depends on the files the app's
+    // other environments render too.
+    let edit = Edit::start(&repo, root, &op, &Scope::apps(&[app.to_string()]))?;
     let view = edit.snap.root();
     let envs = env::load_environments(view)?;
     let e = find(&envs, env_name)?;
@@ -800,7 +813,8 @@ pub fn rollback(
     identity: &Identity,
 ) -> Result<SetReport, Error> {
     let repo = Repo::discover(root)?;
-    let edit = Edit::start(&repo, root, &format!("rollback {env_name} {target:?}"))?;
+    let op = format!("rollback {env_name} {target:?}");
+    let edit = Edit::start(&repo, root, &op, &Scope::apps(&[]))?;
     if let Some(c) = edit.tx.as_ref().and_then(Transaction::finished_earlier) {
         // A killed run of this very rollback had committed; this run
         // finished it. Rolling back again would undo that rollback.
@@ -846,7 +860,7 @@ pub fn rollback(
             (repo.resolve(before)?, entries.first())
         }
     };
-    let past_snap = Snapshot::of(&repo, root, past_commit)?;
+    let past_snap = Snapshot::of(&repo, root, past_commit, &Scope::apps(&[]))?;
     let past_envs = env::load_environments(past_snap.root())?;
     let past = past_envs
         .iter()

@@ -14,6 +14,7 @@ use super::apply::{self, Mode, Outcome, Request};
 use super::copy::Copy;
 use super::ops::{self, PromoteOptions, PromoteReport};
 use super::plan::{self, Item, Refusal};
+use super::snapshot::Scope;
 use super::{message, Error};
 use crate::env;
 use crate::git::Repo;
@@ -61,7 +62,8 @@ pub fn promote_together(o: &PromoteOptions) -> Result<Together, Error> {
         o.from, o.apps, o.force, o.all_or_nothing
     );
     let commits = !o.dry_run && o.branch.is_none();
-    let (tx, snap) = ops::start(&repo, &o.root, commits.then_some(op.as_str()))?;
+    let scope = Scope::apps(&o.apps);
+    let (tx, snap) = ops::start(&repo, &o.root, commits.then_some(op.as_str()), &scope)?;
     let sha = snap.commit().to_string();
     let envs = env::load_environments(snap.root())?;
     let mut fresh = o.fresh.clone();
