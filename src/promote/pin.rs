@@ -485,6 +485,16 @@ pub fn env_pins_traced(
     apps: &[String],
 ) -> Result<Vec<Pin>, Error> {
     let root = tracer.root();
+    let selected: Vec<String> = env
+        .apps
+        .iter()
+        .filter(|a| apps.is_empty() || apps.contains(&a.name))
+        .map(|a| a.name.clone())
+        .collect();
+    // (An empty list would mean every app.)
+    if !selected.is_empty() {
+        tracer.prefetch(&selected);
+    }
     let mut out = Vec::new();
     for app in env
         .apps
