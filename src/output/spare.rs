@@ -69,17 +69,10 @@ pub(super) fn home(base: &Path, dir: &Path) -> Option<PathBuf> {
     if key.is_empty() || dir.starts_with(".hydrate") {
         return None;
     }
-    let mut at = base.to_path_buf();
-    for part in Path::new(SPARE_DIR).components() {
-        at.push(part);
-        match std::fs::symlink_metadata(&at) {
-            Ok(m) if !m.file_type().is_dir() => return None,
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-            Err(_) => return None,
-        }
-    }
-    Some(base.join(SPARE_DIR).join(key))
+    // The output directory's own check: real directories up to the first
+    // missing one.
+    let dir = super::dir::target(base, Path::new(SPARE_DIR)).ok()?;
+    Some(dir.join(key))
 }
 
 /// The name a run gives the spare tree it claimed.
@@ -281,7 +274,8 @@ pub fn clean(root: &Path) -> std::io::Result<usize> {
     let mut removed = 0;
     for e in std::fs::read_dir(&dir)? {
         let e = e?;
-        if e.file_type()?.is_dir() {
+        let name = e.file_name();
+        if is_tree_name(&name.to_string_lossy()) && e.file_type()?.is_dir() {
             std::fs::remove_dir_all(e.path())?;
             removed += 1;
         }
@@ -289,6 +283,18 @@ pub fn clean(root: &Path) -> std::io::Result<usize> {
     let _ = std::fs::remove_file(dir.join(".gitignore"));
     let _ = std::fs::remove_dir(&dir);
     Ok(removed)
+}
+
+/// A name [`home`] gives (an escaped directory), or a claim of one
+/// (`<that>.<pid>`): the only entries `clean` removes.
+fn is_tree_name(name: &str) -> bool {
+    let (key, pid) = name.split_once('.').unwrap_or((name, "0"));
+    !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'%'))
+        && !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -309,6 +315,22 @@ mod tests {
         for none in ["", "../x", "/abs", ".hydrate/x"] {
             assert_eq!(home(base, Path::new(none)), None, "{none:?}");
         }
+    }
+
+    #[test]
+    fn clean_knows_only_the_names_it_gives() {
+        for ours in ["rendered%2Fdev", "out%2Fa%2Eb", "dev.4242"] {
+            assert!(is_tree_name(ours), "{ours}");
+        }
+        for theirs in ["", ".gitignore", "a.b.c", "x.", "my dir", ".1"] {
+            assert!(!is_tree_name(theirs), "{theirs:?}");
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(SPARE_DIR);
+        std::fs::create_dir_all(dir.join("out%2Fdev")).unwrap();
+        std::fs::create_dir_all(dir.join("my dir")).unwrap();
+        assert_eq!(clean(tmp.path()).unwrap(), 1);
+        assert!(dir.join("my dir").is_dir(), "not ours: left");
     }
 
     #[test]
