@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 mod expected;
 mod hook;
+mod settle;
 mod sink;
 
 /// What a write to git can fail with, and who commits.
@@ -230,31 +231,64 @@ pub(crate) fn run_loaded(
         apply_override(e, opts.to);
     }
     env::check_distinct_outputs(&envs)?;
-    let jobs = env::plan(&opts.root, &envs, &opts.selection);
-    progress(jobs.len());
+    let started = std::time::SystemTime::now();
+    let mut jobs = env::plan(&opts.root, &envs, &opts.selection);
     let complete = opts.selection.apps.is_empty() && opts.selection.shard.is_none();
     // An environment with no apps (`apps: []`, or every app removed) is
     // still written when complete: its output is pruned to nothing.
-    let mut written: BTreeSet<&str> = jobs.iter().map(|j| j.env.as_str()).collect();
+    let mut written: BTreeSet<&str> = {
+        let planned: BTreeSet<&str> = jobs.iter().map(|j| j.env.as_str()).collect();
+        envs.iter()
+            .map(|e| e.name.as_str())
+            .filter(|n| planned.contains(n))
+            .collect()
+    };
     if complete {
         written.extend(envs.iter().map(|e| e.name.as_str()).filter(|n| {
             opts.selection.envs.is_empty() || opts.selection.envs.iter().any(|s| s == n)
         }));
     }
+    // Environments whose inputs and output are as their last clean run
+    // left them are reported from its record; nothing of theirs runs.
+    let settle = settle::Settle::new(opts, &envs, &jobs, &written, complete, started);
+    let settled = settle
+        .as_ref()
+        .map(|s| s.check(&opts.root))
+        .unwrap_or_default();
+    jobs.retain(|j| !settled.contains_key(&j.env));
+    written.retain(|n| !settled.contains_key(*n));
+    progress(jobs.len());
+    let record = match &settle {
+        Some(s) => {
+            s.forget(written.iter().copied());
+            s.recorded()
+        }
+        None => BTreeSet::new(),
+    };
     // The cache's index and the output directories' trees are read at
     // the same time: on an unchanged run they are a fifth of the work, and
     // the renders (cache lookups) wait for both. Each render's files are
     // streamed to its output's staging tree as it finishes (see `sink`);
     // only the counts stay.
     let (cache, mut sink) = rayon::join(
-        || open_cache(opts, &envs),
-        || Sink::open(opts, &envs, &written),
+        || match written.is_empty() {
+            true => None,
+            false => open_cache(opts, &envs),
+        },
+        || Sink::open(opts, &envs, &written, &record),
     );
     let (mut finished, failures) =
         env::render_each_partial(&jobs, cache.as_ref(), &|| progress(0), &|r| {
             let stored = cache.as_ref().and_then(|c| c.take_findings(&r.env, &r.app));
             sink.finish(r, stored)
         });
+    let mut inputs = match (&settle, &cache) {
+        (Some(s), Some(c)) => s.inputs(c, &jobs),
+        _ => BTreeMap::new(),
+    };
+    if let Some(c) = &cache {
+        c.finish();
+    }
     if !opts.keep_going && !failures.is_empty() {
         return Err(Error::Renders(
             failures.into_iter().map(|f| f.error).collect(),
@@ -363,6 +397,15 @@ pub(crate) fn run_loaded(
     if let (true, Some(g)) = (opts.push, &git) {
         push_branches(opts, g, &by_env, written, &mut reports)?;
     }
+    if let Some(s) = &settle {
+        for r in &reports {
+            let stats = sink.tree_stats.remove(&r.env);
+            s.record(r, inputs.remove(&r.env).flatten(), stats);
+        }
+    }
+    reports.extend(settled.into_values());
+    let order = |r: &EnvReport| envs.iter().position(|e| e.name == r.env);
+    reports.sort_by_key(order);
     Ok(reports)
 }
 

@@ -43,6 +43,7 @@ mod safety_config;
 mod safety_output;
 mod schema;
 mod set_image;
+mod settle;
 mod shard;
 #[cfg(unix)]
 mod since;

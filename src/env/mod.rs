@@ -601,6 +601,9 @@ pub(crate) fn render_each<T: Send>(
     finish: &(dyn Fn(Rendered) -> T + Sync),
 ) -> Result<Vec<T>, Vec<Error>> {
     let (done, failed) = render_each_partial(jobs, cache, progress, finish);
+    if let Some(c) = cache {
+        c.finish();
+    }
     if !failed.is_empty() {
         return Err(failed.into_iter().map(|f| f.error).collect());
     }
@@ -621,7 +624,9 @@ pub(crate) struct AppFailure {
 }
 
 /// [`render_each`], returning what succeeded and what failed instead of
-/// failing as a whole: both in job order.
+/// failing as a whole: both in job order. The caller finishes the cache
+/// ([`Cache::finish`]) after it has read what it needs of this run's
+/// hashes.
 pub(crate) fn render_each_partial<T: Send>(
     jobs: &[Job],
     cache: Option<&Cache>,
@@ -664,11 +669,9 @@ pub(crate) fn render_each_partial<T: Send>(
         (i, r.map(finish))
     });
     // The parsed files and loaded charts are not needed for the cache's
-    // index, which `finish` builds: freed first, they do not add to it.
+    // index, which the caller's `Cache::finish` builds: freed first, they
+    // do not add to it.
     drop((opts, charts));
-    if let Some(c) = cache {
-        c.finish();
-    }
     let mut done = Vec::new();
     let mut failed = Vec::new();
     for (i, r) in results {

@@ -12,6 +12,7 @@ mod publish;
 mod spare;
 mod stage;
 mod swap;
+mod tree_stat;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,7 @@ pub(crate) use publish::{fetch as fetch_branches, push as push_branches, Pending
 pub use publish::{PushResult, Rejection};
 pub(crate) use spare::{clean as clean_spare_trees, SPARE_DIR};
 pub(crate) use stage::{MadeDirs, Stage};
+pub(crate) use tree_stat::stat_tree;
 
 /// An output write failed.
 #[derive(Debug, thiserror::Error)]

@@ -7,11 +7,13 @@
 //! switch or commit is `render`'s, after every render succeeded.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
 use super::Options;
+use crate::env::cache::Stat;
 use crate::env::{self, guard::Guard, AppWarning, Environment, Output, Rendered};
 use crate::output::{self, app_files, MadeDirs, Stage};
 use crate::validate::{self, AppObjects, Pending, Validator};
@@ -51,30 +53,54 @@ pub(super) struct Sink<'a> {
     pub pending: Mutex<Pending>,
     /// A first pass that could not run (an unknown `kubeVersion`).
     pub failed: Mutex<Vec<validate::Error>>,
+    /// Environment → its directory's entries and their stats when its
+    /// stage opened (for the environments `open` was asked to record).
+    pub tree_stats: BTreeMap<String, Vec<(PathBuf, Stat)>>,
 }
 
 impl<'a> Sink<'a> {
     /// Opens the stage of every environment in `written` that writes (or
     /// with `--check`, compares) a directory.
-    pub fn open(opts: &Options, envs: &'a [Environment], written: &BTreeSet<&str>) -> Sink<'a> {
+    /// For the environments in `record`, the stat of every entry of the
+    /// directory is taken once the stage is open, before any file is
+    /// compared ([`Sink::tree_stats`], for `settle`).
+    pub fn open(
+        opts: &Options,
+        envs: &'a [Environment],
+        written: &BTreeSet<&str>,
+        record: &BTreeSet<&str>,
+    ) -> Sink<'a> {
         let made = std::sync::Arc::new(MadeDirs::default());
         // Opening a stage reads the directory's whole tree (and recovers a
         // killed run): a tenth of an unchanged run, so the environments'
         // directories are read on every core (they are distinct and none
         // is inside another: `env::check_distinct_outputs`).
-        let stages = envs
+        let opened: Vec<_> = envs
             .par_iter()
             .filter(|e| written.contains(e.name.as_str()))
             .filter_map(|e| match &e.output {
                 Output::Dir(dir) => {
                     let write = !opts.check;
                     let stage = Stage::open_with(&opts.root, dir, write, made.clone());
-                    Some((e.name.clone(), stage))
+                    let stats = match (&stage, record.contains(e.name.as_str())) {
+                        (Ok(_), true) => output::stat_tree(&opts.root, dir),
+                        _ => None,
+                    };
+                    Some((e.name.clone(), stage, stats))
                 }
                 Output::Branch(_) => None,
             })
             .collect();
+        let mut stages = BTreeMap::new();
+        let mut tree_stats = BTreeMap::new();
+        for (name, stage, stats) in opened {
+            if let Some(s) = stats {
+                tree_stats.insert(name.clone(), s);
+            }
+            stages.insert(name, stage);
+        }
         Sink {
+            tree_stats,
             envs,
             strict: opts.strict,
             stages,

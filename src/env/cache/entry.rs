@@ -38,6 +38,9 @@ pub enum Kind {
     /// What validation found in a rendered result (keyed by the result's
     /// key and what it was validated under), opaque to the cache.
     Findings = 4,
+    /// What an environment's last clean run left (see `settled`), keyed
+    /// by the environment's configuration and jobs.
+    Settled = 5,
 }
 
 /// A 32-byte key (a SHA-256).

@@ -79,9 +79,33 @@ impl Stat {
         None
     }
 
+    /// The stat in `m` (as `symlink_metadata` gives it for an entry that
+    /// is itself a symlink: the link, not its target).
+    #[cfg(unix)]
+    pub fn of_metadata(m: &std::fs::Metadata) -> Option<Stat> {
+        use std::os::unix::fs::MetadataExt;
+        Some(Stat {
+            id: [m.dev(), m.ino(), m.size(), u64::from(m.mode())],
+            times: [(m.mtime(), m.mtime_nsec()), (m.ctime(), m.ctime_nsec())],
+        })
+    }
+
+    /// No stat off unix.
+    #[cfg(not(unix))]
+    pub fn of_metadata(_m: &std::fs::Metadata) -> Option<Stat> {
+        None
+    }
+
     /// Whether both times are before `t` (seconds, nanoseconds).
     fn before(&self, t: (i64, i64)) -> bool {
         self.times.iter().all(|x| *x < t)
+    }
+
+    /// Whether this stat can vouch for what it was taken of: both times
+    /// at least [`RACY`] before `started` (a change within the same tick
+    /// could otherwise leave it as it was; git's "racily clean" entries).
+    pub fn trusted(&self, started: SystemTime) -> bool {
+        self.before(epoch(started.checked_sub(RACY).unwrap_or(UNIX_EPOCH)))
     }
 }
 
@@ -149,8 +173,10 @@ impl std::hash::Hasher for Fx {
 /// Content hashes of paths, each computed once per run, and not at all
 /// when the stat index vouches for them.
 pub struct Hasher {
-    /// By the path's bytes (hashing a `Path` walks its components).
-    memo: Mutex<PathMap<Key>>,
+    /// By the path's bytes (hashing a `Path` walks its components): the
+    /// hash, and the stat taken before it when that stat can be trusted
+    /// ([`RACY`]; what [`Hasher::trusted_stat`] answers).
+    memo: Mutex<PathMap<(Option<Stat>, Key)>>,
     /// Where directories really are (a directory named several ways is
     /// listed once).
     canon: Realpath,
@@ -258,7 +284,7 @@ impl Hasher {
     /// to keep if the memo has none yet).
     pub fn entry(&self, name: &OsStr, shared: Option<&Name>) -> (Name, Key) {
         let memo = self.memo.lock().ok();
-        if let Some((n, k)) = memo.as_ref().and_then(|m| m.get_key_value(name)) {
+        if let Some((n, (_, k))) = memo.as_ref().and_then(|m| m.get_key_value(name)) {
             return (n.clone(), *k);
         }
         drop(memo);
@@ -283,10 +309,19 @@ impl Hasher {
         if let Some(s) = stat {
             self.learn(&name, s, k);
         }
+        let trusted = stat.filter(|s| s.before(self.trust_before));
         if let Ok(mut m) = self.memo.lock() {
-            m.insert(name.clone(), k);
+            m.insert(name.clone(), (trusted, k));
         }
         (name, k)
+    }
+
+    /// The stat `name` had when this run hashed it (or the stat index
+    /// vouched for it), if this run did and that stat can be trusted: what
+    /// it must still be for the hash to still hold.
+    pub fn trusted_stat(&self, name: &OsStr) -> Option<Stat> {
+        let memo = self.memo.lock().ok()?;
+        memo.get(name).and_then(|(s, _)| *s)
     }
 
     /// A hash of what a render could observe at `path`:

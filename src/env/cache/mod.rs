@@ -42,6 +42,7 @@ mod entry;
 mod index;
 mod inputs;
 pub(crate) mod secret;
+pub mod settled;
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -52,7 +53,7 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use self::entry::{Key, Kind, Reader, Refused, Writer};
+use self::entry::{Kind, Reader, Refused, Writer};
 use self::index::{Index, JobRecord};
 use super::{AppWarning, Job, Rendered};
 use crate::k8s::{Body, Gvk, Object, ObjectId};
@@ -62,7 +63,8 @@ use crate::yaml::Node;
 /// Where the cache lives, relative to the repository root.
 pub const CACHE_DIR: &str = ".hydrate/cache";
 
-pub use self::inputs::RACY;
+pub use self::entry::Key;
+pub use self::inputs::{Name, Stat, RACY};
 pub use self::secret::Secret;
 
 /// The index's file name in the cache directory.
@@ -159,26 +161,8 @@ impl Cache {
     /// `cache` is a symlink or not a directory: hydrate never writes
     /// through a symlink, and the cache must stay inside the repository.
     pub fn open(root: &Path, secret: Secret) -> Option<Cache> {
-        let mut at = root.to_path_buf();
-        for part in Path::new(CACHE_DIR).components() {
-            at.push(part);
-            match std::fs::symlink_metadata(&at) {
-                Ok(m) if !m.file_type().is_dir() => return None,
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-                Err(_) => return None,
-            }
-        }
-        // The build is named by what it was compiled from (build.rs:
-        // `record_build_id`), never by the running executable, which in a
-        // program embedding the library is the host.
-        let build = env!("HYDRATE_BUILD_ID").to_string();
-        Some(Cache::at(
-            root.join(CACHE_DIR),
-            build,
-            DEFAULT_LIMIT,
-            secret,
-        ))
+        let dir = dir_of(root)?;
+        Some(Cache::at(dir, build().to_string(), DEFAULT_LIMIT, secret))
     }
 
     /// A cache in `dir` for `build` (hydrate's version and build), holding
@@ -305,6 +289,27 @@ impl Cache {
         }
     }
 
+    /// Every input the renders of `jobs` read, as the index records them,
+    /// with the stat each had when this run hashed it (or the stat index
+    /// vouched for it); sorted by name, each once. `None` unless every job
+    /// has a record and every stat can be trusted ([`RACY`]): what a
+    /// [`settled::Settled`] record needs. Called before [`Cache::finish`],
+    /// which frees the run's memos.
+    pub fn trusted_inputs(&self, jobs: &[&Job]) -> Option<Vec<(Name, Stat)>> {
+        let keys: Vec<Key> = jobs.iter().map(|j| self.job_key(j)).collect();
+        let records = self.jobs.lock().ok()?;
+        let mut names: Vec<&Name> = Vec::new();
+        for k in &keys {
+            names.extend(records.get(k)?.inputs.iter());
+        }
+        names.sort_unstable();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|n| Some((n.clone(), self.hasher.trusted_stat(n)?)))
+            .collect()
+    }
+
     /// The key of a job: this build, the render options and the job's
     /// resolved configuration (every field, so a new option is never left
     /// out of the key).
@@ -335,6 +340,7 @@ impl Cache {
             Kind::Index => "index",
             Kind::Output => "out",
             Kind::Findings => "val",
+            Kind::Settled => "settled",
         };
         self.dir.join(format!("{}.{ext}", entry::hex(key)))
     }
@@ -529,32 +535,12 @@ impl Cache {
 
     /// Creates the directory with its `.gitignore` and `CACHEDIR.TAG`.
     fn ensure_dir(&self) -> std::io::Result<()> {
-        let ignore = self.dir.join(".gitignore");
-        if ignore.is_file() {
-            return Ok(());
-        }
-        std::fs::create_dir_all(&self.dir)?;
-        std::fs::write(
-            self.dir.join("CACHEDIR.TAG"),
-            "Signature: 8a477f597d28d172789f06886806bc55\n\
-             # hydrate's render cache; `hydrate cache clean` removes it.\n",
-        )?;
-        std::fs::write(ignore, "*\n")
+        ensure_dir(&self.dir)
     }
 
-    /// Writes an entry through a temporary file renamed into place
-    /// ([`tempfile::NamedTempFile::persist`], as `output` writes files):
-    /// private to the user (0600), named `.tmp-…` so that `clean` knows it.
+    /// Writes an entry ([`write_in`]).
     fn write(&self, path: &Path, bytes: &[u8]) -> bool {
-        use std::io::Write as _;
-        tempfile::Builder::new()
-            .prefix(".tmp-")
-            .tempfile_in(&self.dir)
-            .and_then(|mut f| {
-                f.write_all(bytes)?;
-                f.persist(path).map(drop).map_err(|e| e.error)
-            })
-            .is_ok()
+        write_in(&self.dir, path, bytes)
     }
 
     /// After a run that stored entries: removes the least recently used
@@ -591,13 +577,70 @@ impl Cache {
     }
 }
 
-/// `<64 hex>.in`, `.out` or `.val`: the only files eviction and `clean`
-/// delete besides the cache's own bookkeeping.
+/// The cache directory of the repository at `root`, or `None` when there
+/// can be none: `.hydrate` or its `cache` is a symlink or not a directory
+/// (hydrate never writes through a symlink, and the cache must stay
+/// inside the repository). It need not exist yet.
+pub fn dir_of(root: &Path) -> Option<PathBuf> {
+    let mut at = root.to_path_buf();
+    for part in Path::new(CACHE_DIR).components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if !m.file_type().is_dir() => return None,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(_) => return None,
+        }
+    }
+    Some(root.join(CACHE_DIR))
+}
+
+/// This build of hydrate, as keys name it: by what it was compiled from
+/// (build.rs: `record_build_id`), never by the running executable, which
+/// in a program embedding the library is the host.
+pub fn build() -> &'static str {
+    env!("HYDRATE_BUILD_ID")
+}
+
+/// Creates cache directory `dir` with its `.gitignore` and `CACHEDIR.TAG`.
+pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {
+    let ignore = dir.join(".gitignore");
+    if ignore.is_file() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(
+        dir.join("CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n\
+         # hydrate's render cache; `hydrate cache clean` removes it.\n",
+    )?;
+    std::fs::write(ignore, "*\n")
+}
+
+/// Writes `bytes` to `path` in cache directory `dir` through a temporary
+/// file renamed into place ([`tempfile::NamedTempFile::persist`], as
+/// `output` writes files): private to the user (0600), named `.tmp-…` so
+/// that `clean` knows it. Best effort: whether it was written.
+pub fn write_in(dir: &Path, path: &Path, bytes: &[u8]) -> bool {
+    use std::io::Write as _;
+    tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.persist(path).map(drop).map_err(|e| e.error)
+        })
+        .is_ok()
+}
+
+/// `<64 hex>.in`, `.out`, `.val` or `.settled`: the only files eviction
+/// and `clean` delete besides the cache's own bookkeeping.
 fn is_entry_name(name: &str) -> bool {
     let stem = name
         .strip_suffix(".in")
         .or_else(|| name.strip_suffix(".out"))
-        .or_else(|| name.strip_suffix(".val"));
+        .or_else(|| name.strip_suffix(".val"))
+        .or_else(|| name.strip_suffix(".settled"));
     stem.is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
@@ -674,14 +717,7 @@ fn encode_rendered(r: &Rendered) -> Option<Writer> {
     }
     w.u64(r.warnings.len() as u64);
     for aw in &r.warnings {
-        let wn = &aw.warning;
-        w.str(wn.kind.as_str());
-        w.str(&wn.message);
-        match &wn.file {
-            Some(f) => w.opt_str(Some(f.to_str()?)),
-            None => w.opt_str(None),
-        }
-        w.u64(wn.line.map_or(0, |l| u64::from(l) + 1));
+        settled::write_warning(&mut w, &aw.warning)?;
     }
     w.u64(r.files_read.len() as u64);
     for p in &r.files_read {
@@ -731,22 +767,10 @@ fn decode_rendered(payload: &[u8], job: &Job, needs: Needs) -> Option<Rendered> 
     let n = r.count()?;
     let mut warnings = Vec::with_capacity(n);
     for _ in 0..n {
-        let kind = WarningKind::from_name(r.str()?)?;
-        let message = r.str()?.to_string();
-        let file = r.opt_str()?.map(PathBuf::from);
-        let line = match r.u64()? {
-            0 => None,
-            l => Some(u32::try_from(l - 1).ok()?),
-        };
         warnings.push(AppWarning {
             env: job.env.clone(),
             app: job.app.clone(),
-            warning: Warning {
-                kind,
-                message,
-                file,
-                line,
-            },
+            warning: settled::read_warning(&mut r)?,
         });
     }
     let n = r.count()?;

@@ -1,0 +1,299 @@
+//! What an environment's last clean run left, so that a run in which
+//! nothing the environment depends on changed need not render, look up or
+//! compare anything for it: ninja's "no work to do" and git's index, made
+//! per environment.
+//!
+//! A [`Settled`] record holds, for one environment writing a directory:
+//! - the stat of every input its apps' renders read (the files and
+//!   directories the cache's index names for them);
+//! - the stat of every entry of its output directory, taken before that
+//!   run compared the directory with what it rendered and found it equal;
+//! - what the report says of it (apps, resources, bytes, warnings).
+//!
+//! It is sealed (HMAC, as every cache entry) under the environment's
+//! [`key`]: hydrate's build, the render options, the environment's whole
+//! configuration and every job's resolved source. A record under another
+//! key, altered, or unauthentic is no record. It is only written when
+//! every stat in it is older than the run by at least [`super::RACY`], so
+//! a change made within one timestamp tick cannot hide behind it.
+//!
+//! When every input and every output entry still has its recorded stat,
+//! each render would read the same bytes (the cache's own promise for its
+//! entries), give the result it gave, and find the directory holding it:
+//! the environment is unchanged, and its report is the record's.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::entry::{self, Key, Kind, Reader, Writer};
+use super::inputs::{Name, Stat};
+use super::Secret;
+use crate::env::{AppWarning, Environment, Job};
+use crate::warning::{Warning, WarningKind};
+
+/// An environment's settled state (see the module).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settled {
+    /// Every input of its renders and its stat, sorted by name.
+    pub inputs: Vec<(Name, Stat)>,
+    /// Every entry of its output directory (the directory itself as the
+    /// empty path) and its `lstat`, in the order `output` walks them.
+    pub output: Vec<(PathBuf, Stat)>,
+    /// Apps rendered.
+    pub apps: usize,
+    /// Resources rendered.
+    pub resources: usize,
+    /// Bytes of manifests rendered.
+    pub bytes: usize,
+    /// The renders' warnings.
+    pub warnings: Vec<AppWarning>,
+}
+
+impl Settled {
+    /// Whether every input still has its recorded stat (stated on every
+    /// core: at 500 apps an environment reads thousands of files).
+    pub fn inputs_unchanged(&self) -> bool {
+        self.inputs
+            .par_iter()
+            .all(|(name, was)| Stat::of(Path::new(&**name)).as_ref() == Some(was))
+    }
+}
+
+/// The key an environment's record is sealed under: hydrate's build, the
+/// render options that change a result (`strict`), the environment's
+/// whole configuration and each of its jobs (app and resolved source, in
+/// plan order). Any change to them is another key, so the record is
+/// ignored.
+pub fn key(build: &str, env: &Environment, jobs: &[&Job], strict: bool) -> Key {
+    let mut h = Sha256::new();
+    h.update(b"hydrate settled environment\0");
+    h.update(build.as_bytes());
+    h.update(b"\0");
+    h.update(format!("{:?}\0{strict}\0{env:?}\0", crate::env::build_options(None)).as_bytes());
+    for j in jobs {
+        h.update(format!("{}\0{:?}\0{:?}\0", j.app, j.env, j.source).as_bytes());
+    }
+    h.finalize().into()
+}
+
+/// Where environment `env` writing directory `dir` keeps its record in
+/// cache directory `cache`: one file per environment and output, named by
+/// a hash of both (so a name needs no escaping).
+pub fn path(cache: &Path, env: &str, dir: &Path) -> PathBuf {
+    let mut h = Sha256::new();
+    h.update(b"hydrate settled record\0");
+    h.update(env.as_bytes());
+    h.update(b"\0");
+    h.update(dir.as_os_str().as_encoded_bytes());
+    let name: Key = h.finalize().into();
+    cache.join(format!("{}.settled", entry::hex(&name)))
+}
+
+/// The record at `path` sealed under `key`, if there is one and it is
+/// authentic.
+pub fn load(path: &Path, key: &Key, secret: &Secret) -> Option<Settled> {
+    let bytes = std::fs::read(path).ok()?;
+    let payload = entry::open(&bytes, Kind::Settled, key, secret).ok()?;
+    decode(payload)
+}
+
+/// `s` sealed under `key`, ready to be written; `None` when it cannot be
+/// stored faithfully (a path that is not UTF-8).
+pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
+    let names: usize = s.inputs.iter().map(|(n, _)| n.len() + 80).sum();
+    let mut w = Writer::for_entry(names + s.output.len() * 120 + 64);
+    w.u64(s.inputs.len() as u64);
+    for (name, st) in &s.inputs {
+        w.str(name.to_str()?);
+        write_stat(&mut w, st);
+    }
+    w.u64(s.output.len() as u64);
+    for (p, st) in &s.output {
+        w.str(p.to_str()?);
+        write_stat(&mut w, st);
+    }
+    for n in [s.apps, s.resources, s.bytes] {
+        w.u64(n as u64);
+    }
+    w.u64(s.warnings.len() as u64);
+    for aw in &s.warnings {
+        w.str(&aw.env);
+        w.str(&aw.app);
+        write_warning(&mut w, &aw.warning)?;
+    }
+    Some(w.seal(Kind::Settled, key, secret))
+}
+
+fn decode(payload: &[u8]) -> Option<Settled> {
+    let mut r = Reader::new(payload);
+    let n = r.count()?;
+    let mut inputs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = Name::from(std::ffi::OsStr::new(r.str()?));
+        inputs.push((name, read_stat(&mut r)?));
+    }
+    let n = r.count()?;
+    let mut output = Vec::with_capacity(n);
+    for _ in 0..n {
+        let p = PathBuf::from(r.str()?);
+        output.push((p, read_stat(&mut r)?));
+    }
+    let mut counts = [0usize; 3];
+    for c in &mut counts {
+        *c = usize::try_from(r.u64()?).ok()?;
+    }
+    let n = r.count()?;
+    let mut warnings = Vec::with_capacity(n);
+    for _ in 0..n {
+        let env = r.str()?.to_string();
+        let app = r.str()?.to_string();
+        warnings.push(AppWarning {
+            env,
+            app,
+            warning: read_warning(&mut r)?,
+        });
+    }
+    if !r.at_end() {
+        return None;
+    }
+    let [apps, resources, bytes] = counts;
+    Some(Settled {
+        inputs,
+        output,
+        apps,
+        resources,
+        bytes,
+        warnings,
+    })
+}
+
+fn write_stat(w: &mut Writer, s: &Stat) {
+    for v in s.id {
+        w.u64(v);
+    }
+    for (secs, nanos) in s.times {
+        w.u64(secs as u64);
+        w.u64(nanos as u64);
+    }
+}
+
+fn read_stat(r: &mut Reader) -> Option<Stat> {
+    let mut id = [0u64; 4];
+    for v in &mut id {
+        *v = r.u64()?;
+    }
+    let mut times = [(0i64, 0i64); 2];
+    for t in &mut times {
+        *t = (r.u64()? as i64, r.u64()? as i64);
+    }
+    Some(Stat { id, times })
+}
+
+/// A warning as entries store it: kind, message, file, line + 1 (0: none).
+pub(super) fn write_warning(w: &mut Writer, wn: &Warning) -> Option<()> {
+    w.str(wn.kind.as_str());
+    w.str(&wn.message);
+    match &wn.file {
+        Some(f) => w.opt_str(Some(f.to_str()?)),
+        None => w.opt_str(None),
+    }
+    w.u64(wn.line.map_or(0, |l| u64::from(l) + 1));
+    Some(())
+}
+
+/// A warning [`write_warning`] wrote.
+pub(super) fn read_warning(r: &mut Reader) -> Option<Warning> {
+    let kind = WarningKind::from_name(r.str()?)?;
+    let message = r.str()?.to_string();
+    let file = r.opt_str()?.map(PathBuf::from);
+    let line = match r.u64()? {
+        0 => None,
+        l => Some(u32::try_from(l - 1).ok()?),
+    };
+    Some(Warning {
+        kind,
+        message,
+        file,
+        line,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secret(b: u8) -> Secret {
+        Secret::from_text(&[b'a' + b; 32]).unwrap()
+    }
+
+    fn stat(n: u64) -> Stat {
+        Stat {
+            id: [1, n, 10 + n, 0o100644],
+            times: [(1_700_000_000, 5), (-3, 999_999_999)],
+        }
+    }
+
+    fn record() -> Settled {
+        Settled {
+            inputs: vec![(Name::from(std::ffi::OsStr::new("apps/web/base")), stat(1))],
+            output: vec![(PathBuf::new(), stat(2)), ("web/m.yaml".into(), stat(3))],
+            apps: 1,
+            resources: 4,
+            bytes: 300,
+            warnings: vec![AppWarning {
+                env: "dev".into(),
+                app: "web".into(),
+                warning: Warning {
+                    kind: WarningKind::Deprecation,
+                    message: "'commonLabels' is deprecated".into(),
+                    file: Some("apps/web/kustomization.yaml".into()),
+                    line: Some(0),
+                },
+            }],
+        }
+    }
+
+    #[test]
+    fn a_record_opens_only_under_its_key_and_secret() {
+        let d = tempfile::tempdir().unwrap();
+        let p = path(d.path(), "dev", Path::new("rendered/dev"));
+        let k = [7u8; 32];
+        std::fs::write(&p, encode(&record(), &k, &secret(1)).unwrap()).unwrap();
+        assert_eq!(load(&p, &k, &secret(1)), Some(record()));
+        assert_eq!(load(&p, &[8u8; 32], &secret(1)), None, "another key");
+        assert_eq!(load(&p, &k, &secret(2)), None, "another secret");
+        let mut bytes = std::fs::read(&p).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&p, bytes).unwrap();
+        assert_eq!(load(&p, &k, &secret(1)), None, "altered");
+    }
+
+    #[test]
+    fn each_environment_and_output_has_its_own_record() {
+        let c = Path::new("c");
+        let dev = path(c, "dev", Path::new("rendered/dev"));
+        assert_ne!(dev, path(c, "prod", Path::new("rendered/dev")));
+        assert_ne!(dev, path(c, "dev", Path::new("rendered/dev2")));
+        assert!(dev.to_string_lossy().ends_with(".settled"));
+    }
+
+    #[test]
+    fn inputs_are_unchanged_until_one_is_touched() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("k.yaml");
+        std::fs::write(&f, "a").unwrap();
+        let name = Name::from(f.as_os_str());
+        let s = Settled {
+            inputs: vec![(name, Stat::of(&f).unwrap())],
+            ..Settled::default()
+        };
+        assert!(s.inputs_unchanged());
+        std::fs::write(&f, "b").unwrap();
+        assert!(!s.inputs_unchanged(), "rewritten");
+        std::fs::remove_file(&f).unwrap();
+        assert!(!s.inputs_unchanged(), "removed");
+    }
+}

@@ -1,0 +1,66 @@
+//! The stat of every entry of a directory output, as `render` records it
+//! for an environment found unchanged ([`crate::env::cache::settled`]) and
+//! compares it on the next run: any file or directory written, added,
+//! removed, renamed or relinked there since moves some entry's stat.
+
+use std::path::{Path, PathBuf};
+
+use super::dir::target;
+use crate::env::cache::Stat;
+
+/// Every entry of output directory `dir` (relative to `base`), the
+/// directory itself first as the empty path, then each entry below it in
+/// file-name order, with its `lstat` (a symlink's own, never followed).
+/// `None` when the directory fails [`target`]'s checks, is missing, or an
+/// entry cannot be read: then there is nothing to compare.
+pub fn stat_tree(base: &Path, dir: &Path) -> Option<Vec<(PathBuf, Stat)>> {
+    let root = target(base, dir).ok()?;
+    let walk = walkdir::WalkDir::new(&root)
+        .follow_links(false)
+        .sort_by_file_name();
+    let mut out = Vec::new();
+    for e in walk {
+        let e = e.ok()?;
+        let rel = e.path().strip_prefix(&root).ok()?.to_path_buf();
+        let stat = Stat::of_metadata(&e.metadata().ok()?)?;
+        out.push((rel, stat));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_change_below_the_directory_moves_the_tree_stat() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out/dev");
+        std::fs::create_dir_all(out.join("web")).unwrap();
+        std::fs::write(out.join("web/m.yaml"), "a\n").unwrap();
+        let dir = Path::new("out/dev");
+        let first = stat_tree(tmp.path(), dir).unwrap();
+        let names: Vec<_> = first.iter().map(|(p, _)| p.clone()).collect();
+        let want: Vec<PathBuf> = ["", "web", "web/m.yaml"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(names, want);
+        assert_eq!(stat_tree(tmp.path(), dir).unwrap(), first, "stable");
+        std::fs::write(out.join("web/m.yaml"), "b\n").unwrap();
+        assert_ne!(stat_tree(tmp.path(), dir).unwrap(), first, "rewritten");
+        let second = stat_tree(tmp.path(), dir).unwrap();
+        std::fs::write(out.join("web/n.yaml"), "").unwrap();
+        assert_ne!(stat_tree(tmp.path(), dir).unwrap(), second, "a new file");
+        assert_eq!(stat_tree(tmp.path(), Path::new("out/missing")), None);
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&out, tmp.path().join("out/via")).unwrap();
+            assert_eq!(
+                stat_tree(tmp.path(), Path::new("out/via")),
+                None,
+                "a symlink"
+            );
+        }
+    }
+}

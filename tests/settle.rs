@@ -1,0 +1,186 @@
+//! Environments answered by the record of their last clean run
+//! (`.hydrate/cache/*.settled`): a run in which nothing an environment
+//! depends on changed renders, looks up and compares nothing for it and
+//! reports what the long way reports; any change to an input, to the
+//! output directory or to the configuration takes the long way again.
+
+use std::path::{Path, PathBuf};
+
+use hydrate::env;
+
+use crate::support::{demo_copy, render_at};
+
+/// Waits until what was just written is older than the racy window:
+/// stats younger than it never go into a record.
+fn age() {
+    std::thread::sleep(env::cache::RACY + std::time::Duration::from_millis(100));
+}
+
+fn cache_files(root: &Path, ext: &str) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(root.join(".hydrate/cache")) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    v.sort();
+    v
+}
+
+/// One `hydrate render`: (stdout, stderr), asserting success.
+fn render(root: &Path, args: &[&str]) -> (String, String) {
+    let out = render_at(root).args(args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    (stdout, stderr)
+}
+
+/// The demo rendered, then found unchanged once it is old enough: every
+/// environment then has its record.
+fn settled_demo() -> (tempfile::TempDir, (String, String)) {
+    let repo = demo_copy();
+    let root = repo.path();
+    // A warning, so that replaying them is checked too.
+    let dev = root.join("testdata/apps/redis/overlays/dev/kustomization.yaml");
+    let mut k = std::fs::read_to_string(&dev).unwrap();
+    k.push_str("commonLabels:\n  tier: cache\n");
+    std::fs::write(&dev, k).unwrap();
+    render(root, &[]);
+    assert!(
+        cache_files(root, "settled").is_empty(),
+        "just written: racy"
+    );
+    age();
+    let unchanged = render(root, &[]);
+    assert_eq!(
+        unchanged.0.matches(": unchanged").count(),
+        3,
+        "{}",
+        unchanged.0
+    );
+    assert_eq!(cache_files(root, "settled").len(), 3);
+    (repo, unchanged)
+}
+
+#[test]
+fn an_unchanged_environment_is_answered_by_its_record_alone() {
+    let (repo, long_way) = settled_demo();
+    let root = repo.path();
+    assert!(long_way.1.contains("commonLabels"), "{}", long_way.1);
+    // Without its rendered results, a run that looked anything up would
+    // render and store them again.
+    for e in cache_files(root, "out") {
+        std::fs::remove_file(e).unwrap();
+    }
+    let index = root.join(".hydrate/cache/index");
+    let index_before = std::fs::read(&index).unwrap();
+    let settled = render(root, &[]);
+    assert_eq!(settled, long_way, "the same report and warnings");
+    assert!(cache_files(root, "out").is_empty(), "nothing rendered");
+    assert_eq!(std::fs::read(&index).unwrap(), index_before);
+}
+
+#[test]
+fn a_changed_input_takes_the_long_way_for_the_environments_that_read_it() {
+    let (repo, _) = settled_demo();
+    let root = repo.path();
+    let before = cache_files(root, "settled");
+    let api = root.join("testdata/apps/api/overlays/production/kustomization.yaml");
+    let mut k = std::fs::read_to_string(&api).unwrap();
+    k.push_str("commonAnnotations:\n  settled: \"no\"\n");
+    std::fs::write(&api, k).unwrap();
+    let (out, _) = render(root, &[]);
+    assert!(
+        out.contains("rendered/production: 1 files changed"),
+        "{out}"
+    );
+    assert_eq!(out.matches(": unchanged").count(), 2, "{out}");
+    let manifest = root.join("rendered/production/api/manifest.yaml");
+    assert!(std::fs::read_to_string(manifest)
+        .unwrap()
+        .contains("settled: \"no\""));
+    // The written environment's record is gone (removed before it was
+    // staged, not written again: its files are new).
+    assert_eq!(cache_files(root, "settled").len(), before.len() - 1);
+}
+
+#[test]
+fn a_hand_edit_or_a_new_file_in_the_output_is_seen() {
+    let (repo, _) = settled_demo();
+    let root = repo.path();
+    let manifest = root.join("rendered/dev/api/manifest.yaml");
+    let original = std::fs::read(&manifest).unwrap();
+    // Same length, so only the stat's times can tell.
+    let mut edited = original.clone();
+    let at = edited.iter().position(|b| *b == b'a').unwrap();
+    edited[at] = b'b';
+    std::fs::write(&manifest, &edited).unwrap();
+    let (out, _) = render(root, &[]);
+    assert!(out.contains("rendered/dev: 1 files changed"), "{out}");
+    assert_eq!(std::fs::read(&manifest).unwrap(), original, "restored");
+
+    // A file hydrate did not write: the long way (which leaves it alone).
+    for e in cache_files(root, "out") {
+        std::fs::remove_file(e).unwrap();
+    }
+    let stray = root.join("rendered/staging/stray.yaml");
+    std::fs::write(&stray, "kind: Stray\n").unwrap();
+    let (out, _) = render(root, &[]);
+    assert!(out.contains("rendered/staging: unchanged"), "{out}");
+    assert!(
+        !cache_files(root, "out").is_empty(),
+        "looked up and rendered"
+    );
+    assert!(stray.exists(), "not hydrate's file: left alone");
+}
+
+#[test]
+fn another_configuration_or_option_is_another_record() {
+    let (repo, long_way) = settled_demo();
+    let root = repo.path();
+    for e in cache_files(root, "out") {
+        std::fs::remove_file(e).unwrap();
+    }
+    // --strict changes what the guards refuse: not the recorded run.
+    let (out, _) = render(root, &["--strict"]);
+    assert_eq!(out, long_way.0);
+    assert!(!cache_files(root, "out").is_empty(), "rendered again");
+    for e in cache_files(root, "out") {
+        std::fs::remove_file(e).unwrap();
+    }
+    // A setting of the environment: its layout (one file per resource).
+    let dev = root.join("environments/dev.yaml");
+    let text = std::fs::read_to_string(&dev).unwrap();
+    let text = text.replacen(
+        "  dir: rendered/dev\n",
+        "  dir: rendered/dev\n  layout: resources\n",
+        1,
+    );
+    std::fs::write(&dev, text).unwrap();
+    let (out, _) = render(root, &[]);
+    assert!(!out.contains("rendered/dev: unchanged"), "{out}");
+    assert!(!root.join("rendered/dev/api/manifest.yaml").exists());
+}
+
+#[test]
+fn a_record_sealed_under_another_secret_is_no_record() {
+    let (repo, long_way) = settled_demo();
+    let root = repo.path();
+    for e in cache_files(root, "out") {
+        std::fs::remove_file(e).unwrap();
+    }
+    let out = render_at(root)
+        .env(
+            "HYDRATE_CACHE_KEY",
+            "another-key-0123456789abcdef0123456789abcdef",
+        )
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), long_way.0);
+    assert!(!cache_files(root, "out").is_empty(), "rendered again");
+}
