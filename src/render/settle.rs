@@ -95,15 +95,21 @@ impl<'a> Settle<'a> {
     /// The environments whose record still holds, with their reports
     /// (read from the record: nothing of theirs needs to run).
     pub fn check(&self, root: &std::path::Path) -> BTreeMap<String, EnvReport> {
-        self.eligible
+        let records: Vec<(&str, &Eligible, Settled)> = self
+            .eligible
             .par_iter()
             .filter_map(|(name, it)| {
                 let s = settled::load(&it.path, &it.key, &self.secret)?;
-                if !s.inputs_unchanged() || output::stat_tree(root, &it.dir)? != s.output {
-                    return None;
-                }
-                Some((name.to_string(), report(it.env, s)))
+                Some((*name, it, s))
             })
+            .collect();
+        let now = settled::current_stats(records.iter().map(|(_, _, s)| s));
+        records
+            .into_par_iter()
+            .filter(|(_, it, s)| {
+                s.inputs_unchanged(&now) && output::tree_unchanged(root, &it.dir, &s.output)
+            })
+            .map(|(name, it, s)| (name.to_string(), report(it.env, s)))
             .collect()
     }
 

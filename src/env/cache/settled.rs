@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::entry::{self, Key, Kind, Reader, Writer};
-use super::inputs::{Name, Stat};
+use super::inputs::{Name, PathMap, Stat};
 use super::Secret;
 use crate::env::{AppWarning, Environment, Job};
 use crate::warning::{Warning, WarningKind};
@@ -51,13 +51,30 @@ pub struct Settled {
     pub warnings: Vec<AppWarning>,
 }
 
+/// The stats of the inputs of several records, each path stated once
+/// (environments share charts, components and bases), on every core.
+pub fn current_stats<'s>(records: impl IntoIterator<Item = &'s Settled>) -> PathMap<Option<Stat>> {
+    let mut names: Vec<&Name> = records
+        .into_iter()
+        .flat_map(|s| s.inputs.iter().map(|(n, _)| n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_par_iter()
+        .map(|n| (n.clone(), Stat::of(Path::new(&**n))))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
+}
+
 impl Settled {
-    /// Whether every input still has its recorded stat (stated on every
-    /// core: at 500 apps an environment reads thousands of files).
-    pub fn inputs_unchanged(&self) -> bool {
+    /// Whether every input still has its recorded stat, by `now` (from
+    /// [`current_stats`] of this record, and maybe others).
+    pub fn inputs_unchanged(&self, now: &PathMap<Option<Stat>>) -> bool {
         self.inputs
-            .par_iter()
-            .all(|(name, was)| Stat::of(Path::new(&**name)).as_ref() == Some(was))
+            .iter()
+            .all(|(name, was)| now.get(&**name).is_some_and(|s| s.as_ref() == Some(was)))
     }
 }
 
@@ -290,10 +307,17 @@ mod tests {
             inputs: vec![(name, Stat::of(&f).unwrap())],
             ..Settled::default()
         };
-        assert!(s.inputs_unchanged());
+        let other = Settled {
+            inputs: vec![(Name::from(d.path().as_os_str()), Stat::of(d.path()).unwrap())],
+            ..Settled::default()
+        };
+        let now = || current_stats([&s, &other, &s]);
+        assert_eq!(now().len(), 2, "each path once");
+        assert!(s.inputs_unchanged(&now()));
         std::fs::write(&f, "b").unwrap();
-        assert!(!s.inputs_unchanged(), "rewritten");
+        assert!(!s.inputs_unchanged(&now()), "rewritten");
         std::fs::remove_file(&f).unwrap();
-        assert!(!s.inputs_unchanged(), "removed");
+        assert!(!s.inputs_unchanged(&now()), "removed");
+        assert!(!s.inputs_unchanged(&PathMap::default()), "not stated");
     }
 }
