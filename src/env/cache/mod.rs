@@ -64,7 +64,7 @@ use crate::yaml::Node;
 pub const CACHE_DIR: &str = ".hydrate/cache";
 
 pub use self::entry::Key;
-pub use self::inputs::{Name, PathMap, Stat, RACY};
+pub use self::inputs::{Name, Stat, RACY};
 pub use self::secret::Secret;
 
 /// The index's file name in the cache directory.

@@ -51,30 +51,46 @@ pub struct Settled {
     pub warnings: Vec<AppWarning>,
 }
 
+/// What the inputs of some records hold now: each one's stat (`None`
+/// when it cannot be stated).
+#[derive(Default)]
+pub struct CurrentStats(PathMap<Option<Stat>>);
+
+impl CurrentStats {
+    /// How many paths were stated.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none was.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The stats of the inputs of several records, each path stated once
 /// (environments share charts, components and bases), on every core.
-pub fn current_stats<'s>(records: impl IntoIterator<Item = &'s Settled>) -> PathMap<Option<Stat>> {
+pub fn current_stats<'s>(records: impl IntoIterator<Item = &'s Settled>) -> CurrentStats {
     let mut names: Vec<&Name> = records
         .into_iter()
         .flat_map(|s| s.inputs.iter().map(|(n, _)| n))
         .collect();
     names.sort_unstable();
     names.dedup();
-    names
+    let stated: Vec<_> = names
         .into_par_iter()
         .map(|n| (n.clone(), Stat::of(Path::new(&**n))))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .collect()
+        .collect();
+    CurrentStats(stated.into_iter().collect())
 }
 
 impl Settled {
     /// Whether every input still has its recorded stat, by `now` (from
     /// [`current_stats`] of this record, and maybe others).
-    pub fn inputs_unchanged(&self, now: &PathMap<Option<Stat>>) -> bool {
+    pub fn inputs_unchanged(&self, now: &CurrentStats) -> bool {
         self.inputs
             .iter()
-            .all(|(name, was)| now.get(&**name).is_some_and(|s| s.as_ref() == Some(was)))
+            .all(|(name, was)| now.0.get(&**name).is_some_and(|s| s.as_ref() == Some(was)))
     }
 }
 
@@ -308,7 +324,10 @@ mod tests {
             ..Settled::default()
         };
         let other = Settled {
-            inputs: vec![(Name::from(d.path().as_os_str()), Stat::of(d.path()).unwrap())],
+            inputs: vec![(
+                Name::from(d.path().as_os_str()),
+                Stat::of(d.path()).unwrap(),
+            )],
             ..Settled::default()
         };
         let now = || current_stats([&s, &other, &s]);
@@ -318,6 +337,6 @@ mod tests {
         assert!(!s.inputs_unchanged(&now()), "rewritten");
         std::fs::remove_file(&f).unwrap();
         assert!(!s.inputs_unchanged(&now()), "removed");
-        assert!(!s.inputs_unchanged(&PathMap::default()), "not stated");
+        assert!(!s.inputs_unchanged(&CurrentStats::default()), "not stated");
     }
 }
