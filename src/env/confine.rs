@@ -22,17 +22,19 @@ pub struct ConfigPath {
 /// Whether paths under one root stay inside it (see [`Confine::problem`]):
 /// the root is resolved once, and the directories the paths share once
 /// each.
-pub struct Confine<'a> {
-    root: &'a Path,
+pub struct Confine {
+    /// The root made absolute once (resolving a relative path asks for the
+    /// working directory each time).
+    abs_root: PathBuf,
     real_root: PathBuf,
     real: Realpath,
 }
 
-impl<'a> Confine<'a> {
+impl Confine {
     /// The check for paths relative to `root`.
-    pub fn new(root: &'a Path) -> Confine<'a> {
+    pub fn new(root: &Path) -> Confine {
         Confine {
-            root,
+            abs_root: std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()),
             real_root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
             real: Realpath::default(),
         }
@@ -45,13 +47,24 @@ impl<'a> Confine<'a> {
 
     /// `rel` reaches outside through a symlink.
     fn link_problem(&self, rel: &Path) -> Option<String> {
-        let root = self.root;
-        let existing = longest_existing(&root.join(rel))?;
-        let real = self.real.resolve(&existing)?;
+        let full = self.abs_root.join(rel);
+        // Most paths exist: resolved whole, they need no probe for the
+        // longest part that does.
+        let (existing, real) = match self.real.resolve(&full) {
+            Some(real) => (full, real),
+            None => {
+                let existing = longest_existing(&full)?;
+                let real = self.real.resolve(&existing)?;
+                (existing, real)
+            }
+        };
         (!real.starts_with(&self.real_root)).then(|| {
             format!(
                 "leaves the repository through a symlink (`{}` is `{}`)",
-                existing.strip_prefix(root).unwrap_or(&existing).display(),
+                existing
+                    .strip_prefix(&self.abs_root)
+                    .unwrap_or(&existing)
+                    .display(),
                 real.display()
             )
         })
