@@ -103,13 +103,15 @@ impl<'a> Settle<'a> {
                 Some((*name, it, s))
             })
             .collect();
-        let now = settled::current_stats(records.iter().map(|(_, _, s)| s));
+        let fresh =
+            settled::inputs_unchanged(&records.iter().map(|(_, _, s)| s).collect::<Vec<_>>());
         records
             .into_par_iter()
-            .filter(|(_, it, s)| {
-                s.inputs_unchanged(&now) && output::tree_unchanged(root, &it.dir, &s.output)
+            .zip(fresh)
+            .filter(|((_, it, s), fresh)| {
+                *fresh && output::tree_unchanged(root, &it.dir, &s.output)
             })
-            .map(|(name, it, s)| (name.to_string(), report(it.env, s)))
+            .map(|((name, it, s), _)| (name.to_string(), report(it.env, s)))
             .collect()
     }
 

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::entry::{self, Key, Kind, Reader, Writer};
-use super::inputs::{Name, PathMap, Stat};
+use super::inputs::{Name, Stat};
 use super::Secret;
 use crate::env::{AppWarning, Environment, Job};
 use crate::warning::{Warning, WarningKind};
@@ -51,46 +51,136 @@ pub struct Settled {
     pub warnings: Vec<AppWarning>,
 }
 
-/// What the inputs of some records hold now: each one's stat (`None`
-/// when it cannot be stated).
-#[derive(Default)]
-pub struct CurrentStats(PathMap<Option<Stat>>);
-
-impl CurrentStats {
-    /// How many paths were stated.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether none was.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// The stats of the inputs of several records, each path stated once
-/// (environments share charts, components and bases), on every core.
-pub fn current_stats<'s>(records: impl IntoIterator<Item = &'s Settled>) -> CurrentStats {
+/// Which of `records` have every input still at its recorded stat. Each
+/// path is stated once for all of them (environments share charts,
+/// components and bases), on every core, in name order a chunk at a time;
+/// once every record has a changed input, nothing more is stated.
+pub fn inputs_unchanged(records: &[&Settled]) -> Vec<bool> {
     let mut names: Vec<&Name> = records
-        .into_iter()
+        .iter()
         .flat_map(|s| s.inputs.iter().map(|(n, _)| n))
         .collect();
-    names.sort_unstable();
+    // Each record's inputs are sorted: a stable sort finds those runs and
+    // merges them.
+    names.sort();
     names.dedup();
-    let stated: Vec<_> = names
-        .into_par_iter()
-        .map(|n| (n.clone(), Stat::of(Path::new(&**n))))
-        .collect();
-    CurrentStats(stated.into_iter().collect())
+    let from = Base::of(&names);
+    let mut ok: Vec<bool> = records.iter().map(|s| is_sorted(&s.inputs)).collect();
+    // Each record's next input to compare.
+    let mut at: Vec<usize> = vec![0; records.len()];
+    for chunk in names.chunks(CHUNK) {
+        if !ok.contains(&true) {
+            break;
+        }
+        let stated: Vec<Option<Stat>> = chunk.par_iter().map(|n| from.stat(n)).collect();
+        for ((s, ok), at) in records.iter().zip(&mut ok).zip(&mut at) {
+            // Both in name order: one pass, no hashing of paths.
+            let mut here = chunk.iter().zip(&stated);
+            while let (true, Some((name, was))) = (*ok, s.inputs.get(*at)) {
+                if chunk.last().is_some_and(|last| name > *last) {
+                    break;
+                }
+                *ok = here
+                    .find(|(n, _)| **n >= name)
+                    .is_some_and(|(n, now)| *n == name && now.as_ref() == Some(was));
+                *at += 1;
+            }
+        }
+    }
+    ok.iter()
+        .zip(records)
+        .zip(&at)
+        .map(|((ok, s), at)| *ok && *at == s.inputs.len())
+        .collect()
 }
 
-impl Settled {
-    /// Whether every input still has its recorded stat, by `now` (from
-    /// [`current_stats`] of this record, and maybe others).
-    pub fn inputs_unchanged(&self, now: &CurrentStats) -> bool {
-        self.inputs
-            .iter()
-            .all(|(name, was)| now.0.get(&**name).is_some_and(|s| s.as_ref() == Some(was)))
+/// Names stated per round (a round's stats are compared before the next);
+/// small under test, so that a test crosses rounds with a few files.
+const CHUNK: usize = if cfg!(test) { 64 } else { 8192 };
+
+/// Whether `inputs` are sorted by name, each once (as a record holds
+/// them; any other order is not trusted to compare).
+fn is_sorted(inputs: &[(Name, Stat)]) -> bool {
+    inputs.windows(2).all(|w| match w {
+        [a, b] => a.0 < b.0,
+        _ => true,
+    })
+}
+
+/// The directory every name is under, opened once, so that each stat
+/// walks only what follows it (the repository root, typically: its own
+/// path is then not walked from `/` a hundred thousand times).
+struct Base {
+    /// The directory's path as the names spell it, up to its final `/`.
+    #[cfg(target_os = "linux")]
+    prefix: Vec<u8>,
+    #[cfg(target_os = "linux")]
+    dir: Option<std::fs::File>,
+}
+
+impl Base {
+    /// The longest directory the sorted `names` that are absolute all start
+    /// with, spelled the same (their bytes, up to a `/`): each of them is
+    /// then that directory's path joined with the rest of it, exactly.
+    /// (Relative names are stated from the working directory as before.)
+    #[cfg(target_os = "linux")]
+    fn of(names: &[&Name]) -> Base {
+        // Sorted by bytes: the names starting with `/` are one run.
+        let first_byte = |n: &&Name| n.as_encoded_bytes().first().copied();
+        let start = names.partition_point(|n| first_byte(n) < Some(b'/'));
+        let end = names.partition_point(|n| first_byte(n) <= Some(b'/'));
+        let (Some(first), Some(last)) = (
+            names.get(start),
+            end.checked_sub(1)
+                .and_then(|e| names.get(e).filter(|_| e >= start)),
+        ) else {
+            return Base {
+                prefix: Vec::new(),
+                dir: None,
+            };
+        };
+        let (a, b) = (first.as_encoded_bytes(), last.as_encoded_bytes());
+        let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let prefix: Vec<u8> = match a
+            .get(..common)
+            .and_then(|c| c.iter().rposition(|&x| x == b'/'))
+        {
+            // At least `/x/`: the root directory itself gains nothing.
+            Some(slash) if slash > 0 => a.get(..=slash).unwrap_or_default().to_vec(),
+            _ => Vec::new(),
+        };
+        let dir = match prefix.is_empty() {
+            true => None,
+            false => {
+                use std::os::unix::ffi::OsStrExt;
+                std::fs::File::open(std::ffi::OsStr::from_bytes(&prefix)).ok()
+            }
+        };
+        Base { prefix, dir }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn of(_names: &[&Name]) -> Base {
+        Base {}
+    }
+
+    /// [`Stat::of`] `name`.
+    #[cfg(target_os = "linux")]
+    fn stat(&self, name: &Name) -> Option<Stat> {
+        use std::os::fd::AsFd;
+        use std::os::unix::ffi::OsStrExt;
+        let rest = name.as_encoded_bytes().strip_prefix(self.prefix.as_slice());
+        match (&self.dir, rest) {
+            (Some(dir), Some(rest)) if !rest.is_empty() => {
+                Stat::at(dir.as_fd(), Path::new(std::ffi::OsStr::from_bytes(rest)))
+            }
+            _ => Stat::of(Path::new(&**name)),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn stat(&self, name: &Name) -> Option<Stat> {
+        Stat::of(Path::new(&**name))
     }
 }
 
@@ -314,8 +404,50 @@ mod tests {
     }
 
     #[test]
+    fn stats_from_the_common_directory_are_the_paths_stats() {
+        let d = tempfile::tempdir().unwrap();
+        let sub = d.path().join("apps/web");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("k.yaml"), "a").unwrap();
+        let names: Vec<Name> = [
+            "apps/web/k.yaml",
+            "apps/web/../web/k.yaml",
+            "apps/web/.",
+            "apps",
+            "apps/gone",
+        ]
+        .iter()
+        .map(|r| Name::from(d.path().join(r).as_os_str()))
+        .chain([Name::from(std::ffi::OsStr::new("/"))])
+        .collect();
+        let mut sorted: Vec<&Name> = names.iter().collect();
+        sorted.sort_unstable();
+        let absolute: Vec<&Name> = sorted
+            .iter()
+            .copied()
+            .filter(|n| {
+                n.as_encoded_bytes().starts_with(b"/")
+                    && **n != Name::from(std::ffi::OsStr::new("/"))
+            })
+            .collect();
+        for one in [&sorted[..], &sorted[..2], &sorted[1..3], &absolute[..]] {
+            let base = Base::of(one);
+            for n in &names {
+                assert_eq!(base.stat(n), Stat::of(Path::new(&**n)), "{n:?}");
+            }
+        }
+        #[cfg(target_os = "linux")]
+        assert_eq!(
+            Base::of(&absolute).prefix,
+            format!("{}/", d.path().display()).into_bytes(),
+            "the absolute names share their directory"
+        );
+    }
+
+    #[test]
     fn inputs_are_unchanged_until_one_is_touched() {
         let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("many")).unwrap();
         let f = d.path().join("k.yaml");
         std::fs::write(&f, "a").unwrap();
         let name = Name::from(f.as_os_str());
@@ -330,13 +462,32 @@ mod tests {
             )],
             ..Settled::default()
         };
-        let now = || current_stats([&s, &other, &s]);
-        assert_eq!(now().len(), 2, "each path once");
-        assert!(s.inputs_unchanged(&now()));
+        assert_eq!(inputs_unchanged(&[&s, &other, &s]), [true, true, true]);
         std::fs::write(&f, "b").unwrap();
-        assert!(!s.inputs_unchanged(&now()), "rewritten");
+        assert_eq!(inputs_unchanged(&[&s, &other]), [false, true], "rewritten");
         std::fs::remove_file(&f).unwrap();
-        assert!(!s.inputs_unchanged(&now()), "removed");
-        assert!(!s.inputs_unchanged(&CurrentStats::default()), "not stated");
+        assert_eq!(inputs_unchanged(&[&s]), [false], "removed");
+        let mut unsorted = other.clone();
+        unsorted.inputs.push(unsorted.inputs[0].clone());
+        assert_eq!(inputs_unchanged(&[&unsorted]), [false], "not in order");
+        // More inputs than one round states: every one is compared.
+        let many: Vec<(Name, Stat)> = (0..CHUNK + 10)
+            .map(|i| {
+                let p = d.path().join(format!("many/f{i:06}"));
+                std::fs::write(&p, "").unwrap();
+                (Name::from(p.as_os_str()), Stat::of(&p).unwrap())
+            })
+            .collect();
+        let big = Settled {
+            inputs: many.clone(),
+            ..Settled::default()
+        };
+        let few = Settled {
+            inputs: many[..1].to_vec(),
+            ..Settled::default()
+        };
+        assert_eq!(inputs_unchanged(&[&big, &few]), [true, true]);
+        std::fs::write(d.path().join(format!("many/f{:06}", CHUNK + 5)), "x").unwrap();
+        assert_eq!(inputs_unchanged(&[&big, &few]), [false, true]);
     }
 }
