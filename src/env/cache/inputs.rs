@@ -193,10 +193,8 @@ impl std::hash::Hasher for Fx {
 /// Content hashes of paths, each computed once per run, and not at all
 /// when the stat index vouches for them.
 pub struct Hasher {
-    /// By the path's bytes (hashing a `Path` walks its components): the
-    /// hash, and the stat taken before it when that stat can be trusted
-    /// ([`RACY`]; what [`Hasher::trusted_stat`] answers).
-    memo: Mutex<PathMap<(Option<Stat>, Key)>>,
+    /// By the path's bytes (hashing a `Path` walks its components).
+    memo: Mutex<PathMap<Key>>,
     /// Where directories really are (a directory named several ways is
     /// listed once).
     canon: Realpath,
@@ -304,7 +302,7 @@ impl Hasher {
     /// to keep if the memo has none yet).
     pub fn entry(&self, name: &OsStr, shared: Option<&Name>) -> (Name, Key) {
         let memo = self.memo.lock().ok();
-        if let Some((n, (_, k))) = memo.as_ref().and_then(|m| m.get_key_value(name)) {
+        if let Some((n, k)) = memo.as_ref().and_then(|m| m.get_key_value(name)) {
             return (n.clone(), *k);
         }
         drop(memo);
@@ -329,19 +327,36 @@ impl Hasher {
         if let Some(s) = stat {
             self.learn(&name, s, k);
         }
-        let trusted = stat.filter(|s| s.before(self.trust_before));
         if let Ok(mut m) = self.memo.lock() {
-            m.insert(name.clone(), (trusted, k));
+            m.insert(name.clone(), k);
         }
         (name, k)
     }
 
-    /// The stat `name` had when this run hashed it (or the stat index
-    /// vouched for it), if this run did and that stat can be trusted: what
-    /// it must still be for the hash to still hold.
-    pub fn trusted_stat(&self, name: &OsStr) -> Option<Stat> {
+    /// For each of `names` (sorted, each once): a stat it had when this
+    /// run hashed it or the stat index vouched for it, under the hash this
+    /// run found, old enough to be trusted ([`RACY`]); `None` unless every
+    /// one has such a stat. What the stat must still be for the hash to
+    /// still hold. Read from what the run learnt and the stat index, so
+    /// the memo keeps no stats: a path the index knows under the same hash
+    /// gets the index's stat even when this run saw a younger one with the
+    /// same bytes, which can only make a later comparison fail.
+    pub fn trusted_stats(&self, names: &[&Name]) -> Option<Vec<(Name, Stat)>> {
         let memo = self.memo.lock().ok()?;
-        memo.get(name).and_then(|(s, _)| *s)
+        let seen = self.seen.lock().ok()?;
+        // Learnt this run (only trusted stats are): few, on an unchanged run.
+        let learnt: PathMap<(Stat, Key)> = seen
+            .iter()
+            .map(|(n, st, k)| (n.clone(), (*st, *k)))
+            .collect();
+        names
+            .iter()
+            .map(|n| {
+                let k = memo.get(&***n)?;
+                let (st, known) = learnt.get(&***n).or_else(|| self.prior.get(&***n))?;
+                (known == k && st.before(self.trust_before)).then(|| ((*n).clone(), *st))
+            })
+            .collect()
     }
 
     /// A hash of what a render could observe at `path`:

@@ -304,10 +304,7 @@ impl Cache {
         }
         names.sort_unstable();
         names.dedup();
-        names
-            .into_iter()
-            .map(|n| Some((n.clone(), self.hasher.trusted_stat(n)?)))
-            .collect()
+        self.hasher.trusted_stats(&names)
     }
 
     /// The key of a job: this build, the render options and the job's
