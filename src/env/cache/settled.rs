@@ -225,12 +225,19 @@ pub fn load(path: &Path, key: &Key, secret: &Secret) -> Option<Settled> {
 /// `s` sealed under `key`, ready to be written; `None` when it cannot be
 /// stored faithfully (a path that is not UTF-8).
 pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
-    let names: usize = s.inputs.iter().map(|(n, _)| n.len() + 80).sum();
+    let names: usize = s.inputs.iter().map(|(n, _)| n.len() / 2 + 80).sum();
     let mut w = Writer::for_entry(names + s.output.len() * 120 + 64);
     w.u64(s.inputs.len() as u64);
+    // Sorted names share long prefixes: each is stored as the length it
+    // shares with the one before and the rest (a record is half the size).
+    let mut last: &[u8] = &[];
     for (name, st) in &s.inputs {
-        w.str(name.to_str()?);
+        let name = name.to_str()?.as_bytes();
+        let shared = name.iter().zip(last).take_while(|(a, b)| a == b).count();
+        w.u64(shared as u64);
+        w.bytes(name.get(shared..)?);
         write_stat(&mut w, st);
+        last = name;
     }
     w.u64(s.output.len() as u64);
     for (p, st) in &s.output {
@@ -253,9 +260,16 @@ fn decode(payload: &[u8]) -> Option<Settled> {
     let mut r = Reader::new(payload);
     let n = r.count()?;
     let mut inputs = Vec::with_capacity(n);
+    let mut name: Vec<u8> = Vec::new();
     for _ in 0..n {
-        let name = Name::from(std::ffi::OsStr::new(r.str()?));
-        inputs.push((name, read_stat(&mut r)?));
+        let shared = usize::try_from(r.u64()?).ok()?;
+        name.truncate(shared);
+        if name.len() != shared {
+            return None;
+        }
+        name.extend_from_slice(r.bytes()?);
+        let text = std::str::from_utf8(&name).ok()?;
+        inputs.push((Name::from(std::ffi::OsStr::new(text)), read_stat(&mut r)?));
     }
     let n = r.count()?;
     let mut output = Vec::with_capacity(n);
@@ -360,7 +374,16 @@ mod tests {
 
     fn record() -> Settled {
         Settled {
-            inputs: vec![(Name::from(std::ffi::OsStr::new("apps/web/base")), stat(1))],
+            inputs: [
+                "apps/web/base",
+                "apps/web/base/k.yaml",
+                "apps/wéb",
+                "charts/x",
+            ]
+            .iter()
+            .zip(1..)
+            .map(|(n, i)| (Name::from(std::ffi::OsStr::new(n)), stat(i)))
+            .collect(),
             output: vec![(PathBuf::new(), stat(2)), ("web/m.yaml".into(), stat(3))],
             apps: 1,
             resources: 4,
