@@ -343,17 +343,20 @@ impl Hasher {
     /// same bytes, which can only make a later comparison fail.
     pub fn trusted_stats(&self, names: &[&Name]) -> Option<Vec<(Name, Stat)>> {
         let memo = self.memo.lock().ok()?;
-        let seen = self.seen.lock().ok()?;
-        // Learnt this run (only trusted stats are): few, on an unchanged run.
-        let learnt: PathMap<(Stat, Key)> = seen
-            .iter()
-            .map(|(n, st, k)| (n.clone(), (*st, *k)))
-            .collect();
+        let mut seen = self.seen.lock().ok()?;
+        // Learnt this run (only trusted stats are): sorted in place, as
+        // `take_learnt` sorts them anyway (a cold run learns every path).
+        seen.sort_by(|a, b| a.0.cmp(&b.0));
         names
             .iter()
             .map(|n| {
                 let k = memo.get(&***n)?;
-                let (st, known) = learnt.get(&***n).or_else(|| self.prior.get(&***n))?;
+                let learnt = seen
+                    .binary_search_by(|(s, _, _)| (**s).cmp(&***n))
+                    .ok()
+                    .and_then(|i| seen.get(i))
+                    .map(|(_, st, k)| (st, k));
+                let (st, known) = learnt.or_else(|| self.prior.get(&***n).map(|(s, k)| (s, k)))?;
                 (known == k && st.before(self.trust_before)).then(|| ((*n).clone(), *st))
             })
             .collect()
