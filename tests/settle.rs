@@ -184,3 +184,33 @@ fn a_record_sealed_under_another_secret_is_no_record() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), long_way.0);
     assert!(!cache_files(root, "out").is_empty(), "rendered again");
 }
+
+#[test]
+fn a_run_that_stages_an_environment_removes_its_record_first() {
+    let (repo, _) = settled_demo();
+    let root = repo.path();
+    // web's dev overlay made unreadable YAML: dev goes the long way and
+    // its render fails after dev's stage opened; nothing is written.
+    let k = root.join("testdata/apps/web/overlays/dev/kustomization.yaml");
+    let before = std::fs::read(&k).unwrap();
+    std::fs::write(&k, "resources: [\n").unwrap();
+    let out = render_at(root).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let dev = env::cache::settled::path(
+        &root.join(".hydrate/cache"),
+        "dev",
+        Path::new("rendered/dev"),
+    );
+    assert!(
+        !dev.exists(),
+        "dev's record removed before its stage opened"
+    );
+    assert_eq!(
+        cache_files(root, "settled").len(),
+        2,
+        "staging and production read nothing that changed: settled"
+    );
+    std::fs::write(&k, before).unwrap();
+    let (out, _) = render(root, &[]);
+    assert_eq!(out.matches(": unchanged").count(), 3, "{out}");
+}
