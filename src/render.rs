@@ -119,6 +119,35 @@ pub struct EnvReport {
     pub failed: Vec<FailedApp>,
 }
 
+impl EnvReport {
+    /// The report of environment `env` writing to `target`, its renders
+    /// counted (`[apps, resources, bytes]`) with their warnings, before
+    /// anything is written or checked.
+    fn before_writing(
+        env: &str,
+        target: String,
+        [apps, resources, bytes]: [usize; 3],
+        warnings: Vec<env::AppWarning>,
+    ) -> EnvReport {
+        EnvReport {
+            env: env.to_string(),
+            target,
+            apps,
+            resources,
+            bytes,
+            changed_files: Vec::new(),
+            written: false,
+            notices: Vec::new(),
+            commit: None,
+            pushed: None,
+            push: None,
+            check: None,
+            warnings,
+            failed: Vec::new(),
+        }
+    }
+}
+
 /// An app that failed under `keep_going`: its previous output was kept.
 #[derive(Clone, Debug)]
 pub struct FailedApp {
@@ -814,23 +843,7 @@ fn prepare_env(
 ) -> Result<(EnvReport, EnvOutput), Error> {
     let hydration = git.map(|g| (&g.source, g.origin_url.as_deref()));
     let out = env_output(&opts.root, e, apps, complete, hydration)?;
-    let mut report = EnvReport {
-        env: e.name.clone(),
-        target: String::new(),
-        apps: apps.len(),
-        resources: apps.iter().map(|r| r.resources).sum(),
-        bytes: apps.iter().map(|r| r.bytes).sum(),
-        changed_files: Vec::new(),
-        written: false,
-        notices: Vec::new(),
-        commit: None,
-        pushed: None,
-        push: None,
-        check: None,
-        warnings: apps.iter().flat_map(|r| r.warnings.clone()).collect(),
-        failed: Vec::new(),
-    };
-    report.target = match (&e.output, git) {
+    let target = match (&e.output, git) {
         (Output::Dir(dir), _) => dir.display().to_string(),
         (Output::Branch(_), Some(g)) => match g.branches.get(&e.name) {
             Some(b) => format!("branch:{}", b.name),
@@ -838,6 +851,16 @@ fn prepare_env(
         },
         (Output::Branch(_), None) => String::new(),
     };
+    let report = EnvReport::before_writing(
+        &e.name,
+        target,
+        [
+            apps.len(),
+            apps.iter().map(|r| r.resources).sum(),
+            apps.iter().map(|r| r.bytes).sum(),
+        ],
+        apps.iter().flat_map(|r| r.warnings.clone()).collect(),
+    );
     Ok((report, out))
 }
 

@@ -196,20 +196,5 @@ fn report(e: &Environment, s: Settled) -> EnvReport {
         Output::Dir(dir) => dir.display().to_string(),
         Output::Branch(_) => String::new(),
     };
-    EnvReport {
-        env: e.name.clone(),
-        target,
-        apps: s.apps,
-        resources: s.resources,
-        bytes: s.bytes,
-        changed_files: Vec::new(),
-        written: false,
-        notices: Vec::new(),
-        commit: None,
-        pushed: None,
-        push: None,
-        check: None,
-        warnings: s.warnings,
-        failed: Vec::new(),
-    }
+    EnvReport::before_writing(&e.name, target, [s.apps, s.resources, s.bytes], s.warnings)
 }
