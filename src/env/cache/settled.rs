@@ -101,10 +101,7 @@ const CHUNK: usize = if cfg!(test) { 64 } else { 8192 };
 /// Whether `inputs` are sorted by name, each once (as a record holds
 /// them; any other order is not trusted to compare).
 fn is_sorted(inputs: &[(Name, Stat)]) -> bool {
-    inputs.windows(2).all(|w| match w {
-        [a, b] => a.0 < b.0,
-        _ => true,
-    })
+    inputs.is_sorted_by(|a, b| a.0 < b.0)
 }
 
 /// The directory every name is under, opened once, so that each stat
