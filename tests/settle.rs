@@ -28,6 +28,14 @@ fn cache_files(root: &Path, ext: &str) -> Vec<PathBuf> {
     v
 }
 
+/// Deletes every rendered result in the cache: a run that looks one up
+/// then renders and stores it again.
+fn forget_results(root: &Path) {
+    for e in cache_files(root, "out") {
+        std::fs::remove_file(e).unwrap();
+    }
+}
+
 /// One `hydrate render`: (stdout, stderr), asserting success.
 fn render(root: &Path, args: &[&str]) -> (String, String) {
     let out = render_at(root).args(args).output().unwrap();
@@ -73,9 +81,7 @@ fn an_unchanged_environment_is_answered_by_its_record_alone() {
     assert!(long_way.1.contains("commonLabels"), "{}", long_way.1);
     // Without its rendered results, a run that looked anything up would
     // render and store them again.
-    for e in cache_files(root, "out") {
-        std::fs::remove_file(e).unwrap();
-    }
+    forget_results(root);
     let index = root.join(".hydrate/cache/index");
     let index_before = std::fs::read(&index).unwrap();
     let settled = render(root, &[]);
@@ -124,9 +130,7 @@ fn a_hand_edit_or_a_new_file_in_the_output_is_seen() {
     assert_eq!(std::fs::read(&manifest).unwrap(), original, "restored");
 
     // A file hydrate did not write: the long way (which leaves it alone).
-    for e in cache_files(root, "out") {
-        std::fs::remove_file(e).unwrap();
-    }
+    forget_results(root);
     let stray = root.join("rendered/staging/stray.yaml");
     std::fs::write(&stray, "kind: Stray\n").unwrap();
     let (out, _) = render(root, &[]);
@@ -142,16 +146,12 @@ fn a_hand_edit_or_a_new_file_in_the_output_is_seen() {
 fn another_configuration_or_option_is_another_record() {
     let (repo, long_way) = settled_demo();
     let root = repo.path();
-    for e in cache_files(root, "out") {
-        std::fs::remove_file(e).unwrap();
-    }
+    forget_results(root);
     // --strict changes what the guards refuse: not the recorded run.
     let (out, _) = render(root, &["--strict"]);
     assert_eq!(out, long_way.0);
     assert!(!cache_files(root, "out").is_empty(), "rendered again");
-    for e in cache_files(root, "out") {
-        std::fs::remove_file(e).unwrap();
-    }
+    forget_results(root);
     // A setting of the environment: its layout (one file per resource).
     let dev = root.join("environments/dev.yaml");
     let text = std::fs::read_to_string(&dev).unwrap();
@@ -170,9 +170,7 @@ fn another_configuration_or_option_is_another_record() {
 fn a_record_sealed_under_another_secret_is_no_record() {
     let (repo, long_way) = settled_demo();
     let root = repo.path();
-    for e in cache_files(root, "out") {
-        std::fs::remove_file(e).unwrap();
-    }
+    forget_results(root);
     let out = render_at(root)
         .env(
             "HYDRATE_CACHE_KEY",
