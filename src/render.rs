@@ -277,43 +277,73 @@ pub(crate) fn run_loaded(
             opts.selection.envs.is_empty() || opts.selection.envs.iter().any(|s| s == n)
         }));
     }
-    // Environments whose inputs and output are as their last clean run
-    // left them are reported from its record; nothing of theirs runs.
+    // Environments whose inputs and output are as their last run left
+    // them are reported from its record; nothing of theirs runs. In the
+    // others, the apps whose record still holds are taken as they are.
     let settle = settle::Settle::new(opts, &envs, &jobs, &written, complete, started);
-    let settled = settle
+    let checked = settle
         .as_ref()
-        .map(|s| s.check(&opts.root))
+        .map(settle::Settle::check)
         .unwrap_or_default();
-    jobs.retain(|j| !settled.contains_key(&j.env));
-    written.retain(|n| !settled.contains_key(*n));
+    let kept: BTreeSet<(&str, &str)> = checked
+        .kept
+        .iter()
+        .flat_map(|(env, apps)| apps.iter().map(|k| (env.as_str(), k.app.app.as_str())))
+        .collect();
+    jobs.retain(|j| {
+        !checked.whole.contains_key(&j.env) && !kept.contains(&(j.env.as_str(), j.app.as_str()))
+    });
+    written.retain(|n| !checked.whole.contains_key(*n));
     progress(jobs.len());
-    let record = match &settle {
-        Some(s) => {
-            s.forget(written.iter().copied());
-            s.recorded()
-        }
-        None => BTreeSet::new(),
-    };
+    if let Some(s) = &settle {
+        s.forget(written.iter().copied());
+    }
     // The cache's index and the output directories' trees are read at
     // the same time: on an unchanged run they are a fifth of the work, and
     // the renders (cache lookups) wait for both. Each render's files are
     // streamed to its output's staging tree as it finishes (see `sink`);
     // only the counts stay.
     let (cache, mut sink) = rayon::join(
-        || match written.is_empty() {
+        || match jobs.is_empty() {
             true => None,
             false => open_cache(opts, &envs),
         },
-        || Sink::open(opts, &envs, &written, &record),
+        || Sink::open(opts, &envs, &written),
     );
+    for (env, apps) in &checked.kept {
+        for k in apps {
+            sink.keep(env, &k.app.app, &k.app.files);
+        }
+    }
     let (mut finished, failures) =
         env::render_each_partial(&jobs, cache.as_ref(), &|| progress(0), &|r| {
             let stored = cache.as_ref().and_then(|c| c.take_findings(&r.env, &r.app));
             sink.finish(r, stored)
         });
-    let mut inputs = match (&settle, &cache) {
-        (Some(s), Some(c)) => s.inputs(c, &jobs),
-        _ => BTreeMap::new(),
+    // The apps taken as they are join the rendered ones, in plan order
+    // (the report lists warnings in it).
+    finished.extend(
+        checked
+            .kept
+            .iter()
+            .flat_map(|(env, apps)| apps.iter().map(|k| k.finished(env))),
+    );
+    if !kept.is_empty() {
+        let order: BTreeMap<(&str, &str), usize> = envs
+            .iter()
+            .flat_map(|e| {
+                e.apps
+                    .iter()
+                    .map(move |a| (e.name.as_str(), a.name.as_str()))
+            })
+            .enumerate()
+            .map(|(i, k)| (k, i))
+            .collect();
+        finished.sort_by_key(|f| order.get(&(f.env.as_str(), f.app.as_str())).copied());
+    }
+    let inputs = match &settle {
+        Some(s) => s.inputs(cache.as_ref(), &jobs, &checked),
+        None => BTreeMap::new(),
     };
     if let Some(c) = &cache {
         c.finish();
@@ -402,10 +432,14 @@ pub(crate) fn run_loaded(
     let mut reports = Vec::new();
     let mut written = Vec::new();
     let mut done: Vec<String> = Vec::new();
+    let mut files_of = BTreeMap::new();
     for ((e, apps, report, out), plan) in prepared.iter().zip(plans) {
         let mut report = report.clone();
         match write_env(opts, e, apps, out, plan, git.as_ref(), &mut report) {
-            Ok(for_push) => {
+            Ok((for_push, files)) => {
+                if let Some(f) = files {
+                    files_of.insert(e.name.clone(), f);
+                }
                 if for_push {
                     written.push((reports.len(), *e, out));
                 }
@@ -427,12 +461,9 @@ pub(crate) fn run_loaded(
         push_branches(opts, g, &by_env, written, &mut reports)?;
     }
     if let Some(s) = &settle {
-        for r in &reports {
-            let stats = sink.tree_stats.remove(&r.env);
-            s.record(r, inputs.remove(&r.env).flatten(), stats);
-        }
+        s.record_all(&reports, &by_env, &inputs, &files_of);
     }
-    reports.extend(settled.into_values());
+    reports.extend(checked.whole.into_values());
     let order = |r: &EnvReport| envs.iter().position(|e| e.name == r.env);
     reports.sort_by_key(order);
     Ok(reports)
@@ -971,8 +1002,9 @@ fn validate_env(
     }
 }
 
-/// Writes (or checks) one environment, whose plan was validated; returns
-/// whether its output is kept for `--push`.
+/// Writes (or with `--check`, compares) environment `e`, whose plan was
+/// validated; returns whether its branch is kept for `--push`, and a
+/// directory's files.
 fn write_env(
     opts: &Options,
     e: &Environment,
@@ -981,18 +1013,18 @@ fn write_env(
     plan: Option<output::DirPlan>,
     git: Option<&Git>,
     report: &mut EnvReport,
-) -> Result<bool, Error> {
+) -> Result<(bool, Option<settle::AppFiles>), Error> {
     match (&e.output, git, plan) {
         (Output::Dir(_), _, Some(plan)) => {
             if opts.check {
                 report.check = Some(plan.check());
-            } else {
-                let w = plan.apply()?;
-                report.written = !w.changed.is_empty();
-                report.changed_files = w.changed;
-                report.notices = w.warnings;
+                return Ok((false, None));
             }
-            Ok(false)
+            let w = plan.apply()?;
+            report.written = !w.changed.is_empty();
+            report.changed_files = w.changed;
+            report.notices = w.warnings;
+            Ok((false, Some(w.files)))
         }
         (Output::Branch(_), Some(g), _) => {
             let b = g.branches.get(&e.name).ok_or_else(|| {
@@ -1000,7 +1032,7 @@ fn write_env(
             })?;
             if opts.check {
                 report.check = Some(output::check_branch(&g.repo, b, out)?);
-                return Ok(false);
+                return Ok((false, None));
             }
             let who = identity(opts)?;
             let names: Vec<String> = apps.iter().map(|r| r.app.clone()).collect();
@@ -1011,7 +1043,7 @@ fn write_env(
             report.commit = w.commit.map(|c| c.to_string());
             report.written = report.commit.is_some();
             // Kept for --push, which may rebuild the commit on a newer remote tip.
-            Ok(true)
+            Ok((true, None))
         }
         _ => Err(Error::Usage(format!(
             "environment {}: its output was not planned",

@@ -91,10 +91,12 @@ fn an_unchanged_environment_is_answered_by_its_record_alone() {
 }
 
 #[test]
-fn a_changed_input_takes_the_long_way_for_the_environments_that_read_it() {
+fn a_changed_input_renders_only_the_app_that_read_it() {
     let (repo, _) = settled_demo();
     let root = repo.path();
-    let before = cache_files(root, "settled");
+    // Without the rendered results, every app looked up is rendered and
+    // stored again: the entries stored tell which apps ran.
+    forget_results(root);
     let api = root.join("testdata/apps/api/overlays/production/kustomization.yaml");
     let mut k = std::fs::read_to_string(&api).unwrap();
     k.push_str("commonAnnotations:\n  settled: \"no\"\n");
@@ -109,9 +111,25 @@ fn a_changed_input_takes_the_long_way_for_the_environments_that_read_it() {
     assert!(std::fs::read_to_string(manifest)
         .unwrap()
         .contains("settled: \"no\""));
-    // The written environment's record is gone (removed before it was
-    // staged, not written again: its files are new).
-    assert_eq!(cache_files(root, "settled").len(), before.len() - 1);
+    assert_eq!(
+        cache_files(root, "out").len(),
+        1,
+        "production's other apps were taken as they are, not looked up"
+    );
+    // The written environment has a record again, for the apps whose
+    // inputs and files are old enough to vouch for them: the next run
+    // renders the changed app (its result is stored) and nothing else,
+    // and then records the whole environment.
+    assert_eq!(cache_files(root, "settled").len(), 3);
+    age();
+    forget_results(root);
+    let (again, _) = render(root, &[]);
+    assert_eq!(again.matches(": unchanged").count(), 3, "{again}");
+    assert_eq!(cache_files(root, "out").len(), 1, "only api rendered");
+    forget_results(root);
+    let (settled, _) = render(root, &[]);
+    assert_eq!(settled, again);
+    assert!(cache_files(root, "out").is_empty(), "nothing rendered");
 }
 
 #[test]

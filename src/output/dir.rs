@@ -58,6 +58,8 @@ enum New {
 #[derive(Debug)]
 pub struct DirPlan {
     stage: Stage,
+    /// Each app the stage took → its files and their hashes.
+    files: BTreeMap<String, Vec<(String, String)>>,
     tree: BTreeMap<PathBuf, New>,
     owned: Vec<u8>,
     /// Files created, updated or deleted.
@@ -75,6 +77,9 @@ pub struct DirWrite {
     pub changed: Vec<String>,
     /// Files left in place, ownership entries ignored, leftovers cleaned.
     pub warnings: Vec<String>,
+    /// Each app written → its files (relative to the directory) and the
+    /// `sha256:<hex>` of what they now hold.
+    pub files: BTreeMap<String, Vec<(String, String)>>,
 }
 
 /// Plans writing `out` to `dir` (relative to `base`, the repository root)
@@ -137,7 +142,19 @@ pub fn finish(
         in_the_way(&root, &old, &dropped, &was_owned, path, &f.app, same)?;
     }
     let owned_bytes = new_owned.to_bytes();
+    let files = staged
+        .apps
+        .iter()
+        .map(|(app, paths)| {
+            let hashed = paths
+                .iter()
+                .filter_map(|p| Some((p.clone(), staged.files.get(p)?.hash.clone())))
+                .collect();
+            (app.clone(), hashed)
+        })
+        .collect();
     let mut plan = DirPlan {
+        files,
         stage,
         tree: BTreeMap::new(),
         owned: owned_bytes,
@@ -238,6 +255,7 @@ impl DirPlan {
     pub fn apply(self) -> Result<DirWrite, Error> {
         let DirPlan {
             mut stage,
+            files,
             tree,
             owned,
             changed,
@@ -250,6 +268,7 @@ impl DirPlan {
             return Ok(DirWrite {
                 changed: Vec::new(),
                 warnings,
+                files,
             });
         }
         let Some(staging) = stage.staging.clone() else {
@@ -275,7 +294,11 @@ impl DirPlan {
                 })?,
             }
         }
-        Ok(DirWrite { changed, warnings })
+        Ok(DirWrite {
+            changed,
+            warnings,
+            files,
+        })
     }
 }
 

@@ -34,7 +34,7 @@ pub(crate) use publish::{fetch as fetch_branches, push as push_branches, Pending
 pub use publish::{PushResult, Rejection};
 pub(crate) use spare::{clean as clean_spare_trees, SPARE_DIR};
 pub(crate) use stage::{MadeDirs, Stage};
-pub(crate) use tree_stat::{stat_tree, tree_unchanged};
+pub(crate) use tree_stat::{stat_tree, tree_fresh};
 
 /// An output write failed.
 #[derive(Debug, thiserror::Error)]

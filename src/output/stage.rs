@@ -245,6 +245,36 @@ impl Stage {
         state.errors.extend(errors);
     }
 
+    /// Takes app `app`'s files as the live directory holds them: each
+    /// `(path, hash)` of `files` is known to be there with the content
+    /// `hash` names (a settled record's stats vouch for it), so nothing is
+    /// read or written; the plan carries the files into the new tree. A
+    /// file that is not there after all fails the plan.
+    pub fn keep(&self, app: &str, files: &[(String, String)]) {
+        let staged: Vec<(String, StagedFile)> = files
+            .iter()
+            .map(|(path, hash)| {
+                let existing = match (is_safe_path(path), self.old.get(Path::new(path))) {
+                    (true, Some(Old::File { .. })) => Existing::Same,
+                    _ => Existing::Unreadable(std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "a file this run found unchanged is gone",
+                    )),
+                };
+                let file = StagedFile {
+                    app: app.to_string(),
+                    hash: hash.clone(),
+                    existing,
+                };
+                (path.clone(), file)
+            })
+            .collect();
+        let mut state = self.lock();
+        let paths = state.apps.entry(app.to_string()).or_default();
+        paths.extend(staged.iter().map(|(p, _)| p.clone()));
+        state.files.extend(staged);
+    }
+
     /// What has been staged; the first write failure, if any.
     pub(super) fn take(&mut self) -> Result<Staged, Error> {
         let mut staged = std::mem::take(&mut *self.lock());

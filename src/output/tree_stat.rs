@@ -30,22 +30,23 @@ pub fn stat_tree(base: &Path, dir: &Path) -> Option<Vec<(PathBuf, Stat)>> {
     Some(out)
 }
 
-/// Whether output directory `dir` (relative to `base`) still holds
-/// exactly the entries of `recorded` (from [`stat_tree`]), each with its
-/// stat. Each recorded entry is stated, no directory is read: an entry
-/// added to, removed from or renamed in a directory changes that
-/// directory's modification time, so its stat tells (as git's untracked
-/// cache trusts it). An empty `recorded` never matches: a record always
-/// holds the directory itself.
-pub fn tree_unchanged(base: &Path, dir: &Path, recorded: &[(PathBuf, Stat)]) -> bool {
+/// For each entry of `recorded` (from [`stat_tree`]), whether output
+/// directory `dir` (relative to `base`) still has it with that stat (all
+/// `false` when the directory fails [`target`]'s checks). Each recorded
+/// entry is stated, no directory is read: an entry added to, removed from
+/// or renamed in a directory changes that directory's modification time,
+/// so its stat tells (as git's untracked cache trusts it).
+pub fn tree_fresh(base: &Path, dir: &Path, recorded: &[(PathBuf, Stat)]) -> Vec<bool> {
     let Ok(root) = target(base, dir) else {
-        return false;
+        return vec![false; recorded.len()];
     };
-    !recorded.is_empty()
-        && recorded.par_iter().all(|(rel, was)| {
+    recorded
+        .par_iter()
+        .map(|(rel, was)| {
             let now = std::fs::symlink_metadata(root.join(rel)).ok();
             now.as_ref().and_then(Stat::of_metadata).as_ref() == Some(was)
         })
+        .collect()
 }
 
 #[cfg(test)]
@@ -67,21 +68,34 @@ mod tests {
             .collect();
         assert_eq!(names, want);
         assert_eq!(stat_tree(tmp.path(), dir).unwrap(), first, "stable");
-        assert!(tree_unchanged(tmp.path(), dir, &first));
+        assert_eq!(tree_fresh(tmp.path(), dir, &first), [true; 3]);
         std::fs::write(out.join("web/m.yaml"), "b\n").unwrap();
         assert_ne!(stat_tree(tmp.path(), dir).unwrap(), first, "rewritten");
-        assert!(!tree_unchanged(tmp.path(), dir, &first));
+        assert_eq!(
+            tree_fresh(tmp.path(), dir, &first),
+            [true, true, false],
+            "only the file moved"
+        );
         let second = stat_tree(tmp.path(), dir).unwrap();
         std::fs::write(out.join("web/n.yaml"), "").unwrap();
         assert_ne!(stat_tree(tmp.path(), dir).unwrap(), second, "a new file");
-        assert!(
-            !tree_unchanged(tmp.path(), dir, &second),
+        assert_eq!(
+            tree_fresh(tmp.path(), dir, &second),
+            [true, false, true],
             "a new file moves its directory's stat"
         );
         let third = stat_tree(tmp.path(), dir).unwrap();
         std::fs::remove_dir_all(out.join("web")).unwrap();
-        assert!(!tree_unchanged(tmp.path(), dir, &third), "removed");
-        assert!(!tree_unchanged(tmp.path(), dir, &[]), "nothing recorded");
+        assert_eq!(
+            tree_fresh(tmp.path(), dir, &third),
+            [false; 4],
+            "removed (and the directory holding it moved)"
+        );
+        assert_eq!(
+            tree_fresh(tmp.path(), Path::new("../x"), &third),
+            [false; 4],
+            "not a target"
+        );
         assert_eq!(stat_tree(tmp.path(), Path::new("out/missing")), None);
         #[cfg(unix)]
         {

@@ -37,7 +37,7 @@ pub fn branch_output(
     };
     let written = BTreeSet::from([e.name.as_str()]);
     // A branch environment has no stage: the files stay with each render.
-    let sink = Sink::open(&opts, envs, &written, &BTreeSet::new());
+    let sink = Sink::open(&opts, envs, &written);
     let mut finished =
         env::render_each(&jobs, None, &|| {}, &|r| sink.finish(r, None)).map_err(Error::Renders)?;
     guard(&mut finished)?;

@@ -14,19 +14,22 @@
 //! long way.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use rayon::prelude::*;
 
+use super::sink::Finished;
 use super::{EnvReport, Options};
-use crate::env::cache::settled::{self, Settled};
+use crate::env::cache::settled::{self, Settled, SettledApp};
 use crate::env::cache::{self, Key, Name, Secret, Stat};
 use crate::env::{self, Environment, Job, Output};
 use crate::output;
 
 /// The records of one run.
 pub(super) struct Settle<'a> {
+    /// The repository root (output directories are relative to it).
+    root: PathBuf,
     /// The cache directory and the secret records are sealed under.
     dir: PathBuf,
     secret: Secret,
@@ -85,6 +88,7 @@ impl<'a> Settle<'a> {
             })
             .collect();
         Some(Settle {
+            root: opts.root.clone(),
             dir,
             secret,
             started,
@@ -92,9 +96,11 @@ impl<'a> Settle<'a> {
         })
     }
 
-    /// The environments whose record still holds, with their reports
-    /// (read from the record: nothing of theirs needs to run).
-    pub fn check(&self, root: &std::path::Path) -> BTreeMap<String, EnvReport> {
+    /// What the records say: the environments whose record still holds
+    /// as a whole, with their reports (read from the record: nothing of
+    /// theirs needs to run), and for the others, the apps whose record
+    /// still holds.
+    pub fn check(&self) -> Checked {
         let records: Vec<(&str, &Eligible, Settled)> = self
             .eligible
             .par_iter()
@@ -103,16 +109,28 @@ impl<'a> Settle<'a> {
                 Some((*name, it, s))
             })
             .collect();
-        let fresh =
-            settled::inputs_unchanged(&records.iter().map(|(_, _, s)| s).collect::<Vec<_>>());
-        records
+        let fresh = settled::inputs_fresh(&records.iter().map(|(_, _, s)| s).collect::<Vec<_>>());
+        let verdicts: Vec<(&str, Verdict)> = records
             .into_par_iter()
             .zip(fresh)
-            .filter(|((_, it, s), fresh)| {
-                *fresh && output::tree_unchanged(root, &it.dir, &s.output)
+            .map(|((name, it, s), inputs)| {
+                let output = output::tree_fresh(&self.root, &it.dir, &s.output);
+                (name, verdict(it.env, s, &inputs, &output))
             })
-            .map(|((name, it, s), _)| (name.to_string(), report(it.env, s)))
-            .collect()
+            .collect();
+        let mut checked = Checked::default();
+        for (name, v) in verdicts {
+            match v {
+                Verdict::Whole(report) => {
+                    checked.whole.insert(name.to_string(), *report);
+                }
+                Verdict::Kept(kept) if !kept.is_empty() => {
+                    checked.kept.insert(name.to_string(), kept);
+                }
+                Verdict::Kept(_) => {}
+            }
+        }
+        checked
     }
 
     /// Removes the records of the environments about to be staged: a run
@@ -125,60 +143,137 @@ impl<'a> Settle<'a> {
         }
     }
 
-    /// The environments (of those eligible) whose output tree the stage
-    /// records when it opens.
-    pub fn recorded(&self) -> BTreeSet<&str> {
-        self.eligible.keys().copied().collect()
+    /// Each app's inputs and their trusted stats, by environment and app,
+    /// as the cache saw them this run (before [`env::Cache::finish`]) for
+    /// the apps rendered, and as their record had them for the apps `kept`
+    /// (stated again this run, unchanged).
+    pub fn inputs(&self, cache: Option<&env::Cache>, jobs: &[Job], kept: &Checked) -> Inputs {
+        let mine: Vec<&Job> = jobs
+            .iter()
+            .filter(|j| self.eligible.contains_key(j.env.as_str()))
+            .collect();
+        let mut out: Inputs = match cache {
+            Some(c) => mine
+                .iter()
+                .zip(c.trusted_inputs(&mine))
+                .filter_map(|(j, inputs)| Some(((j.env.clone(), j.app.clone()), inputs?)))
+                .collect(),
+            None => Inputs::new(),
+        };
+        for (env, apps) in &kept.kept {
+            for k in apps {
+                out.insert((env.clone(), k.app.app.clone()), k.inputs.clone());
+            }
+        }
+        out
     }
 
-    /// Each eligible environment's inputs and their trusted stats, as the
-    /// cache saw them this run (before [`env::Cache::finish`]).
-    pub fn inputs(
+    /// Records each environment of `reports` (see [`Settle::record`]), on
+    /// every core: `apps` its renders (and apps taken as they were),
+    /// `files` its apps' files as its directory write left them.
+    pub fn record_all(
         &self,
-        cache: &env::Cache,
-        jobs: &[Job],
-    ) -> BTreeMap<String, Option<Vec<(Name, Stat)>>> {
-        self.eligible
-            .keys()
-            .map(|name| {
-                let mine: Vec<&Job> = jobs.iter().filter(|j| j.env == *name).collect();
-                (name.to_string(), cache.trusted_inputs(&mine))
-            })
-            .collect()
-    }
-
-    /// Records environment `report.env` when this run found it unchanged
-    /// the long way (nothing written, nothing to say, nothing failed) and
-    /// every stat it was judged by can be trusted: `inputs` from
-    /// [`Settle::inputs`], `output` the tree the stage saw when it opened,
-    /// before any file was compared. Best effort.
-    pub fn record(
-        &self,
-        report: &EnvReport,
-        inputs: Option<Vec<(Name, Stat)>>,
-        output: Option<Vec<(PathBuf, Stat)>>,
+        reports: &[EnvReport],
+        apps: &BTreeMap<String, Vec<Finished>>,
+        inputs: &Inputs,
+        files: &BTreeMap<String, AppFiles>,
     ) {
+        reports.par_iter().for_each(|r| {
+            let Some(it) = self.eligible.get(r.env.as_str()) else {
+                return;
+            };
+            let seen = Seen {
+                inputs,
+                files: files.get(&r.env),
+                // After a switch this is the new tree; a file compared
+                // (or written) after the run started has a modification
+                // time too young to vouch for it.
+                output: output::stat_tree(&self.root, &it.dir),
+            };
+            let apps = apps.get(&r.env).map_or(&[][..], Vec::as_slice);
+            self.record(r, apps, seen);
+        });
+    }
+
+    /// Records environment `report.env` after this run wrote it or found it
+    /// unchanged: each of its `apps` whose inputs (from [`Settle::inputs`])
+    /// and files (`files`, from the write) all have trusted stats, and
+    /// whether the record vouches for the whole environment (every app,
+    /// every entry of `output`, nothing to say, nothing failed). `output`
+    /// is the directory's tree after this run wrote or compared it. Best
+    /// effort.
+    pub fn record(&self, report: &EnvReport, apps: &[Finished], seen: Seen) {
         let Some(it) = self.eligible.get(report.env.as_str()) else {
             return;
         };
-        let clean = !report.written
-            && report.changed_files.is_empty()
-            && report.notices.is_empty()
-            && report.failed.is_empty()
-            && report.check.is_none();
-        let (Some(inputs), Some(output), true) = (inputs, output, clean) else {
+        let (Some(files), Some(tree), None) = (seen.files, seen.output, &report.check) else {
             return;
         };
-        if output.is_empty() || !output.iter().all(|(_, s)| s.trusted(self.started)) {
+        // A file's content moves its modification time: an entry modified
+        // before the racy window vouches for what it holds, whatever its
+        // change time (a hard link moves that).
+        let (output, untrusted): (Vec<_>, Vec<_>) = tree
+            .into_iter()
+            .partition(|(_, s)| s.modified_before(self.started));
+        let at: BTreeMap<&Path, usize> = output
+            .iter()
+            .enumerate()
+            .map(|(i, (p, _))| (p.as_path(), i))
+            .collect();
+        let mut recorded: Vec<(SettledApp, &Vec<(Name, Stat)>)> = Vec::new();
+        for f in apps.iter().filter(|f| f.refused.is_empty()) {
+            let key = (report.env.clone(), f.app.clone());
+            let (Some(inputs), Some(files)) = (seen.inputs.get(&key), files.get(&f.app)) else {
+                continue;
+            };
+            let own: Option<Vec<usize>> = files
+                .iter()
+                .map(|(p, _)| at.get(Path::new(p)).copied())
+                .collect();
+            let Some(mut own) = own else { continue };
+            own.sort_unstable();
+            let app = SettledApp {
+                app: f.app.clone(),
+                inputs: Vec::new(),
+                output: own,
+                files: files.clone(),
+                resources: f.resources,
+                bytes: f.bytes,
+                warnings: f.warnings.clone(),
+            };
+            recorded.push((app, inputs));
+        }
+        let whole = untrusted.is_empty()
+            && recorded.len() == apps.len()
+            && report.notices.is_empty()
+            && report.failed.is_empty()
+            && !output.is_empty();
+        if recorded.is_empty() && !whole {
             return;
         }
+        let mut names: Vec<(Name, Stat)> = recorded
+            .iter()
+            .flat_map(|(_, inputs)| inputs.iter().cloned())
+            .collect();
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        names.dedup_by(|a, b| a.0 == b.0);
+        let apps = recorded
+            .into_iter()
+            .map(|(mut app, inputs)| {
+                app.inputs = inputs
+                    .iter()
+                    .filter_map(|(n, _)| names.binary_search_by(|(m, _)| m.cmp(n)).ok())
+                    .collect();
+                app.inputs.sort_unstable();
+                app.inputs.dedup();
+                app
+            })
+            .collect();
         let s = Settled {
-            inputs,
+            inputs: names,
             output,
-            apps: report.apps,
-            resources: report.resources,
-            bytes: report.bytes,
-            warnings: report.warnings.clone(),
+            apps,
+            whole,
         };
         if let (Some(bytes), Ok(())) = (
             settled::encode(&s, &it.key, &self.secret),
@@ -189,6 +284,85 @@ impl<'a> Settle<'a> {
     }
 }
 
+/// What the records said ([`Settle::check`]).
+#[derive(Default)]
+pub(super) struct Checked {
+    /// Environment → its report, for those answered whole.
+    pub whole: BTreeMap<String, EnvReport>,
+    /// Environment → the apps answered by its record, for those that go
+    /// the long way with the others.
+    pub kept: BTreeMap<String, Vec<Kept>>,
+}
+
+/// An app answered by its environment's record.
+pub(super) struct Kept {
+    /// What the record holds of it.
+    pub app: SettledApp,
+    /// Its inputs and their stats (as recorded, and found so again).
+    pub inputs: Vec<(Name, Stat)>,
+}
+
+impl Kept {
+    /// What `render` keeps of the app, as if it had rendered (its files
+    /// are in the live directory already; see [`crate::output::Stage::keep`]).
+    pub fn finished(&self, env: &str) -> Finished {
+        Finished {
+            env: env.to_string(),
+            app: self.app.app.clone(),
+            files: Ok(BTreeMap::new()),
+            refused: Vec::new(),
+            resources: self.app.resources,
+            bytes: self.app.bytes,
+            warnings: self.app.warnings.clone(),
+        }
+    }
+}
+
+/// App → its files (relative to the output directory) and their hashes,
+/// as a directory write left them.
+pub(super) type AppFiles = BTreeMap<String, Vec<(String, String)>>;
+
+/// (environment, app) → its inputs and their trusted stats.
+pub(super) type Inputs = BTreeMap<(String, String), Vec<(Name, Stat)>>;
+
+/// What a run saw of one environment, for [`Settle::record`].
+pub(super) struct Seen<'a> {
+    /// [`Settle::inputs`].
+    pub inputs: &'a Inputs,
+    /// Each app written → its files and their hashes.
+    pub files: Option<&'a AppFiles>,
+    /// The output directory's tree holding what the run rendered.
+    pub output: Option<Vec<(PathBuf, Stat)>>,
+}
+
+/// What one environment's record says, given which of its inputs and
+/// output entries still have their stats.
+enum Verdict {
+    /// It holds as a whole: the environment's report.
+    Whole(Box<EnvReport>),
+    /// The apps it still holds for.
+    Kept(Vec<Kept>),
+}
+
+fn verdict(e: &Environment, s: Settled, inputs: &[bool], output: &[bool]) -> Verdict {
+    let all = |flags: &[bool]| flags.iter().all(|f| *f);
+    if s.whole && all(inputs) && all(output) {
+        return Verdict::Whole(Box::new(report(e, s)));
+    }
+    let kept = s
+        .fresh_apps(inputs, output)
+        .map(|a| Kept {
+            inputs: a
+                .inputs
+                .iter()
+                .filter_map(|i| s.inputs.get(*i).cloned())
+                .collect(),
+            app: a.clone(),
+        })
+        .collect();
+    Verdict::Kept(kept)
+}
+
 /// The report of an environment its record answers for: what the run
 /// that recorded it reported, nothing written.
 fn report(e: &Environment, s: Settled) -> EnvReport {
@@ -196,5 +370,11 @@ fn report(e: &Environment, s: Settled) -> EnvReport {
         Output::Dir(dir) => dir.display().to_string(),
         Output::Branch(_) => String::new(),
     };
-    EnvReport::before_writing(&e.name, target, [s.apps, s.resources, s.bytes], s.warnings)
+    let counts = [
+        s.apps.len(),
+        s.apps.iter().map(|a| a.resources).sum(),
+        s.apps.iter().map(|a| a.bytes).sum(),
+    ];
+    let warnings = s.apps.into_iter().flat_map(|a| a.warnings).collect();
+    EnvReport::before_writing(&e.name, target, counts, warnings)
 }

@@ -7,13 +7,11 @@
 //! switch or commit is `render`'s, after every render succeeded.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
 use super::Options;
-use crate::env::cache::Stat;
 use crate::env::{self, guard::Guard, AppWarning, Environment, Output, Rendered};
 use crate::output::{self, app_files, MadeDirs, Stage};
 use crate::validate::{self, AppObjects, Pending, Validator};
@@ -53,54 +51,31 @@ pub(super) struct Sink<'a> {
     pub pending: Mutex<Pending>,
     /// A first pass that could not run (an unknown `kubeVersion`).
     pub failed: Mutex<Vec<validate::Error>>,
-    /// Environment → its directory's entries and their stats when its
-    /// stage opened (for the environments `open` was asked to record).
-    pub tree_stats: BTreeMap<String, Vec<(PathBuf, Stat)>>,
 }
 
 impl<'a> Sink<'a> {
     /// Opens the stage of every environment in `written` that writes (or
     /// with `--check`, compares) a directory.
-    /// For the environments in `record`, the stat of every entry of the
-    /// directory is taken once the stage is open, before any file is
-    /// compared ([`Sink::tree_stats`], for `settle`).
-    pub fn open(
-        opts: &Options,
-        envs: &'a [Environment],
-        written: &BTreeSet<&str>,
-        record: &BTreeSet<&str>,
-    ) -> Sink<'a> {
+    pub fn open(opts: &Options, envs: &'a [Environment], written: &BTreeSet<&str>) -> Sink<'a> {
         let made = std::sync::Arc::new(MadeDirs::default());
         // Opening a stage reads the directory's whole tree (and recovers a
         // killed run): a tenth of an unchanged run, so the environments'
         // directories are read on every core (they are distinct and none
         // is inside another: `env::check_distinct_outputs`).
-        let opened: Vec<_> = envs
+        let opened: Vec<(String, Result<Stage, output::Error>)> = envs
             .par_iter()
             .filter(|e| written.contains(e.name.as_str()))
             .filter_map(|e| match &e.output {
                 Output::Dir(dir) => {
                     let write = !opts.check;
                     let stage = Stage::open_with(&opts.root, dir, write, made.clone());
-                    let stats = match (&stage, record.contains(e.name.as_str())) {
-                        (Ok(_), true) => output::stat_tree(&opts.root, dir),
-                        _ => None,
-                    };
-                    Some((e.name.clone(), stage, stats))
+                    Some((e.name.clone(), stage))
                 }
                 Output::Branch(_) => None,
             })
             .collect();
-        let mut stages = BTreeMap::new();
-        let mut tree_stats = BTreeMap::new();
-        for (name, stage, stats) in opened {
-            if let Some(s) = stats {
-                tree_stats.insert(name.clone(), s);
-            }
-            stages.insert(name, stage);
-        }
+        let stages = opened.into_iter().collect();
         Sink {
-            tree_stats,
             envs,
             strict: opts.strict,
             stages,
@@ -160,6 +135,14 @@ impl<'a> Sink<'a> {
         match self.validator.first_or_stored(app, stored) {
             Ok(p) => validate::run::lock(&self.pending).merge(p),
             Err(err) => validate::run::lock(&self.failed).push(err),
+        }
+    }
+
+    /// Takes app `app` of environment `env` as its output directory holds
+    /// it: `files` are there, unchanged ([`Stage::keep`]).
+    pub fn keep(&self, env: &str, app: &str, files: &[(String, String)]) {
+        if let Some(Ok(stage)) = self.stages.get(env) {
+            stage.keep(app, files);
         }
     }
 

@@ -121,6 +121,15 @@ impl Stat {
         self.times.iter().all(|x| *x < t)
     }
 
+    /// Whether this stat can vouch for the content of what it was taken
+    /// of (a file's bytes, a directory's entries): modified at least
+    /// [`RACY`] before `started`. Any later change to the content moves the
+    /// modification time past it; the change time may be newer (a hard
+    /// link moves it, the content stays).
+    pub fn modified_before(&self, started: SystemTime) -> bool {
+        self.times[0] < epoch(started.checked_sub(RACY).unwrap_or(UNIX_EPOCH))
+    }
+
     /// Whether this stat can vouch for what it was taken of: both times
     /// at least [`RACY`] before `started` (a change within the same tick
     /// could otherwise leave it as it was; git's "racily clean" entries).
@@ -335,15 +344,16 @@ impl Hasher {
 
     /// For each of `names` (sorted, each once): a stat it had when this
     /// run hashed it or the stat index vouched for it, under the hash this
-    /// run found, old enough to be trusted ([`RACY`]); `None` unless every
-    /// one has such a stat. What the stat must still be for the hash to
+    /// run found, old enough to be trusted ([`RACY`]); `None` for a name
+    /// with no such stat. What the stat must still be for the hash to
     /// still hold. Read from what the run learnt and the stat index, so
     /// the memo keeps no stats: a path the index knows under the same hash
     /// gets the index's stat even when this run saw a younger one with the
     /// same bytes, which can only make a later comparison fail.
-    pub fn trusted_stats(&self, names: &[&Name]) -> Option<Vec<(Name, Stat)>> {
-        let memo = self.memo.lock().ok()?;
-        let mut seen = self.seen.lock().ok()?;
+    pub fn trusted_stats(&self, names: &[&Name]) -> Vec<Option<Stat>> {
+        let (Ok(memo), Ok(mut seen)) = (self.memo.lock(), self.seen.lock()) else {
+            return vec![None; names.len()];
+        };
         // Learnt this run (only trusted stats are): sorted in place, as
         // `take_learnt` sorts them anyway (a cold run learns every path).
         seen.sort_by(|a, b| a.0.cmp(&b.0));
@@ -357,7 +367,7 @@ impl Hasher {
                     .and_then(|i| seen.get(i))
                     .map(|(_, st, k)| (st, k));
                 let (st, known) = learnt.or_else(|| self.prior.get(&***n).map(|(s, k)| (s, k)))?;
-                (known == k && st.before(self.trust_before)).then(|| ((*n).clone(), *st))
+                (known == k && st.before(self.trust_before)).then_some(*st)
             })
             .collect()
     }

@@ -289,22 +289,39 @@ impl Cache {
         }
     }
 
-    /// Every input the renders of `jobs` read, as the index records them,
-    /// with the stat each had when this run hashed it (or the stat index
-    /// vouched for it); sorted by name, each once. `None` unless every job
-    /// has a record and every stat can be trusted ([`RACY`]): what a
-    /// [`settled::Settled`] record needs. Called before [`Cache::finish`],
-    /// which frees the run's memos.
-    pub fn trusted_inputs(&self, jobs: &[&Job]) -> Option<Vec<(Name, Stat)>> {
+    /// For each of `jobs`: every input its render read, as the index
+    /// records it, with the stat it had when this run hashed it (or the
+    /// stat index vouched for it); sorted by name, each once. `None` for a
+    /// job with no record or with a stat that cannot be trusted ([`RACY`]):
+    /// what a [`settled::Settled`] record needs. Called before
+    /// [`Cache::finish`], which frees the run's memos.
+    pub fn trusted_inputs(&self, jobs: &[&Job]) -> Vec<Option<Vec<(Name, Stat)>>> {
         let keys: Vec<Key> = jobs.iter().map(|j| self.job_key(j)).collect();
-        let records = self.jobs.lock().ok()?;
-        let mut names: Vec<&Name> = Vec::new();
-        for k in &keys {
-            names.extend(records.get(k)?.inputs.iter());
-        }
+        let Ok(records) = self.jobs.lock() else {
+            return vec![None; jobs.len()];
+        };
+        let each: Vec<Option<&[Name]>> = keys
+            .iter()
+            .map(|k| Some(&*records.get(k)?.inputs))
+            .collect();
+        let mut names: Vec<&Name> = each.iter().flatten().flat_map(|v| v.iter()).collect();
         names.sort_unstable();
         names.dedup();
-        self.hasher.trusted_stats(&names)
+        let stats = self.hasher.trusted_stats(&names);
+        each.into_iter()
+            .map(|inputs| {
+                let mut mine: Vec<(Name, Stat)> = inputs?
+                    .iter()
+                    .map(|n| {
+                        let i = names.binary_search(&n).ok()?;
+                        Some((n.clone(), (*stats.get(i)?)?))
+                    })
+                    .collect::<Option<_>>()?;
+                mine.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                mine.dedup_by(|a, b| a.0 == b.0);
+                Some(mine)
+            })
+            .collect()
     }
 
     /// The key of a job: this build, the render options and the job's

@@ -1,26 +1,31 @@
-//! What an environment's last clean run left, so that a run in which
-//! nothing the environment depends on changed need not render, look up or
-//! compare anything for it: ninja's "no work to do" and git's index, made
-//! per environment.
+//! What an environment's last run left, so that a run in which nothing an
+//! app depends on changed need not render, look up or compare anything
+//! for it: ninja's "no work to do" and git's index, made per app.
 //!
 //! A [`Settled`] record holds, for one environment writing a directory:
-//! - the stat of every input its apps' renders read (the files and
-//!   directories the cache's index names for them);
-//! - the stat of every entry of its output directory, taken before that
-//!   run compared the directory with what it rendered and found it equal;
-//! - what the report says of it (apps, resources, bytes, warnings).
+//! - the stat of every input its recorded apps' renders read (the files
+//!   and directories the cache's index names for them);
+//! - the stat of entries of its output directory, taken when that run
+//!   knew they held what it rendered;
+//! - for each app it can vouch for ([`SettledApp`]): which of those inputs
+//!   and entries are its own, its files and their hashes, and what the
+//!   report says of it (resources, bytes, warnings);
+//! - whether it vouches for the whole environment ([`Settled::whole`]):
+//!   every app, and every entry of the directory.
 //!
 //! It is sealed (HMAC, as every cache entry) under the environment's
 //! [`key`]: hydrate's build, the render options, the environment's whole
 //! configuration and every job's resolved source. A record under another
-//! key, altered, or unauthentic is no record. It is only written when
-//! every stat in it is older than the run by at least [`super::RACY`], so
-//! a change made within one timestamp tick cannot hide behind it.
+//! key, altered, or unauthentic is no record. Only stats older than the
+//! run by at least [`super::RACY`] are recorded (an app or entry with a
+//! younger one is left out), so a change made within one timestamp tick
+//! cannot hide behind it.
 //!
-//! When every input and every output entry still has its recorded stat,
-//! each render would read the same bytes (the cache's own promise for its
-//! entries), give the result it gave, and find the directory holding it:
-//! the environment is unchanged, and its report is the record's.
+//! When every input and every entry of an app still has its recorded
+//! stat, its renders would read the same bytes (the cache's own promise
+//! for its entries), give the result they gave, and find the directory
+//! holding it: the app is unchanged. When that holds for the whole
+//! environment, its report is the record's.
 
 use std::path::{Path, PathBuf};
 
@@ -36,26 +41,64 @@ use crate::warning::{Warning, WarningKind};
 /// An environment's settled state (see the module).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Settled {
-    /// Every input of its renders and its stat, sorted by name.
+    /// Every input of the recorded apps' renders and its stat, sorted by
+    /// name, each once.
     pub inputs: Vec<(Name, Stat)>,
-    /// Every entry of its output directory (the directory itself as the
-    /// empty path) and its `lstat`, in the order `output` walks them.
+    /// Entries of its output directory (the directory itself as the empty
+    /// path) and their `lstat`, in the order `output` walks them: with
+    /// [`Settled::whole`], every entry.
     pub output: Vec<(PathBuf, Stat)>,
-    /// Apps rendered.
-    pub apps: usize,
+    /// The apps it vouches for, in the environment's order.
+    pub apps: Vec<SettledApp>,
+    /// Whether it vouches for the whole environment: every app of it is in
+    /// `apps` and `output` is every entry of the directory, so that when
+    /// all of them hold, nothing of the environment needs to run.
+    pub whole: bool,
+}
+
+/// One app of a [`Settled`] record.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SettledApp {
+    /// App name.
+    pub app: String,
+    /// Its inputs: indices into [`Settled::inputs`], ascending.
+    pub inputs: Vec<usize>,
+    /// Its entries of the output directory (its files and the directories
+    /// holding them, not the output directory itself): indices into
+    /// [`Settled::output`], ascending.
+    pub output: Vec<usize>,
+    /// Its files (relative to the output directory) and the
+    /// `sha256:<hex>` of what they hold.
+    pub files: Vec<(String, String)>,
     /// Resources rendered.
     pub resources: usize,
     /// Bytes of manifests rendered.
     pub bytes: usize,
-    /// The renders' warnings.
+    /// The render's warnings.
     pub warnings: Vec<AppWarning>,
 }
 
-/// Which of `records` have every input still at its recorded stat. Each
-/// path is stated once for all of them (environments share charts,
-/// components and bases), on every core, in name order a chunk at a time;
-/// once every record has a changed input, nothing more is stated.
-pub fn inputs_unchanged(records: &[&Settled]) -> Vec<bool> {
+impl Settled {
+    /// The apps whose every input (`inputs`, from [`inputs_fresh`]) and
+    /// output entry (`output`, one flag per entry) still has its stat.
+    pub fn fresh_apps<'s>(
+        &'s self,
+        inputs: &'s [bool],
+        output: &'s [bool],
+    ) -> impl Iterator<Item = &'s SettledApp> + 's {
+        let yes = |flags: &[bool], i: &usize| flags.get(*i).copied().unwrap_or(false);
+        self.apps.iter().filter(move |a| {
+            a.inputs.iter().all(|i| yes(inputs, i)) && a.output.iter().all(|i| yes(output, i))
+        })
+    }
+}
+
+/// For each of `records`, whether each of its inputs still has its
+/// recorded stat (one flag per input; all `false` for a record whose
+/// inputs are not in name order, which is never trusted). Each path is
+/// stated once for all of them (environments share charts, components and
+/// bases), on every core, in name order a chunk at a time.
+pub fn inputs_fresh(records: &[&Settled]) -> Vec<Vec<bool>> {
     let mut names: Vec<&Name> = records
         .iter()
         .flat_map(|s| s.inputs.iter().map(|(n, _)| n))
@@ -65,33 +108,29 @@ pub fn inputs_unchanged(records: &[&Settled]) -> Vec<bool> {
     names.sort();
     names.dedup();
     let from = Base::of(&names);
-    let mut ok: Vec<bool> = records.iter().map(|s| is_sorted(&s.inputs)).collect();
-    // Each record's next input to compare.
-    let mut at: Vec<usize> = vec![0; records.len()];
+    let sorted: Vec<bool> = records.iter().map(|s| is_sorted(&s.inputs)).collect();
+    let mut fresh: Vec<Vec<bool>> = records
+        .iter()
+        .map(|s| Vec::with_capacity(s.inputs.len()))
+        .collect();
     for chunk in names.chunks(CHUNK) {
-        if !ok.contains(&true) {
-            break;
-        }
         let stated: Vec<Option<Stat>> = chunk.par_iter().map(|n| from.stat(n)).collect();
-        for ((s, ok), at) in records.iter().zip(&mut ok).zip(&mut at) {
+        for ((s, fresh), sorted) in records.iter().zip(&mut fresh).zip(&sorted) {
             // Both in name order: one pass, no hashing of paths.
             let mut here = chunk.iter().zip(&stated);
-            while let (true, Some((name, was))) = (*ok, s.inputs.get(*at)) {
+            while let (true, Some((name, was))) = (*sorted, s.inputs.get(fresh.len())) {
                 if chunk.last().is_some_and(|last| name > *last) {
                     break;
                 }
-                *ok = here
-                    .find(|(n, _)| **n >= name)
-                    .is_some_and(|(n, now)| *n == name && now.as_ref() == Some(was));
-                *at += 1;
+                let now = here.find(|(n, _)| **n >= name);
+                fresh.push(now.is_some_and(|(n, now)| *n == name && now.as_ref() == Some(was)));
             }
         }
     }
-    ok.iter()
-        .zip(records)
-        .zip(&at)
-        .map(|((ok, s), at)| *ok && *at == s.inputs.len())
-        .collect()
+    for (f, s) in fresh.iter_mut().zip(records) {
+        f.resize(s.inputs.len(), false);
+    }
+    fresh
 }
 
 /// Names stated per round (a round's stats are compared before the next);
@@ -223,7 +262,8 @@ pub fn load(path: &Path, key: &Key, secret: &Secret) -> Option<Settled> {
 /// stored faithfully (a path that is not UTF-8).
 pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
     let names: usize = s.inputs.iter().map(|(n, _)| n.len() / 2 + 80).sum();
-    let mut w = Writer::for_entry(names + s.output.len() * 120 + 64);
+    let files: usize = s.apps.iter().map(|a| a.files.len() * 120 + 64).sum();
+    let mut w = Writer::for_entry(names + s.output.len() * 120 + files + 64);
     w.u64(s.inputs.len() as u64);
     // Sorted names share long prefixes: each is stored as the length it
     // shares with the one before and the rest (a record is half the size).
@@ -241,14 +281,24 @@ pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
         w.str(p.to_str()?);
         write_stat(&mut w, st);
     }
-    for n in [s.apps, s.resources, s.bytes] {
-        w.u64(n as u64);
-    }
-    w.u64(s.warnings.len() as u64);
-    for aw in &s.warnings {
-        w.str(&aw.env);
-        w.str(&aw.app);
-        write_warning(&mut w, &aw.warning)?;
+    w.byte(u8::from(s.whole));
+    w.u64(s.apps.len() as u64);
+    for a in &s.apps {
+        w.str(&a.app);
+        write_indices(&mut w, &a.inputs)?;
+        write_indices(&mut w, &a.output)?;
+        w.u64(a.files.len() as u64);
+        for (path, hash) in &a.files {
+            w.str(path);
+            w.str(hash);
+        }
+        w.u64(a.resources as u64);
+        w.u64(a.bytes as u64);
+        w.u64(a.warnings.len() as u64);
+        for aw in &a.warnings {
+            w.str(&aw.env);
+            write_warning(&mut w, &aw.warning)?;
+        }
     }
     Some(w.seal(Kind::Settled, key, secret))
 }
@@ -274,33 +324,101 @@ fn decode(payload: &[u8]) -> Option<Settled> {
         let p = PathBuf::from(r.str()?);
         output.push((p, read_stat(&mut r)?));
     }
-    let mut counts = [0usize; 3];
-    for c in &mut counts {
-        *c = usize::try_from(r.u64()?).ok()?;
-    }
+    let whole = match r.byte()? {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
     let n = r.count()?;
-    let mut warnings = Vec::with_capacity(n);
+    let mut apps = Vec::with_capacity(n);
     for _ in 0..n {
-        let env = r.str()?.to_string();
         let app = r.str()?.to_string();
-        warnings.push(AppWarning {
-            env,
+        let own_inputs = read_indices(&mut r, inputs.len())?;
+        let own_output = read_indices(&mut r, output.len())?;
+        let n = r.count()?;
+        let mut files = Vec::with_capacity(n);
+        for _ in 0..n {
+            files.push((r.str()?.to_string(), r.str()?.to_string()));
+        }
+        let resources = usize::try_from(r.u64()?).ok()?;
+        let bytes = usize::try_from(r.u64()?).ok()?;
+        let n = r.count()?;
+        let mut warnings = Vec::with_capacity(n);
+        for _ in 0..n {
+            let env = r.str()?.to_string();
+            warnings.push(AppWarning {
+                env,
+                app: app.clone(),
+                warning: read_warning(&mut r)?,
+            });
+        }
+        apps.push(SettledApp {
             app,
-            warning: read_warning(&mut r)?,
+            inputs: own_inputs,
+            output: own_output,
+            files,
+            resources,
+            bytes,
+            warnings,
         });
     }
     if !r.at_end() {
         return None;
     }
-    let [apps, resources, bytes] = counts;
     Some(Settled {
         inputs,
         output,
         apps,
-        resources,
-        bytes,
-        warnings,
+        whole,
     })
+}
+
+/// Ascending indices as their count and the gaps between them, each a
+/// LEB128 number (an app's inputs are mostly neighbours in name order: a
+/// byte each). `None` when they are not ascending.
+fn write_indices(w: &mut Writer, indices: &[usize]) -> Option<()> {
+    w.u64(indices.len() as u64);
+    let mut next = 0usize;
+    for &i in indices {
+        let mut gap = i.checked_sub(next)?;
+        loop {
+            let low = (gap & 0x7f) as u8;
+            gap >>= 7;
+            match gap {
+                0 => {
+                    w.byte(low);
+                    break;
+                }
+                _ => w.byte(low | 0x80),
+            }
+        }
+        next = i + 1;
+    }
+    Some(())
+}
+
+/// Indices [`write_indices`] wrote, each below `len`.
+fn read_indices(r: &mut Reader, len: usize) -> Option<Vec<usize>> {
+    let n = r.count()?;
+    let mut out = Vec::with_capacity(n);
+    let mut next = 0usize;
+    for _ in 0..n {
+        let mut gap = 0usize;
+        for shift in (0..64).step_by(7) {
+            let b = r.byte()?;
+            gap |= usize::from(b & 0x7f).checked_shl(shift)?;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        let i = next.checked_add(gap)?;
+        if i >= len {
+            return None;
+        }
+        out.push(i);
+        next = i + 1;
+    }
+    Some(out)
 }
 
 fn write_stat(w: &mut Writer, s: &Stat) {
@@ -381,21 +499,58 @@ mod tests {
             .zip(1..)
             .map(|(n, i)| (Name::from(std::ffi::OsStr::new(n)), stat(i)))
             .collect(),
-            output: vec![(PathBuf::new(), stat(2)), ("web/m.yaml".into(), stat(3))],
-            apps: 1,
-            resources: 4,
-            bytes: 300,
-            warnings: vec![AppWarning {
-                env: "dev".into(),
-                app: "web".into(),
-                warning: Warning {
-                    kind: WarningKind::Deprecation,
-                    message: "'commonLabels' is deprecated".into(),
-                    file: Some("apps/web/kustomization.yaml".into()),
-                    line: Some(0),
+            output: vec![
+                (PathBuf::new(), stat(2)),
+                ("web".into(), stat(5)),
+                ("web/m.yaml".into(), stat(3)),
+            ],
+            apps: vec![
+                SettledApp {
+                    app: "web".into(),
+                    inputs: vec![0, 1, 3],
+                    output: vec![2],
+                    files: vec![("web/m.yaml".into(), "sha256:00ff".into())],
+                    resources: 4,
+                    bytes: 300,
+                    warnings: vec![AppWarning {
+                        env: "dev".into(),
+                        app: "web".into(),
+                        warning: Warning {
+                            kind: WarningKind::Deprecation,
+                            message: "'commonLabels' is deprecated".into(),
+                            file: Some("apps/web/kustomization.yaml".into()),
+                            line: Some(0),
+                        },
+                    }],
                 },
-            }],
+                // Far apart (several bytes a gap), and nothing at all.
+                SettledApp {
+                    app: "db".into(),
+                    inputs: vec![2],
+                    output: vec![],
+                    ..SettledApp::default()
+                },
+            ],
+            whole: true,
         }
+    }
+
+    #[test]
+    fn indices_round_trip_and_out_of_range_ones_are_refused() {
+        for v in [vec![], vec![0], vec![0, 1, 2, 200, 70_000, 1 << 40]] {
+            let mut w = Writer::default();
+            write_indices(&mut w, &v).unwrap();
+            let payload = w.buf;
+            let mut r = Reader::new(&payload);
+            assert_eq!(read_indices(&mut r, usize::MAX), Some(v.clone()));
+            assert!(r.at_end());
+            if let Some(last) = v.last() {
+                let mut r = Reader::new(&payload);
+                assert_eq!(read_indices(&mut r, *last), None, "one past the end");
+            }
+        }
+        let mut w = Writer::default();
+        assert_eq!(write_indices(&mut w, &[3, 3]), None, "not ascending");
     }
 
     #[test]
@@ -465,7 +620,7 @@ mod tests {
     }
 
     #[test]
-    fn inputs_are_unchanged_until_one_is_touched() {
+    fn inputs_are_fresh_until_one_is_touched() {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir(d.path().join("many")).unwrap();
         let f = d.path().join("k.yaml");
@@ -482,14 +637,14 @@ mod tests {
             )],
             ..Settled::default()
         };
-        assert_eq!(inputs_unchanged(&[&s, &other, &s]), [true, true, true]);
+        assert_eq!(inputs_fresh(&[&s, &other, &s]), [[true]; 3]);
         std::fs::write(&f, "b").unwrap();
-        assert_eq!(inputs_unchanged(&[&s, &other]), [false, true], "rewritten");
+        assert_eq!(inputs_fresh(&[&s, &other]), [[false], [true]], "rewritten");
         std::fs::remove_file(&f).unwrap();
-        assert_eq!(inputs_unchanged(&[&s]), [false], "removed");
+        assert_eq!(inputs_fresh(&[&s]), [[false]], "removed");
         let mut unsorted = other.clone();
         unsorted.inputs.push(unsorted.inputs[0].clone());
-        assert_eq!(inputs_unchanged(&[&unsorted]), [false], "not in order");
+        assert_eq!(inputs_fresh(&[&unsorted]), [[false, false]], "not in order");
         // More inputs than one round states: every one is compared.
         let many: Vec<(Name, Stat)> = (0..CHUNK + 10)
             .map(|i| {
@@ -506,8 +661,43 @@ mod tests {
             inputs: many[..1].to_vec(),
             ..Settled::default()
         };
-        assert_eq!(inputs_unchanged(&[&big, &few]), [true, true]);
+        let all = |f: &Vec<bool>| f.iter().all(|x| *x);
+        let fresh = inputs_fresh(&[&big, &few]);
+        assert_eq!((fresh[0].len(), fresh[1].len()), (CHUNK + 10, 1));
+        assert!(fresh.iter().all(all));
         std::fs::write(d.path().join(format!("many/f{:06}", CHUNK + 5)), "x").unwrap();
-        assert_eq!(inputs_unchanged(&[&big, &few]), [false, true]);
+        let fresh = inputs_fresh(&[&big, &few]);
+        let stale: Vec<usize> = (0..fresh[0].len()).filter(|i| !fresh[0][*i]).collect();
+        assert_eq!(
+            stale,
+            [CHUNK + 5],
+            "only the file touched, in the second round"
+        );
+        assert!(all(&fresh[1]));
+        // An app is fresh when its inputs and entries all are.
+        let two = Settled {
+            inputs: many[..3].to_vec(),
+            output: vec![(PathBuf::new(), stat(1))],
+            apps: vec![
+                SettledApp {
+                    app: "a".into(),
+                    inputs: vec![0, 1],
+                    ..SettledApp::default()
+                },
+                SettledApp {
+                    app: "b".into(),
+                    inputs: vec![2],
+                    output: vec![0],
+                    ..SettledApp::default()
+                },
+            ],
+            whole: true,
+        };
+        let names = |f: &[bool], o: &[bool]| -> Vec<String> {
+            two.fresh_apps(f, o).map(|a| a.app.clone()).collect()
+        };
+        assert_eq!(names(&[true; 3], &[true]), ["a", "b"]);
+        assert_eq!(names(&[true, false, true], &[true]), ["b"]);
+        assert_eq!(names(&[true; 3], &[false]), ["a"]);
     }
 }
