@@ -281,7 +281,7 @@ pub(crate) fn run_loaded(
     // them are reported from its record; nothing of theirs runs. In the
     // others, the apps whose record still holds are taken as they are.
     let settle = settle::Settle::new(opts, &envs, &jobs, &written, complete, started);
-    let checked = settle
+    let mut checked = settle
         .as_ref()
         .map(settle::Settle::check)
         .unwrap_or_default();
@@ -342,7 +342,8 @@ pub(crate) fn run_loaded(
         finished.sort_by_key(|f| order.get(&(f.env.as_str(), f.app.as_str())).copied());
     }
     let inputs = match &settle {
-        Some(s) => s.inputs(cache.as_ref(), &jobs, &checked),
+        // The kept apps are not needed any more: their inputs move.
+        Some(s) => s.inputs(cache.as_ref(), &jobs, std::mem::take(&mut checked.kept)),
         None => BTreeMap::new(),
     };
     if let Some(c) = &cache {

@@ -238,11 +238,7 @@ impl Stage {
                 },
             ));
         }
-        let mut state = self.lock();
-        let paths = state.apps.entry(app.to_string()).or_default();
-        paths.extend(staged.iter().map(|(p, _)| p.clone()));
-        state.files.extend(staged);
-        state.errors.extend(errors);
+        self.took(app, staged, errors);
     }
 
     /// Takes app `app`'s files as the live directory holds them: each
@@ -269,10 +265,16 @@ impl Stage {
                 (path.clone(), file)
             })
             .collect();
+        self.took(app, staged, Vec::new());
+    }
+
+    /// Keeps what was staged of app `app` and the write failures.
+    fn took(&self, app: &str, staged: Vec<(String, StagedFile)>, errors: Vec<(String, Error)>) {
         let mut state = self.lock();
         let paths = state.apps.entry(app.to_string()).or_default();
         paths.extend(staged.iter().map(|(p, _)| p.clone()));
         state.files.extend(staged);
+        state.errors.extend(errors);
     }
 
     /// What has been staged; the first write failure, if any.

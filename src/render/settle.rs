@@ -147,7 +147,12 @@ impl<'a> Settle<'a> {
     /// as the cache saw them this run (before [`env::Cache::finish`]) for
     /// the apps rendered, and as their record had them for the apps `kept`
     /// (stated again this run, unchanged).
-    pub fn inputs(&self, cache: Option<&env::Cache>, jobs: &[Job], kept: &Checked) -> Inputs {
+    pub fn inputs(
+        &self,
+        cache: Option<&env::Cache>,
+        jobs: &[Job],
+        kept: BTreeMap<String, Vec<Kept>>,
+    ) -> Inputs {
         let mine: Vec<&Job> = jobs
             .iter()
             .filter(|j| self.eligible.contains_key(j.env.as_str()))
@@ -160,9 +165,9 @@ impl<'a> Settle<'a> {
                 .collect(),
             None => Inputs::new(),
         };
-        for (env, apps) in &kept.kept {
+        for (env, apps) in kept {
             for k in apps {
-                out.insert((env.clone(), k.app.app.clone()), k.inputs.clone());
+                out.insert((env.clone(), k.app.app), k.inputs);
             }
         }
         out
