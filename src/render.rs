@@ -288,7 +288,7 @@ pub(crate) fn run_loaded(
     let kept: BTreeSet<(&str, &str)> = checked
         .kept
         .iter()
-        .flat_map(|(env, apps)| apps.iter().map(|k| (env.as_str(), k.app.app.as_str())))
+        .flat_map(|(env, k)| k.apps.iter().map(|a| (env.as_str(), a.app.as_str())))
         .collect();
     jobs.retain(|j| {
         !checked.whole.contains_key(&j.env) && !kept.contains(&(j.env.as_str(), j.app.as_str()))
@@ -310,9 +310,9 @@ pub(crate) fn run_loaded(
         },
         || Sink::open(opts, &envs, &written),
     );
-    for (env, apps) in &checked.kept {
-        for k in apps {
-            sink.keep(env, &k.app.app, &k.app.files);
+    for (env, k) in &checked.kept {
+        for a in &k.apps {
+            sink.keep(env, &a.app, &a.files);
         }
     }
     let (mut finished, failures) =
@@ -322,12 +322,7 @@ pub(crate) fn run_loaded(
         });
     // The apps taken as they are join the rendered ones, in plan order
     // (the report lists warnings in it).
-    finished.extend(
-        checked
-            .kept
-            .iter()
-            .flat_map(|(env, apps)| apps.iter().map(|k| k.finished(env))),
-    );
+    finished.extend(checked.kept.iter().flat_map(|(env, k)| k.finished(env)));
     if !kept.is_empty() {
         let order: BTreeMap<(&str, &str), usize> = envs
             .iter()
@@ -344,7 +339,7 @@ pub(crate) fn run_loaded(
     let inputs = match &settle {
         // The kept apps are not needed any more: their inputs move.
         Some(s) => s.inputs(cache.as_ref(), &jobs, std::mem::take(&mut checked.kept)),
-        None => BTreeMap::new(),
+        None => settle::Inputs::default(),
     };
     if let Some(c) = &cache {
         c.finish();

@@ -124,7 +124,7 @@ impl<'a> Settle<'a> {
                 Verdict::Whole(report) => {
                     checked.whole.insert(name.to_string(), *report);
                 }
-                Verdict::Kept(kept) if !kept.is_empty() => {
+                Verdict::Kept(kept) if !kept.apps.is_empty() => {
                     checked.kept.insert(name.to_string(), kept);
                 }
                 Verdict::Kept(_) => {}
@@ -151,24 +151,38 @@ impl<'a> Settle<'a> {
         &self,
         cache: Option<&env::Cache>,
         jobs: &[Job],
-        kept: BTreeMap<String, Vec<Kept>>,
+        kept: BTreeMap<String, KeptApps>,
     ) -> Inputs {
         let mine: Vec<&Job> = jobs
             .iter()
             .filter(|j| self.eligible.contains_key(j.env.as_str()))
             .collect();
-        let mut out: Inputs = match cache {
-            Some(c) => mine
-                .iter()
-                .zip(c.trusted_inputs(&mine))
-                .filter_map(|(j, inputs)| Some(((j.env.clone(), j.app.clone()), inputs?)))
-                .collect(),
-            None => Inputs::new(),
-        };
-        for (env, apps) in kept {
-            for k in apps {
-                out.insert((env.clone(), k.app.app), k.inputs);
+        let mut out = Inputs::default();
+        if let Some(c) = cache {
+            let trusted = c.trusted_inputs(&mine);
+            for (j, inputs) in mine.iter().zip(trusted.jobs) {
+                if let Some(inputs) = inputs {
+                    let at = Share {
+                        table: 0,
+                        at: inputs,
+                    };
+                    out.apps.insert((j.env.clone(), j.app.clone()), at);
+                }
             }
+            out.tables.push(trusted.table);
+        }
+        for (env, k) in kept {
+            let table = out.tables.len();
+            for app in k.apps {
+                // An app with an index past u32 (never, in practice) has
+                // no known inputs, so no record.
+                let at: Option<Vec<u32>> =
+                    app.inputs.iter().map(|i| u32::try_from(*i).ok()).collect();
+                if let Some(at) = at {
+                    out.apps.insert((env.clone(), app.app), Share { table, at });
+                }
+            }
+            out.tables.push(k.inputs);
         }
         out
     }
@@ -225,10 +239,10 @@ impl<'a> Settle<'a> {
             .enumerate()
             .map(|(i, (p, _))| (p.as_path(), i))
             .collect();
-        let mut recorded: Vec<(SettledApp, &Vec<(Name, Stat)>)> = Vec::new();
+        let mut recorded: Vec<(SettledApp, Vec<&(Name, Stat)>)> = Vec::new();
         for f in apps.iter().filter(|f| f.refused.is_empty()) {
             let key = (report.env.clone(), f.app.clone());
-            let (Some(inputs), Some(files)) = (seen.inputs.get(&key), files.get(&f.app)) else {
+            let (Some(inputs), Some(files)) = (seen.inputs.of(&key), files.get(&f.app)) else {
                 continue;
             };
             let own: Option<Vec<usize>> = files
@@ -256,9 +270,9 @@ impl<'a> Settle<'a> {
         if recorded.is_empty() && !whole {
             return;
         }
-        let mut names: Vec<(Name, Stat)> = recorded
+        let mut names: Vec<&(Name, Stat)> = recorded
             .iter()
-            .flat_map(|(_, inputs)| inputs.iter().cloned())
+            .flat_map(|(_, inputs)| inputs.iter().copied())
             .collect();
         names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         names.dedup_by(|a, b| a.0 == b.0);
@@ -274,6 +288,7 @@ impl<'a> Settle<'a> {
                 app
             })
             .collect();
+        let names = names.into_iter().cloned().collect();
         let s = Settled {
             inputs: names,
             output,
@@ -296,30 +311,32 @@ pub(super) struct Checked {
     pub whole: BTreeMap<String, EnvReport>,
     /// Environment → the apps answered by its record, for those that go
     /// the long way with the others.
-    pub kept: BTreeMap<String, Vec<Kept>>,
+    pub kept: BTreeMap<String, KeptApps>,
 }
 
-/// An app answered by its environment's record.
-pub(super) struct Kept {
-    /// What the record holds of it.
-    pub app: SettledApp,
-    /// Its inputs and their stats (as recorded, and found so again).
+/// The apps of one environment answered by its record.
+pub(super) struct KeptApps {
+    /// The record's inputs and their stats (each of the apps' is as
+    /// recorded, and found so again).
     pub inputs: Vec<(Name, Stat)>,
+    /// What the record holds of each app: its inputs are indices into
+    /// `inputs`.
+    pub apps: Vec<SettledApp>,
 }
 
-impl Kept {
-    /// What `render` keeps of the app, as if it had rendered (its files
+impl KeptApps {
+    /// What `render` keeps of each app, as if it had rendered (its files
     /// are in the live directory already; see [`crate::output::Stage::keep`]).
-    pub fn finished(&self, env: &str) -> Finished {
-        Finished {
+    pub fn finished<'s>(&'s self, env: &'s str) -> impl Iterator<Item = Finished> + 's {
+        self.apps.iter().map(move |a| Finished {
             env: env.to_string(),
-            app: self.app.app.clone(),
+            app: a.app.clone(),
             files: Ok(BTreeMap::new()),
             refused: Vec::new(),
-            resources: self.app.resources,
-            bytes: self.app.bytes,
-            warnings: self.app.warnings.clone(),
-        }
+            resources: a.resources,
+            bytes: a.bytes,
+            warnings: a.warnings.clone(),
+        })
     }
 }
 
@@ -327,8 +344,34 @@ impl Kept {
 /// as a directory write left them.
 pub(super) type AppFiles = BTreeMap<String, Vec<(String, String)>>;
 
-/// (environment, app) → its inputs and their trusted stats.
-pub(super) type Inputs = BTreeMap<(String, String), Vec<(Name, Stat)>>;
+/// Each app's inputs and their trusted stats, by (environment, app): one
+/// shared table per source instead of a (name, stat) pair per app and
+/// input (at 10,000 apps those pairs alone were over a hundred megabytes).
+#[derive(Default)]
+pub(super) struct Inputs {
+    /// Tables of inputs and their stats, each sorted by name: the cache's
+    /// for the apps rendered, and each kept environment's record's.
+    tables: Vec<Vec<(Name, Stat)>>,
+    /// (environment, app) → its share of one table.
+    apps: BTreeMap<(String, String), Share>,
+}
+
+/// An app's inputs: ascending indices (`at`) into one of [`Inputs`]'
+/// tables (`table`).
+struct Share {
+    table: usize,
+    at: Vec<u32>,
+}
+
+impl Inputs {
+    /// The inputs of (environment, app) and their stats, if known.
+    fn of(&self, key: &(String, String)) -> Option<Vec<&(Name, Stat)>> {
+        let share = self.apps.get(key)?;
+        let table = self.tables.get(share.table)?;
+        let at = |i: &u32| table.get(usize::try_from(*i).ok()?);
+        share.at.iter().map(at).collect()
+    }
+}
 
 /// What a run saw of one environment, for [`Settle::record`].
 pub(super) struct Seen<'a> {
@@ -346,7 +389,7 @@ enum Verdict {
     /// It holds as a whole: the environment's report.
     Whole(Box<EnvReport>),
     /// The apps it still holds for.
-    Kept(Vec<Kept>),
+    Kept(KeptApps),
 }
 
 fn verdict(e: &Environment, s: Settled, inputs: &[bool], output: &[bool]) -> Verdict {
@@ -354,18 +397,11 @@ fn verdict(e: &Environment, s: Settled, inputs: &[bool], output: &[bool]) -> Ver
     if s.whole && all(inputs) && all(output) {
         return Verdict::Whole(Box::new(report(e, s)));
     }
-    let kept = s
-        .fresh_apps(inputs, output)
-        .map(|a| Kept {
-            inputs: a
-                .inputs
-                .iter()
-                .filter_map(|i| s.inputs.get(*i).cloned())
-                .collect(),
-            app: a.clone(),
-        })
-        .collect();
-    Verdict::Kept(kept)
+    let apps = s.fresh_apps(inputs, output).cloned().collect();
+    Verdict::Kept(KeptApps {
+        inputs: s.inputs,
+        apps,
+    })
 }
 
 /// The report of an environment its record answers for: what the run

@@ -117,6 +117,18 @@ pub struct Cache {
     unauthentic: AtomicUsize,
 }
 
+/// Inputs of some jobs with their trusted stats ([`Cache::trusted_inputs`]).
+#[derive(Debug, Default)]
+pub struct TrustedInputs {
+    /// Every trusted input of the jobs and its stat, sorted by name, each
+    /// once.
+    pub table: Vec<(Name, Stat)>,
+    /// Per job, in the order asked: its inputs as ascending indices into
+    /// `table`; `None` for a job without a record or with an input whose
+    /// stat is not trusted.
+    pub jobs: Vec<Option<Vec<u32>>>,
+}
+
 /// What the cache holds for a job.
 pub enum Lookup {
     /// Its result.
@@ -291,14 +303,19 @@ impl Cache {
 
     /// For each of `jobs`: every input its render read, as the index
     /// records it, with the stat it had when this run hashed it (or the
-    /// stat index vouched for it); sorted by name, each once. `None` for a
-    /// job with no record or with a stat that cannot be trusted ([`RACY`]):
-    /// what a [`settled::Settled`] record needs. Called before
-    /// [`Cache::finish`], which frees the run's memos.
-    pub fn trusted_inputs(&self, jobs: &[&Job]) -> Vec<Option<Vec<(Name, Stat)>>> {
+    /// stat index vouched for it); `None` for a job with no record or with
+    /// a stat that cannot be trusted ([`RACY`]): what a
+    /// [`settled::Settled`] record needs. The inputs are one shared table
+    /// with each job's share as indices into it: at 2,000 apps, one
+    /// (name, stat) pair per job and input was a third of the run's peak
+    /// memory. Called before [`Cache::finish`], which frees the run's memos.
+    pub fn trusted_inputs(&self, jobs: &[&Job]) -> TrustedInputs {
         let keys: Vec<Key> = jobs.iter().map(|j| self.job_key(j)).collect();
         let Ok(records) = self.jobs.lock() else {
-            return vec![None; jobs.len()];
+            return TrustedInputs {
+                table: Vec::new(),
+                jobs: vec![None; jobs.len()],
+            };
         };
         let each: Vec<Option<&[Name]>> = keys
             .iter()
@@ -308,20 +325,32 @@ impl Cache {
         names.sort_unstable();
         names.dedup();
         let stats = self.hasher.trusted_stats(&names);
-        each.into_iter()
+        // Each name's place in the table: only trusted ones have one.
+        let mut table = Vec::with_capacity(names.len());
+        let at: Vec<Option<u32>> = names
+            .iter()
+            .zip(stats)
+            .map(|(n, st)| {
+                let i = u32::try_from(table.len()).ok()?;
+                table.push(((*n).clone(), st?));
+                Some(i)
+            })
+            .collect();
+        let jobs = each
+            .into_iter()
             .map(|inputs| {
-                let mut mine: Vec<(Name, Stat)> = inputs?
-                    .iter()
-                    .map(|n| {
-                        let i = names.binary_search(&n).ok()?;
-                        Some((n.clone(), (*stats.get(i)?)?))
-                    })
-                    .collect::<Option<_>>()?;
-                mine.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                mine.dedup_by(|a, b| a.0 == b.0);
+                let inputs = inputs?;
+                let mut mine = Vec::with_capacity(inputs.len());
+                for n in inputs {
+                    let i = names.binary_search(&n).ok()?;
+                    mine.push((*at.get(i)?)?);
+                }
+                mine.sort_unstable();
+                mine.dedup();
                 Some(mine)
             })
-            .collect()
+            .collect();
+        TrustedInputs { table, jobs }
     }
 
     /// The key of a job: this build, the render options and the job's
