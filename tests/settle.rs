@@ -230,3 +230,111 @@ fn a_run_that_stages_an_environment_removes_its_record_first() {
     let (out, _) = render(root, &[]);
     assert_eq!(out.matches(": unchanged").count(), 3, "{out}");
 }
+
+/// xorshift: the kill points, from a seed printed on failure.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
+    }
+}
+
+/// Each app's version as its rendered ConfigMap says.
+fn rendered_versions(root: &Path, apps: usize) -> Vec<String> {
+    (0..apps)
+        .map(|i| {
+            let m = root.join(format!("rendered/dev/app{i:02}/manifest.yaml"));
+            let text = std::fs::read_to_string(&m).unwrap_or_default();
+            text.lines()
+                .find_map(|l| l.trim().strip_prefix("v: "))
+                .unwrap_or("?")
+                .trim_matches('"')
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn kill_9_at_random_points_never_leaves_a_record_vouching_for_a_stale_app() {
+    const APPS: usize = 40;
+    const KILLS: usize = 15;
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    let write = |p: &str, s: &str| {
+        let f = root.join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, s).unwrap();
+    };
+    let set_version = |i: usize, v: usize| {
+        write(
+            &format!("apps/app{i:02}/cm.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  v: \"{v}\"\n"
+            ),
+        );
+    };
+    let mut env = String::from("name: dev\noutput: {dir: rendered/dev}\napps:\n");
+    for i in 0..APPS {
+        write(
+            &format!("apps/app{i:02}/kustomization.yaml"),
+            &format!("namePrefix: app{i:02}-\nresources:\n- cm.yaml\n"),
+        );
+        set_version(i, 0);
+        env.push_str(&format!(
+            "  - {{name: app{i:02}, kustomize: apps/app{i:02}}}\n"
+        ));
+    }
+    write("environments/dev.yaml", &env);
+    render(root, &[]);
+    age();
+    let start = std::time::Instant::now();
+    render(root, &[]);
+    let full = start.elapsed();
+    assert_eq!(cache_files(root, "settled").len(), 1, "settled");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+        | 1;
+    let mut rng = Rng(seed);
+    let mut expected = vec!["0".to_string(); APPS];
+    for kill in 1..=KILLS {
+        // Now and then the last edits grow old enough to be recorded, so
+        // that records vouch for apps edited and killed before.
+        if kill % 3 == 0 {
+            age();
+        }
+        let app = kill * 7 % APPS;
+        set_version(app, kill);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hydrate"))
+            .args(["render", "--root"])
+            .arg(root)
+            .env("HYDRATE_CACHE_KEY", crate::support::CACHE_KEY)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Up to 1.5 full runs: while it checks the record, renders,
+        // switches the directory, writes the next record, or after.
+        std::thread::sleep(std::time::Duration::from_micros(
+            rng.below(full.as_micros() as u64 * 3 / 2),
+        ));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        expected[app] = kill.to_string();
+        render(root, &[]);
+        assert_eq!(
+            rendered_versions(root, APPS),
+            expected,
+            "seed {seed} kill {kill}: after a complete run"
+        );
+    }
+    age();
+    forget_results(root);
+    let (out, _) = render(root, &[]);
+    assert!(out.contains("rendered/dev: unchanged"), "{out}");
+    assert_eq!(rendered_versions(root, APPS), expected, "seed {seed}");
+}
