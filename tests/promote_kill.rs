@@ -10,23 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::promote_trust::{assert_clean, bin, demo_repo, run, state, text};
-use crate::support::{git, report};
-
-/// xorshift64*: small, and the same sequence for the same seed everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+use crate::support::{git, report, Rng};
 
 fn seed() -> u64 {
     std::env::var("HYDRATE_KILL_SEED")

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::support::{git, render_at, report};
+use crate::support::{clock_seed, git, render_at, report, Rng};
 
 /// A scratch place: `[tmp]/repo` is the repository, `[tmp]/outside` a
 /// directory outside it that must never change.
@@ -484,18 +484,6 @@ fn a_killed_runs_leftovers_are_cleaned_up() {
     assert!(m.contains("v: \"2\""), "{m}");
 }
 
-/// A tiny deterministic generator (no dependency): xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
-    }
-}
-
 /// The `v` value of every app's manifest in `dev`, and whether every file
 /// matches the hash `.hydrate/owned` records for it.
 fn versions(dev: &Path) -> (BTreeMap<String, usize>, bool) {
@@ -549,10 +537,7 @@ fn kill_9_at_random_points_leaves_each_directory_all_old_or_all_new() {
     let start = Instant::now();
     assert!(s.render(&[]).starts_with("exit: 0"));
     let full = start.elapsed();
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
-        | 1;
+    let seed = clock_seed();
     let mut rng = Rng(seed);
     let bin = env!("CARGO_BIN_EXE_hydrate");
     let mut current = [999, 999];

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use hydrate::env;
 
-use crate::support::{demo_copy, render_at};
+use crate::support::{clock_seed, demo_copy, render_at, Rng};
 
 /// Waits until what was just written is older than the racy window:
 /// stats younger than it never go into a record.
@@ -231,18 +231,6 @@ fn a_run_that_stages_an_environment_removes_its_record_first() {
     assert_eq!(out.matches(": unchanged").count(), 3, "{out}");
 }
 
-/// xorshift: the kill points, from a seed printed on failure.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
-    }
-}
-
 /// Each app's version as its rendered ConfigMap says.
 fn rendered_versions(root: &Path, apps: usize) -> Vec<String> {
     (0..apps)
@@ -295,10 +283,7 @@ fn kill_9_at_random_points_never_leaves_a_record_vouching_for_a_stale_app() {
     render(root, &[]);
     let full = start.elapsed();
     assert_eq!(cache_files(root, "settled").len(), 1, "settled");
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
-        | 1;
+    let seed = clock_seed();
     let mut rng = Rng(seed);
     let mut expected = vec!["0".to_string(); APPS];
     for kill in 1..=KILLS {

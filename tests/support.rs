@@ -268,3 +268,26 @@ pub fn workspace_state(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>
     }
     state
 }
+
+/// xorshift64*, for the kill tests' kill points: small, no dependency,
+/// and the same sequence for the same seed everywhere.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
+    }
+}
+
+/// A seed from the clock (odd, so never the generator's fixed point 0),
+/// for a test that prints it when it fails.
+pub fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+        | 1
+}
