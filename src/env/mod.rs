@@ -282,6 +282,8 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
             });
         }
         confined?;
+        let mut listed: std::collections::HashSet<String> =
+            e.apps.iter().map(|a| a.name.clone()).collect();
         for rule in e.discover.clone() {
             let pattern = rule.pattern.replace("{env}", &e.name);
             // Checked when the file was read: a glob here compiles.
@@ -317,7 +319,7 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
                         });
                     }
                 }
-                if is_valid_name(&name) && !e.apps.iter().any(|a| a.name == name) {
+                if is_valid_name(&name) && listed.insert(name.clone()) {
                     e.apps.push(App {
                         name,
                         source: Source::Kustomize(dir),

@@ -89,9 +89,11 @@ fn unpinned_notes(
     in_plan: &dyn Fn(&str) -> bool,
 ) -> Vec<String> {
     let mut notes = Vec::new();
+    let in_from: std::collections::HashSet<&str> =
+        from.apps.iter().map(|a| a.name.as_str()).collect();
     for app in &to.apps {
         let wanted = apps.is_empty() || apps.contains(&app.name);
-        let in_from = from.apps.iter().any(|a| a.name == app.name);
+        let in_from = in_from.contains(app.name.as_str());
         let pinned = in_plan(&app.name)
             || to_pins
                 .iter()

@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use super::sink::Finished;
 use super::{EnvReport, Options};
 use crate::env::cache::settled::{self, Settled, SettledApp};
-use crate::env::cache::{self, Key, Name, Secret, Stat};
+use crate::env::cache::{self, Key, Secret, Stat, StatTable};
 use crate::env::{self, Environment, Job, Output};
 use crate::output;
 
@@ -239,7 +239,7 @@ impl<'a> Settle<'a> {
             .enumerate()
             .map(|(i, (p, _))| (p.as_path(), i))
             .collect();
-        let mut recorded: Vec<(SettledApp, Vec<&(Name, Stat)>)> = Vec::new();
+        let mut recorded: Vec<(SettledApp, Vec<(&str, &Stat)>)> = Vec::new();
         for f in apps.iter().filter(|f| f.refused.is_empty()) {
             let key = (report.env.clone(), f.app.clone());
             let (Some(inputs), Some(files)) = (seen.inputs.of(&key), files.get(&f.app)) else {
@@ -270,11 +270,11 @@ impl<'a> Settle<'a> {
         if recorded.is_empty() && !whole {
             return;
         }
-        let mut names: Vec<&(Name, Stat)> = recorded
+        let mut names: Vec<(&str, &Stat)> = recorded
             .iter()
             .flat_map(|(_, inputs)| inputs.iter().copied())
             .collect();
-        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        names.sort_unstable_by(|a, b| a.0.cmp(b.0));
         names.dedup_by(|a, b| a.0 == b.0);
         let apps = recorded
             .into_iter()
@@ -288,9 +288,14 @@ impl<'a> Settle<'a> {
                 app
             })
             .collect();
-        let names = names.into_iter().cloned().collect();
+        let mut table = StatTable::default();
+        for (name, st) in names {
+            if table.push(name, *st).is_none() {
+                return;
+            }
+        }
         let s = Settled {
-            inputs: names,
+            inputs: table,
             output,
             apps,
             whole,
@@ -318,7 +323,7 @@ pub(super) struct Checked {
 pub(super) struct KeptApps {
     /// The record's inputs and their stats (each of the apps' is as
     /// recorded, and found so again).
-    pub inputs: Vec<(Name, Stat)>,
+    pub inputs: StatTable,
     /// What the record holds of each app: its inputs are indices into
     /// `inputs`.
     pub apps: Vec<SettledApp>,
@@ -351,7 +356,7 @@ pub(super) type AppFiles = BTreeMap<String, Vec<(String, String)>>;
 pub(super) struct Inputs {
     /// Tables of inputs and their stats, each sorted by name: the cache's
     /// for the apps rendered, and each kept environment's record's.
-    tables: Vec<Vec<(Name, Stat)>>,
+    tables: Vec<StatTable>,
     /// (environment, app) → its share of one table.
     apps: BTreeMap<(String, String), Share>,
 }
@@ -365,7 +370,7 @@ struct Share {
 
 impl Inputs {
     /// The inputs of (environment, app) and their stats, if known.
-    fn of(&self, key: &(String, String)) -> Option<Vec<&(Name, Stat)>> {
+    fn of(&self, key: &(String, String)) -> Option<Vec<(&str, &Stat)>> {
         let share = self.apps.get(key)?;
         let table = self.tables.get(share.table)?;
         let at = |i: &u32| table.get(usize::try_from(*i).ok()?);

@@ -166,6 +166,26 @@ impl Writer {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
 
+    /// A `u64` as LEB128: seven bits a byte, low first, the high bit set
+    /// on every byte but the last (a byte for values below 128).
+    pub fn varint(&mut self, mut v: u64) {
+        loop {
+            let low = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                self.buf.push(low);
+                return;
+            }
+            self.buf.push(low | 0x80);
+        }
+    }
+
+    /// An `i64` as [`Writer::varint`] of its zigzag form (small magnitudes,
+    /// either sign, take few bytes).
+    pub fn signed(&mut self, v: i64) {
+        self.varint(((v << 1) ^ (v >> 63)) as u64);
+    }
+
     /// A byte string (length, then bytes).
     pub fn bytes(&mut self, b: &[u8]) {
         self.u64(b.len() as u64);
@@ -227,6 +247,37 @@ impl<'a> Reader<'a> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 
+    /// A [`Writer::varint`]; `None` when it runs past the input or past
+    /// 64 bits.
+    pub fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            let bits = u64::from(b & 0x7f);
+            // The tenth byte may carry only the top bit.
+            if shift == 63 && bits > 1 {
+                return None;
+            }
+            v |= bits << shift;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    /// A [`Writer::signed`].
+    pub fn signed(&mut self) -> Option<i64> {
+        let z = self.varint()?;
+        Some(((z >> 1) as i64) ^ -((z & 1) as i64))
+    }
+
+    /// A count written as a [`Writer::varint`], bounded as [`Reader::count`].
+    pub fn count_varint(&mut self) -> Option<usize> {
+        let n = usize::try_from(self.varint()?).ok()?;
+        (n <= self.bytes.len() - self.pos).then_some(n)
+    }
+
     /// A count of items still to come: at most the bytes left, so a
     /// corrupt count cannot make the caller allocate without bound.
     pub fn count(&mut self) -> Option<usize> {
@@ -261,6 +312,35 @@ mod tests {
 
     fn secret(b: u8) -> Secret {
         Secret::from_text(&[b; 32]).unwrap()
+    }
+
+    #[test]
+    fn varints_round_trip_and_overlong_ones_are_refused() {
+        let values = [0u64, 1, 127, 128, 300, 1 << 35, u64::MAX - 1, u64::MAX];
+        let signed = [0i64, 1, -1, 63, -64, 64, i64::MIN, i64::MAX];
+        let mut w = Writer::default();
+        for v in values {
+            w.varint(v);
+        }
+        for v in signed {
+            w.signed(v);
+        }
+        let mut r = Reader::new(&w.buf);
+        for v in values {
+            assert_eq!(r.varint(), Some(v));
+        }
+        for v in signed {
+            assert_eq!(r.signed(), Some(v));
+        }
+        assert!(r.at_end());
+        assert_eq!(w.buf[..1], [0], "zero is one byte");
+        for bad in [
+            &[0x80u8][..],
+            &[0xff; 10],
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02],
+        ] {
+            assert_eq!(Reader::new(bad).varint(), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub type Name = Arc<OsStr>;
 /// its content or listing may have. Device, inode, size, mode and both
 /// modification and change times (nanoseconds), as git's index compares
 /// them; a write that restores the old `mtime` still moves `ctime`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Stat {
     /// Device, inode, size, mode.
     pub id: [u64; 4],

@@ -43,6 +43,7 @@ mod index;
 mod inputs;
 pub(crate) mod secret;
 pub mod settled;
+mod stat_table;
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -66,6 +67,7 @@ pub const CACHE_DIR: &str = ".hydrate/cache";
 pub use self::entry::Key;
 pub use self::inputs::{Name, Stat, RACY};
 pub use self::secret::Secret;
+pub use self::stat_table::StatTable;
 
 /// The index's file name in the cache directory.
 const INDEX: &str = "index";
@@ -121,8 +123,9 @@ pub struct Cache {
 #[derive(Debug, Default)]
 pub struct TrustedInputs {
     /// Every trusted input of the jobs and its stat, sorted by name, each
-    /// once.
-    pub table: Vec<(Name, Stat)>,
+    /// once (an input whose name is not UTF-8 is not trusted: a record
+    /// cannot hold it).
+    pub table: StatTable,
     /// Per job, in the order asked: its inputs as ascending indices into
     /// `table`; `None` for a job without a record or with an input whose
     /// stat is not trusted.
@@ -313,7 +316,7 @@ impl Cache {
         let keys: Vec<Key> = jobs.iter().map(|j| self.job_key(j)).collect();
         let Ok(records) = self.jobs.lock() else {
             return TrustedInputs {
-                table: Vec::new(),
+                table: StatTable::default(),
                 jobs: vec![None; jobs.len()],
             };
         };
@@ -326,13 +329,13 @@ impl Cache {
         names.dedup();
         let stats = self.hasher.trusted_stats(&names);
         // Each name's place in the table: only trusted ones have one.
-        let mut table = Vec::with_capacity(names.len());
+        let mut table = StatTable::default();
         let at: Vec<Option<u32>> = names
             .iter()
             .zip(stats)
             .map(|(n, st)| {
                 let i = u32::try_from(table.len()).ok()?;
-                table.push(((*n).clone(), st?));
+                table.push(n.to_str()?, st?)?;
                 Some(i)
             })
             .collect();

@@ -33,7 +33,8 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
 use super::entry::{self, Key, Kind, Reader, Writer};
-use super::inputs::{Name, Stat};
+use super::inputs::Stat;
+use super::stat_table::{self, StatTable};
 use super::Secret;
 use crate::env::{AppWarning, Environment, Job};
 use crate::warning::{Warning, WarningKind};
@@ -43,7 +44,7 @@ use crate::warning::{Warning, WarningKind};
 pub struct Settled {
     /// Every input of the recorded apps' renders and its stat, sorted by
     /// name, each once.
-    pub inputs: Vec<(Name, Stat)>,
+    pub inputs: StatTable,
     /// Entries of its output directory (the directory itself as the empty
     /// path) and their `lstat`, in the order `output` walks them: with
     /// [`Settled::whole`], every entry.
@@ -99,16 +100,10 @@ impl Settled {
 /// stated once for all of them (environments share charts, components and
 /// bases), on every core, in name order a chunk at a time.
 pub fn inputs_fresh(records: &[&Settled]) -> Vec<Vec<bool>> {
-    let mut names: Vec<&Name> = records
-        .iter()
-        .flat_map(|s| s.inputs.iter().map(|(n, _)| n))
-        .collect();
-    // Each record's inputs are sorted: a stable sort finds those runs and
-    // merges them.
-    names.sort();
-    names.dedup();
+    let tables: Vec<&StatTable> = records.iter().map(|s| &s.inputs).collect();
+    let names = stat_table::merged(&tables);
     let from = Base::of(&names);
-    let sorted: Vec<bool> = records.iter().map(|s| is_sorted(&s.inputs)).collect();
+    let sorted: Vec<bool> = tables.iter().map(|t| t.is_sorted()).collect();
     let mut fresh: Vec<Vec<bool>> = records
         .iter()
         .map(|s| Vec::with_capacity(s.inputs.len()))
@@ -137,12 +132,6 @@ pub fn inputs_fresh(records: &[&Settled]) -> Vec<Vec<bool>> {
 /// small under test, so that a test crosses rounds with a few files.
 const CHUNK: usize = if cfg!(test) { 64 } else { 8192 };
 
-/// Whether `inputs` are sorted by name, each once (as a record holds
-/// them; any other order is not trusted to compare).
-fn is_sorted(inputs: &[(Name, Stat)]) -> bool {
-    inputs.is_sorted_by(|a, b| a.0 < b.0)
-}
-
 /// The directory every name is under, opened once, so that each stat
 /// walks only what follows it (the repository root, typically: its own
 /// path is then not walked from `/` a hundred thousand times).
@@ -160,9 +149,9 @@ impl Base {
     /// then that directory's path joined with the rest of it, exactly.
     /// (Relative names are stated from the working directory as before.)
     #[cfg(target_os = "linux")]
-    fn of(names: &[&Name]) -> Base {
+    fn of(names: &[&str]) -> Base {
         // Sorted by bytes: the names starting with `/` are one run.
-        let first_byte = |n: &&Name| n.as_encoded_bytes().first().copied();
+        let first_byte = |n: &&str| n.as_bytes().first().copied();
         let start = names.partition_point(|n| first_byte(n) < Some(b'/'));
         let end = names.partition_point(|n| first_byte(n) <= Some(b'/'));
         let (Some(first), Some(last)) = (
@@ -175,7 +164,7 @@ impl Base {
                 dir: None,
             };
         };
-        let (a, b) = (first.as_encoded_bytes(), last.as_encoded_bytes());
+        let (a, b) = (first.as_bytes(), last.as_bytes());
         let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
         let prefix: Vec<u8> = match a
             .get(..common)
@@ -196,27 +185,27 @@ impl Base {
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn of(_names: &[&Name]) -> Base {
+    fn of(_names: &[&str]) -> Base {
         Base {}
     }
 
     /// [`Stat::of`] `name`.
     #[cfg(target_os = "linux")]
-    fn stat(&self, name: &Name) -> Option<Stat> {
+    fn stat(&self, name: &str) -> Option<Stat> {
         use std::os::fd::AsFd;
         use std::os::unix::ffi::OsStrExt;
-        let rest = name.as_encoded_bytes().strip_prefix(self.prefix.as_slice());
+        let rest = name.as_bytes().strip_prefix(self.prefix.as_slice());
         match (&self.dir, rest) {
             (Some(dir), Some(rest)) if !rest.is_empty() => {
                 Stat::at(dir.as_fd(), Path::new(std::ffi::OsStr::from_bytes(rest)))
             }
-            _ => Stat::of(Path::new(&**name)),
+            _ => Stat::of(Path::new(name)),
         }
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn stat(&self, name: &Name) -> Option<Stat> {
-        Stat::of(Path::new(&**name))
+    fn stat(&self, name: &str) -> Option<Stat> {
+        Stat::of(Path::new(name))
     }
 }
 
@@ -261,25 +250,15 @@ pub fn load(path: &Path, key: &Key, secret: &Secret) -> Option<Settled> {
 /// `s` sealed under `key`, ready to be written; `None` when it cannot be
 /// stored faithfully (a path that is not UTF-8).
 pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
-    let names: usize = s.inputs.iter().map(|(n, _)| n.len() / 2 + 80).sum();
     let files: usize = s.apps.iter().map(|a| a.files.len() * 120 + 64).sum();
-    let mut w = Writer::for_entry(names + s.output.len() * 120 + files + 64);
-    w.u64(s.inputs.len() as u64);
-    // Sorted names share long prefixes: each is stored as the length it
-    // shares with the one before and the rest (a record is half the size).
-    let mut last: &[u8] = &[];
-    for (name, st) in &s.inputs {
-        let name = name.to_str()?.as_bytes();
-        let shared = name.iter().zip(last).take_while(|(a, b)| a == b).count();
-        w.u64(shared as u64);
-        w.bytes(name.get(shared..)?);
-        write_stat(&mut w, st);
-        last = name;
-    }
+    let mut w = Writer::for_entry(s.inputs.len() * 48 + s.output.len() * 80 + files + 64);
+    s.inputs.write(&mut w);
     w.u64(s.output.len() as u64);
+    let mut last = Stat::default();
     for (p, st) in &s.output {
         w.str(p.to_str()?);
-        write_stat(&mut w, st);
+        stat_table::write_stat(&mut w, &last, st);
+        last = *st;
     }
     w.byte(u8::from(s.whole));
     w.u64(s.apps.len() as u64);
@@ -305,24 +284,14 @@ pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
 
 fn decode(payload: &[u8]) -> Option<Settled> {
     let mut r = Reader::new(payload);
-    let n = r.count()?;
-    let mut inputs = Vec::with_capacity(n);
-    let mut name: Vec<u8> = Vec::new();
-    for _ in 0..n {
-        let shared = usize::try_from(r.u64()?).ok()?;
-        name.truncate(shared);
-        if name.len() != shared {
-            return None;
-        }
-        name.extend_from_slice(r.bytes()?);
-        let text = std::str::from_utf8(&name).ok()?;
-        inputs.push((Name::from(std::ffi::OsStr::new(text)), read_stat(&mut r)?));
-    }
+    let inputs = StatTable::read(&mut r)?;
     let n = r.count()?;
     let mut output = Vec::with_capacity(n);
+    let mut last = Stat::default();
     for _ in 0..n {
         let p = PathBuf::from(r.str()?);
-        output.push((p, read_stat(&mut r)?));
+        last = stat_table::read_stat(&mut r, &last)?;
+        output.push((p, last));
     }
     let whole = match r.byte()? {
         0 => false,
@@ -377,21 +346,10 @@ fn decode(payload: &[u8]) -> Option<Settled> {
 /// LEB128 number (an app's inputs are mostly neighbours in name order: a
 /// byte each). `None` when they are not ascending.
 fn write_indices(w: &mut Writer, indices: &[usize]) -> Option<()> {
-    w.u64(indices.len() as u64);
+    w.varint(indices.len() as u64);
     let mut next = 0usize;
     for &i in indices {
-        let mut gap = i.checked_sub(next)?;
-        loop {
-            let low = (gap & 0x7f) as u8;
-            gap >>= 7;
-            match gap {
-                0 => {
-                    w.byte(low);
-                    break;
-                }
-                _ => w.byte(low | 0x80),
-            }
-        }
+        w.varint(i.checked_sub(next)? as u64);
         next = i + 1;
     }
     Some(())
@@ -399,18 +357,11 @@ fn write_indices(w: &mut Writer, indices: &[usize]) -> Option<()> {
 
 /// Indices [`write_indices`] wrote, each below `len`.
 fn read_indices(r: &mut Reader, len: usize) -> Option<Vec<usize>> {
-    let n = r.count()?;
+    let n = r.count_varint()?;
     let mut out = Vec::with_capacity(n);
     let mut next = 0usize;
     for _ in 0..n {
-        let mut gap = 0usize;
-        for shift in (0..64).step_by(7) {
-            let b = r.byte()?;
-            gap |= usize::from(b & 0x7f).checked_shl(shift)?;
-            if b & 0x80 == 0 {
-                break;
-            }
-        }
+        let gap = usize::try_from(r.varint()?).ok()?;
         let i = next.checked_add(gap)?;
         if i >= len {
             return None;
@@ -419,28 +370,6 @@ fn read_indices(r: &mut Reader, len: usize) -> Option<Vec<usize>> {
         next = i + 1;
     }
     Some(out)
-}
-
-fn write_stat(w: &mut Writer, s: &Stat) {
-    for v in s.id {
-        w.u64(v);
-    }
-    for (secs, nanos) in s.times {
-        w.u64(secs as u64);
-        w.u64(nanos as u64);
-    }
-}
-
-fn read_stat(r: &mut Reader) -> Option<Stat> {
-    let mut id = [0u64; 4];
-    for v in &mut id {
-        *v = r.u64()?;
-    }
-    let mut times = [(0i64, 0i64); 2];
-    for t in &mut times {
-        *t = (r.u64()? as i64, r.u64()? as i64);
-    }
-    Some(Stat { id, times })
 }
 
 /// A warning as entries store it: kind, message, file, line + 1 (0: none).
@@ -487,18 +416,27 @@ mod tests {
         }
     }
 
+    fn table(rows: impl IntoIterator<Item = (String, Stat)>) -> StatTable {
+        let mut t = StatTable::default();
+        for (p, st) in rows {
+            t.push(&p, st).unwrap();
+        }
+        t
+    }
+
     fn record() -> Settled {
         Settled {
-            inputs: [
-                "apps/web/base",
-                "apps/web/base/k.yaml",
-                "apps/wéb",
-                "charts/x",
-            ]
-            .iter()
-            .zip(1..)
-            .map(|(n, i)| (Name::from(std::ffi::OsStr::new(n)), stat(i)))
-            .collect(),
+            inputs: table(
+                [
+                    "apps/web/base",
+                    "apps/web/base/k.yaml",
+                    "apps/wéb",
+                    "charts/x",
+                ]
+                .iter()
+                .zip(1..)
+                .map(|(n, i)| (n.to_string(), stat(i))),
+            ),
             output: vec![
                 (PathBuf::new(), stat(2)),
                 ("web".into(), stat(5)),
@@ -584,7 +522,7 @@ mod tests {
         let sub = d.path().join("apps/web");
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::write(sub.join("k.yaml"), "a").unwrap();
-        let names: Vec<Name> = [
+        let names: Vec<String> = [
             "apps/web/k.yaml",
             "apps/web/../web/k.yaml",
             "apps/web/.",
@@ -592,23 +530,20 @@ mod tests {
             "apps/gone",
         ]
         .iter()
-        .map(|r| Name::from(d.path().join(r).as_os_str()))
-        .chain([Name::from(std::ffi::OsStr::new("/"))])
+        .map(|r| d.path().join(r).to_str().unwrap().to_string())
+        .chain(["/".to_string()])
         .collect();
-        let mut sorted: Vec<&Name> = names.iter().collect();
+        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
         sorted.sort_unstable();
-        let absolute: Vec<&Name> = sorted
+        let absolute: Vec<&str> = sorted
             .iter()
             .copied()
-            .filter(|n| {
-                n.as_encoded_bytes().starts_with(b"/")
-                    && **n != Name::from(std::ffi::OsStr::new("/"))
-            })
+            .filter(|n| n.starts_with('/') && *n != "/")
             .collect();
         for one in [&sorted[..], &sorted[..2], &sorted[1..3], &absolute[..]] {
             let base = Base::of(one);
             for n in &names {
-                assert_eq!(base.stat(n), Stat::of(Path::new(&**n)), "{n:?}");
+                assert_eq!(base.stat(n), Stat::of(Path::new(n)), "{n:?}");
             }
         }
         #[cfg(target_os = "linux")]
@@ -625,16 +560,13 @@ mod tests {
         std::fs::create_dir(d.path().join("many")).unwrap();
         let f = d.path().join("k.yaml");
         std::fs::write(&f, "a").unwrap();
-        let name = Name::from(f.as_os_str());
+        let path = |p: &Path| p.to_str().unwrap().to_string();
         let s = Settled {
-            inputs: vec![(name, Stat::of(&f).unwrap())],
+            inputs: table([(path(&f), Stat::of(&f).unwrap())]),
             ..Settled::default()
         };
         let other = Settled {
-            inputs: vec![(
-                Name::from(d.path().as_os_str()),
-                Stat::of(d.path()).unwrap(),
-            )],
+            inputs: table([(path(d.path()), Stat::of(d.path()).unwrap())]),
             ..Settled::default()
         };
         assert_eq!(inputs_fresh(&[&s, &other, &s]), [[true]; 3]);
@@ -643,22 +575,27 @@ mod tests {
         std::fs::remove_file(&f).unwrap();
         assert_eq!(inputs_fresh(&[&s]), [[false]], "removed");
         let mut unsorted = other.clone();
-        unsorted.inputs.push(unsorted.inputs[0].clone());
+        let first = unsorted
+            .inputs
+            .get(0)
+            .map(|(p, st)| (p.to_string(), *st))
+            .unwrap();
+        unsorted.inputs.push(&first.0, first.1).unwrap();
         assert_eq!(inputs_fresh(&[&unsorted]), [[false, false]], "not in order");
         // More inputs than one round states: every one is compared.
-        let many: Vec<(Name, Stat)> = (0..CHUNK + 10)
+        let many: Vec<(String, Stat)> = (0..CHUNK + 10)
             .map(|i| {
                 let p = d.path().join(format!("many/f{i:06}"));
                 std::fs::write(&p, "").unwrap();
-                (Name::from(p.as_os_str()), Stat::of(&p).unwrap())
+                (path(&p), Stat::of(&p).unwrap())
             })
             .collect();
         let big = Settled {
-            inputs: many.clone(),
+            inputs: table(many.clone()),
             ..Settled::default()
         };
         let few = Settled {
-            inputs: many[..1].to_vec(),
+            inputs: table(many[..1].to_vec()),
             ..Settled::default()
         };
         let all = |f: &Vec<bool>| f.iter().all(|x| *x);
@@ -676,7 +613,7 @@ mod tests {
         assert!(all(&fresh[1]));
         // An app is fresh when its inputs and entries all are.
         let two = Settled {
-            inputs: many[..3].to_vec(),
+            inputs: table(many[..3].to_vec()),
             output: vec![(PathBuf::new(), stat(1))],
             apps: vec![
                 SettledApp {
