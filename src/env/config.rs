@@ -233,7 +233,17 @@ impl Environment {
             path: file.to_path_buf(),
             source,
         })?;
-        let root = super::document::one_document(file, &src)?;
+        Environment::decode(file, super::document::one_document(file, &src)?)
+    }
+
+    /// The environment of file `file` parsed into `docs` (as
+    /// [`Environment::load`], for a caller that parsed it already).
+    pub fn from_documents(file: &Path, docs: Vec<Node>) -> Result<Environment, Error> {
+        Environment::decode(file, super::document::only_document(file, docs)?)
+    }
+
+    /// The environment document `root` of `file`.
+    fn decode(file: &Path, root: Node) -> Result<Environment, Error> {
         let d = Decoder {
             file,
             paths: Default::default(),

@@ -19,6 +19,16 @@ pub fn one_document(file: &Path, src: &str) -> Result<Node, Error> {
         yaml::Error::Syntax { line, problem, .. } => err(line, problem),
         other => err(1, other.to_string()),
     })?;
+    only_document(file, docs)
+}
+
+/// The one document of `docs`, parsed from `file` (see [`one_document`]).
+pub fn only_document(file: &Path, docs: Vec<Node>) -> Result<Node, Error> {
+    let err = |line: u32, message: String| Error::Config {
+        path: file.to_path_buf(),
+        line: line.max(1),
+        message,
+    };
     let mut docs = docs.into_iter();
     let first = docs.next().filter(|d| !d.is_null()).ok_or_else(|| {
         err(

@@ -230,7 +230,8 @@ impl<'a> Reader<'a> {
         self.pos == self.bytes.len()
     }
 
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
         let out = self.bytes.get(self.pos..end)?;
         self.pos = end;
