@@ -1,6 +1,7 @@
 //! Paths and their stats, sorted by path, each once: the inputs a
 //! [`super::settled::Settled`] record vouches for, and the cache's table of
-//! the inputs a run trusted ([`super::TrustedInputs`]).
+//! the inputs a run trusted ([`super::TrustedInputs`]). The stat encoding
+//! ([`write_stat`]) is the index's too.
 //!
 //! The paths live in one buffer, not one allocation each: at 10,000 apps
 //! the three environments' records name about 650,000 inputs, which as
