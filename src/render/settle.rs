@@ -288,7 +288,8 @@ impl<'a> Settle<'a> {
                 app
             })
             .collect();
-        let mut table = StatTable::default();
+        let text = names.iter().map(|(n, _)| n.len()).sum();
+        let mut table = StatTable::with_capacity(names.len(), text);
         for (name, st) in names {
             if table.push(name, *st).is_none() {
                 return;

@@ -225,6 +225,11 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// How many bytes are left.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
     /// Whether everything was read.
     pub fn at_end(&self) -> bool {
         self.pos == self.bytes.len()

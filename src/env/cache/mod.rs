@@ -339,7 +339,8 @@ impl Cache {
         names.dedup();
         let stats = self.hasher.trusted_stats(&names);
         // Each name's place in the table: only trusted ones have one.
-        let mut table = StatTable::default();
+        let text = names.iter().map(|n| n.len()).sum();
+        let mut table = StatTable::with_capacity(names.len(), text);
         let at: Vec<Option<u32>> = names
             .iter()
             .zip(stats)

@@ -29,6 +29,17 @@ pub struct StatTable {
 }
 
 impl StatTable {
+    /// An empty table with room for `paths` paths of `text` bytes in all
+    /// (grown by doubling, a large table's buffer was up to twice its
+    /// size).
+    pub fn with_capacity(paths: usize, text: usize) -> StatTable {
+        StatTable {
+            text: String::with_capacity(text),
+            ends: Vec::with_capacity(paths),
+            stats: Vec::with_capacity(paths),
+        }
+    }
+
     /// How many paths it holds.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -81,11 +92,13 @@ impl StatTable {
         })
     }
 
-    /// Writes the table: its length, then each path as the length it
-    /// shares with the one before and the rest, and its stat as the
-    /// difference from the one before ([`write_stat`]).
+    /// Writes the table: its length and the bytes of all its paths, then
+    /// each path as the length it shares with the one before and the
+    /// rest, and its stat as the difference from the one before
+    /// ([`write_stat`]).
     pub(super) fn write(&self, w: &mut Writer) {
         w.varint(self.len() as u64);
+        w.varint(self.text.len() as u64);
         let mut last: (&[u8], Stat) = (&[], Stat::default());
         for (path, st) in self.iter() {
             let path = path.as_bytes();
@@ -101,11 +114,11 @@ impl StatTable {
     /// a path is not UTF-8.
     pub(super) fn read(r: &mut Reader) -> Option<StatTable> {
         let n = r.count_varint()?;
-        let mut t = StatTable {
-            text: String::new(),
-            ends: Vec::with_capacity(n),
-            stats: Vec::with_capacity(n),
-        };
+        let text = usize::try_from(r.varint()?).ok()?;
+        // Shared prefixes make the paths longer than what stores them, but
+        // not without bound: a corrupt length cannot reserve much more.
+        let room = text.min(r.remaining().saturating_mul(64));
+        let mut t = StatTable::with_capacity(n, room);
         let mut path: Vec<u8> = Vec::new();
         let mut last = Stat::default();
         for _ in 0..n {
@@ -118,7 +131,7 @@ impl StatTable {
             last = read_stat(r, &last)?;
             t.push(std::str::from_utf8(&path).ok()?, last)?;
         }
-        Some(t)
+        (t.text.len() == text).then_some(t)
     }
 }
 
@@ -219,7 +232,16 @@ mod tests {
         // shared length past the previous path is refused.
         let mut w = Writer::default();
         w.varint(1);
+        w.varint(1);
         w.varint(3);
+        w.bytes(b"x");
+        write_stat(&mut w, &Stat::default(), &stat(1));
+        assert_eq!(StatTable::read(&mut Reader::new(&w.buf)), None);
+        // The paths' total length is checked against what they add up to.
+        let mut w = Writer::default();
+        w.varint(1);
+        w.varint(5);
+        w.varint(0);
         w.bytes(b"x");
         write_stat(&mut w, &Stat::default(), &stat(1));
         assert_eq!(StatTable::read(&mut Reader::new(&w.buf)), None);
