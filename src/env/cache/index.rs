@@ -223,6 +223,13 @@ fn decode(payload: &[u8]) -> Option<Index> {
 mod tests {
     use super::*;
 
+    fn job(inputs: &[&str], micros: u64) -> JobRecord {
+        JobRecord {
+            inputs: inputs.iter().map(|p| Name::from(OsStr::new(p))).collect(),
+            micros,
+        }
+    }
+
     fn sample() -> Index {
         let mut index = Index::default();
         let st = Stat {
@@ -235,29 +242,15 @@ mod tests {
         index
             .stats
             .insert(Name::from(OsStr::new("r/a")), (st, [8; 32]));
-        index.jobs.insert(
-            [1; 32],
-            JobRecord {
-                inputs: ["r/a", "r/a/k.yaml", "r/b"]
-                    .iter()
-                    .map(|p| Name::from(OsStr::new(p)))
-                    .collect(),
-                micros: 1234,
-            },
-        );
+        index
+            .jobs
+            .insert([1; 32], job(&["r/a", "r/a/k.yaml", "r/b"], 1234));
         // A job's inputs keep their order (its result's key hashes it),
         // also when it is not the table's: `Path` order puts `a/b`
         // before `a-b`, bytes after.
-        index.jobs.insert(
-            [2; 32],
-            JobRecord {
-                inputs: ["r/a/k.yaml", "r/a-b", "r/a"]
-                    .iter()
-                    .map(|p| Name::from(OsStr::new(p)))
-                    .collect(),
-                micros: 0,
-            },
-        );
+        index
+            .jobs
+            .insert([2; 32], job(&["r/a/k.yaml", "r/a-b", "r/a"], 0));
         index
     }
 
