@@ -45,6 +45,7 @@ mod compare;
 mod git;
 mod init;
 mod output;
+mod realpath;
 mod verify;
 
 /// The drop-in commands' command lines, parsed as the binary parses them:

@@ -6,7 +6,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::realpath::Realpath;
+use crate::realpath::Realpath;
 
 /// A path an environment file names, with where it was written.
 #[derive(Clone, Debug, PartialEq, Eq)]

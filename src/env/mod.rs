@@ -16,7 +16,6 @@ mod graph;
 pub(crate) mod guard;
 mod promotion;
 pub(crate) mod reach;
-mod realpath;
 mod render_queue;
 mod shard;
 

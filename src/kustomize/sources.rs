@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::model::Kustomization;
 use super::resource::read_file;
 use super::Error;
+use crate::realpath::Realpath;
 use crate::yaml::Node;
 
 /// The default budget, in estimated bytes held. Jobs run grouped by app,
@@ -37,7 +38,14 @@ const NODES_PER_TEXT_BYTE: usize = 8;
 pub struct Sources {
     budget: usize,
     lru: Mutex<Lru>,
+    /// Where the run's directories really are ([`Sources::canonical`]).
+    real: Realpath,
 }
+
+/// Directories [`Sources::canonical`] remembers at most (the memo starts
+/// over past it): builds run grouped by app, so the directories they share
+/// are resolved close together, and the memo stays small at any size.
+const REAL_DIRS: usize = 16 << 10;
 
 impl Default for Sources {
     fn default() -> Sources {
@@ -138,6 +146,20 @@ impl Sources {
         Sources {
             budget,
             lru: Mutex::new(Lru::default()),
+            real: Realpath::bounded(REAL_DIRS),
+        }
+    }
+
+    /// `path` with every symlink and `..` resolved, as
+    /// `std::fs::canonicalize` (Go's `filepath.EvalSymlinks`) gives it,
+    /// and with its error when it fails; each directory on the way is
+    /// resolved once per run instead of once per file under it.
+    pub fn canonical(&self, path: &Path) -> std::io::Result<PathBuf> {
+        match self.real.resolve_leaf(path) {
+            Some(real) => Ok(real),
+            // The error as the system gives it (and the answer, should the
+            // path have appeared since).
+            None => std::fs::canonicalize(path),
         }
     }
 

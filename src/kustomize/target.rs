@@ -72,7 +72,7 @@ impl<'o> Accumulator<'o> {
         // The directory as named (`../../base`), not only as resolved: a
         // symlink on the way that is pointed elsewhere changes the build.
         self.files_read.push(dir.to_path_buf());
-        let dir = canonical(dir)?;
+        let dir = self.canonical(dir)?;
         if self.stack.contains(&dir) {
             return Err(Error::invalid(
                 &dir,
@@ -575,11 +575,20 @@ impl<'o> Accumulator<'o> {
         Ok((path, text))
     }
 
+    /// kustomize's `filepath.EvalSymlinks` of `p` (through the run's
+    /// [`Sources`], which resolves each directory once).
+    fn canonical(&self, p: &Path) -> Result<PathBuf, Error> {
+        self.sources.canonical(p).map_err(|source| Error::Read {
+            path: p.to_path_buf(),
+            source,
+        })
+    }
+
     fn check_restriction(&self, root: &Path, file: &Path, kfile: &Path) -> Result<(), Error> {
         if self.opts.load_restrictor == LoadRestrictor::None {
             return Ok(());
         }
-        let real = canonical(file)?;
+        let real = self.canonical(file)?;
         if !real.starts_with(root) {
             return Err(Error::invalid(
                 kfile,
@@ -735,11 +744,4 @@ fn is_remote(entry: &str) -> bool {
         || entry.starts_with("github.com/")
         || entry.starts_with("git@")
         || entry.starts_with("gitlab.com/")
-}
-
-fn canonical(p: &Path) -> Result<PathBuf, Error> {
-    std::fs::canonicalize(p).map_err(|source| Error::Read {
-        path: p.to_path_buf(),
-        source,
-    })
 }

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use super::entry::Key;
-use crate::env::realpath::Realpath;
+use crate::realpath::Realpath;
 
 /// The inputs of a render that read `files_read`: those paths, plus the
 /// directory each of them is in. A directory counts with its listing, so a
