@@ -28,6 +28,7 @@ pub use crate::output::{CheckReport, Error as OutputError, LayoutError, PushResu
 pub(crate) use expected::branch_output;
 pub(crate) use hook::committed_output;
 
+use crate::env::cache::Stat;
 use crate::env::guard::Guard;
 use crate::env::{self, Environment, Output, Secrets, Selection};
 use crate::git::{Repo, SourceCommit};
@@ -303,13 +304,21 @@ pub(crate) fn run_loaded(
     // the renders (cache lookups) wait for both. Each render's files are
     // streamed to its output's staging tree as it finishes (see `sink`);
     // only the counts stay.
+    // The trees the records listed and this run found unchanged are not
+    // read again.
+    let known: BTreeMap<&str, &[(PathBuf, Stat)]> = checked
+        .kept
+        .iter()
+        .filter_map(|(env, k)| Some((env.as_str(), k.tree.as_deref()?)))
+        .collect();
     let (cache, mut sink) = rayon::join(
         || match jobs.is_empty() {
             true => None,
             false => open_cache(opts, &envs),
         },
-        || Sink::open(opts, &envs, &written),
+        || Sink::open(opts, &envs, &written, &known),
     );
+    drop(known);
     for (env, k) in &checked.kept {
         for a in &k.apps {
             sink.keep(env, &a.app, &a.files);

@@ -24,6 +24,7 @@ use super::files::{content_hash, is_bookkeeping, Owned, LEGACY_OWNED_PATH, OWNED
 use super::spare::{self, Have};
 use super::stage::{Existing, Stage, Staged};
 use super::{swap, CheckReport, Error};
+use crate::env::cache::Stat;
 
 /// What is in an output directory now, by relative path (never followed
 /// through a symlink).
@@ -564,6 +565,65 @@ pub(super) fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
     Ok(out)
 }
 
+/// [`read_tree`] of `root` as `tree` lists it: every entry below it
+/// (relative, in [`super::stat_tree`]'s form, the root itself as the empty
+/// path) with its `lstat`, each found unchanged this run. An entry added
+/// to, removed from or renamed in a directory moves that directory's
+/// stat, so the list is the whole tree. A file's inode is its stat's, a
+/// symlink's target is read. `None` (then the tree is read) for an entry
+/// that is not a plain relative path or a link that cannot be read, and
+/// off unix (no file type in the stat).
+pub(super) fn tree_of_stats(
+    root: &Path,
+    tree: &[(PathBuf, Stat)],
+) -> Option<BTreeMap<PathBuf, Old>> {
+    let mut out = BTreeMap::new();
+    for (rel, stat) in tree {
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            return None;
+        }
+        let kind = match file_type(stat)? {
+            Type::Symlink => Old::Symlink(std::fs::read_link(root.join(rel)).ok()?),
+            Type::Dir => Old::Dir { empty: true },
+            Type::File => Old::File { ino: stat.id[1] },
+            Type::Other => Old::Other,
+        };
+        if let Some(Old::Dir { empty }) = rel.parent().and_then(|p| out.get_mut(p)) {
+            *empty = false;
+        }
+        out.insert(rel.clone(), kind);
+    }
+    Some(out)
+}
+
+/// What an `lstat` says an entry is.
+enum Type {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+/// The type in `stat`'s mode.
+#[cfg(unix)]
+fn file_type(stat: &Stat) -> Option<Type> {
+    let format = u32::try_from(stat.id[3]).ok()? & libc::S_IFMT;
+    Some(match format {
+        libc::S_IFREG => Type::File,
+        libc::S_IFDIR => Type::Dir,
+        libc::S_IFLNK => Type::Symlink,
+        _ => Type::Other,
+    })
+}
+
+#[cfg(not(unix))]
+fn file_type(_stat: &Stat) -> Option<Type> {
+    None
+}
+
 /// The ownership manifest (under its old name when the new one is
 /// missing), read only when no symlink leads to it; and the entries it
 /// rejected.
@@ -884,5 +944,32 @@ mod tests {
         std::os::unix::fs::symlink("/", tmp.path().join("l")).unwrap();
         assert!(target(tmp.path(), Path::new("l/x")).is_err());
         assert!(target(tmp.path(), Path::new("ok/x")).is_ok());
+    }
+
+    #[test]
+    fn a_tree_listed_by_its_stats_is_the_tree_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("out/dev");
+        std::fs::create_dir_all(root.join("web/sub")).unwrap();
+        std::fs::create_dir_all(root.join("empty")).unwrap();
+        std::fs::write(root.join("web/manifest.yaml"), "a: 1\n").unwrap();
+        std::fs::write(root.join("web/sub/x.yaml"), "b: 1\n").unwrap();
+        std::fs::write(root.join("README"), "hi\n").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink("web/manifest.yaml", root.join("link")).unwrap();
+        let listed = super::super::stat_tree(tmp.path(), Path::new("out/dev")).unwrap();
+        let read = read_tree(&root).unwrap();
+        #[cfg(unix)]
+        {
+            assert_eq!(tree_of_stats(&root, &listed), Some(read));
+            assert!(matches!(
+                tree_of_stats(&root, &listed).unwrap().get(Path::new("link")),
+                Some(Old::Symlink(t)) if t == Path::new("web/manifest.yaml")
+            ));
+        }
+        // Not a plain relative path: the tree is read instead.
+        let mut odd = listed.clone();
+        odd.push((PathBuf::from("../x"), listed[1].1));
+        assert_eq!(tree_of_stats(&root, &odd), None);
     }
 }

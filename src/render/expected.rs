@@ -2,7 +2,7 @@
 //! given source commit, without writing anything: `hydrate verify`
 //! compares it with the branch.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::sink::Sink;
@@ -37,7 +37,7 @@ pub fn branch_output(
     };
     let written = BTreeSet::from([e.name.as_str()]);
     // A branch environment has no stage: the files stay with each render.
-    let sink = Sink::open(&opts, envs, &written);
+    let sink = Sink::open(&opts, envs, &written, &BTreeMap::new());
     let mut finished =
         env::render_each(&jobs, None, &|| {}, &|r| sink.finish(r, None)).map_err(Error::Renders)?;
     guard(&mut finished)?;

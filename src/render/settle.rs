@@ -328,6 +328,11 @@ pub(super) struct KeptApps {
     /// What the record holds of each app: its inputs are indices into
     /// `inputs`.
     pub apps: Vec<SettledApp>,
+    /// The record's output tree, when the record lists all of it (it
+    /// vouched for the whole environment) and every entry was found with
+    /// its recorded stat this run: the live directory as it is, known
+    /// without reading it ([`crate::output::Stage::open_with`]).
+    pub tree: Option<Vec<(PathBuf, Stat)>>,
 }
 
 impl KeptApps {
@@ -407,6 +412,9 @@ fn verdict(e: &Environment, s: Settled, inputs: &[bool], output: &[bool]) -> Ver
     Verdict::Kept(KeptApps {
         inputs: s.inputs,
         apps,
+        // Only a whole record lists every entry: another leaves out the
+        // entries too young to vouch for themselves.
+        tree: (s.whole && all(output)).then_some(s.output),
     })
 }
 

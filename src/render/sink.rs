@@ -7,11 +7,13 @@
 //! switch or commit is `render`'s, after every render succeeded.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
 use super::Options;
+use crate::env::cache::Stat;
 use crate::env::{self, guard::Guard, AppWarning, Environment, Output, Rendered};
 use crate::output::{self, app_files, MadeDirs, Stage};
 use crate::validate::{self, AppObjects, Pending, Validator};
@@ -56,7 +58,15 @@ pub(super) struct Sink<'a> {
 impl<'a> Sink<'a> {
     /// Opens the stage of every environment in `written` that writes (or
     /// with `--check`, compares) a directory.
-    pub fn open(opts: &Options, envs: &'a [Environment], written: &BTreeSet<&str>) -> Sink<'a> {
+    /// `known`: environment → its directory's tree, where this run found
+    /// every entry of it as its record lists them (see
+    /// [`Stage::open_with`]).
+    pub fn open(
+        opts: &Options,
+        envs: &'a [Environment],
+        written: &BTreeSet<&str>,
+        known: &BTreeMap<&str, &[(PathBuf, Stat)]>,
+    ) -> Sink<'a> {
         let made = std::sync::Arc::new(MadeDirs::default());
         // Opening a stage reads the directory's whole tree (and recovers a
         // killed run): a tenth of an unchanged run, so the environments'
@@ -68,7 +78,8 @@ impl<'a> Sink<'a> {
             .filter_map(|e| match &e.output {
                 Output::Dir(dir) => {
                     let write = !opts.check;
-                    let stage = Stage::open_with(&opts.root, dir, write, made.clone());
+                    let tree = known.get(e.name.as_str()).copied();
+                    let stage = Stage::open_with(&opts.root, dir, write, made.clone(), tree);
                     Some((e.name.clone(), stage))
                 }
                 Output::Branch(_) => None,
