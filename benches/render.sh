@@ -21,11 +21,12 @@
 # when it exists, converted to hydrate environment files by
 # benches/bench_envs.py; otherwise a small built-in generator (kustomize
 # apps only).
-# Needs target/release/hydrate (built when missing) and GNU time for RSS.
+# Needs target/release/hydrate (built when missing; $HYDRATE names another
+# build, to time a before and an after) and GNU time for RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
-hydrate=$here/target/release/hydrate
+hydrate=${HYDRATE:-$here/target/release/hydrate}
 oracle=0
 if [ "${1:-}" = "--oracle" ]; then oracle=1; shift; fi
 sizes=("$@")
