@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD
-hydrate=$here/target/release/hydrate
+hydrate=${HYDRATE:-$here/target/release/hydrate}
 n=${1:-500}
 [ -x "$hydrate" ] || cargo build --release -q
 work=$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/hydrate-bench.XXXXXX")
