@@ -49,15 +49,7 @@ impl Realpath {
         let abs = std::path::absolute(path).ok()?;
         match (abs.parent(), abs.components().next_back()) {
             (Some(parent), Some(Component::Normal(name))) => {
-                let base = self.resolve_abs(parent, 0)?;
-                let joined = base.join(name);
-                let meta = std::fs::symlink_metadata(&joined).ok()?;
-                if meta.file_type().is_symlink() {
-                    let target = base.join(std::fs::read_link(&joined).ok()?);
-                    self.resolve_abs(&target, 1)
-                } else {
-                    Some(joined)
-                }
+                self.step(&self.resolve_abs(parent, 0)?, name, 0)
             }
             _ => self.resolve_abs(&abs, 0),
         }
@@ -67,6 +59,19 @@ impl Realpath {
     pub fn forget(&self) {
         if let Ok(mut m) = self.memo.lock() {
             *m = HashMap::new();
+        }
+    }
+
+    /// `name` in the resolved directory `base`, followed when it is a
+    /// symlink (`depth` links followed so far).
+    fn step(&self, base: &Path, name: &std::ffi::OsStr, depth: u32) -> Option<PathBuf> {
+        let joined = base.join(name);
+        let meta = std::fs::symlink_metadata(&joined).ok()?;
+        if meta.file_type().is_symlink() {
+            let target = base.join(std::fs::read_link(&joined).ok()?);
+            self.resolve_abs(&target, depth + 1)
+        } else {
+            Some(joined)
         }
     }
 
@@ -84,16 +89,7 @@ impl Realpath {
         let out = match path.components().next_back()? {
             Component::ParentDir => base.parent().unwrap_or(&base).to_path_buf(),
             Component::CurDir => base,
-            Component::Normal(name) => {
-                let joined = base.join(name);
-                let meta = std::fs::symlink_metadata(&joined).ok()?;
-                if meta.file_type().is_symlink() {
-                    let target = base.join(std::fs::read_link(&joined).ok()?);
-                    self.resolve_abs(&target, depth + 1)?
-                } else {
-                    joined
-                }
-            }
+            Component::Normal(name) => self.step(&base, name, depth)?,
             _ => path.to_path_buf(),
         };
         let mut memo = self.memo.lock().ok()?;

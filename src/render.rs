@@ -318,7 +318,6 @@ pub(crate) fn run_loaded(
         },
         || Sink::open(opts, &envs, &written, &known),
     );
-    drop(known);
     for (env, k) in &checked.kept {
         for a in &k.apps {
             sink.keep(env, &a.app, &a.files);

@@ -369,24 +369,13 @@ mod tests {
         for first_dropped in [0, 1] {
             let tmp = tempfile::tempdir().unwrap();
             let made = Arc::new(MadeDirs::default());
-            let mut stages = vec![
-                Stage::open_with(
-                    tmp.path(),
-                    Path::new("out/dev"),
-                    true,
-                    Arc::clone(&made),
-                    None,
-                )
-                .unwrap(),
-                Stage::open_with(
-                    tmp.path(),
-                    Path::new("out/prod"),
-                    true,
-                    Arc::clone(&made),
-                    None,
-                )
-                .unwrap(),
-            ];
+            let mut stages: Vec<Stage> = ["out/dev", "out/prod"]
+                .iter()
+                .map(|d| {
+                    Stage::open_with(tmp.path(), Path::new(d), true, Arc::clone(&made), None)
+                        .unwrap()
+                })
+                .collect();
             drop(made);
             drop(stages.remove(first_dropped));
             assert!(

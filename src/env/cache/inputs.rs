@@ -391,7 +391,7 @@ impl Hasher {
     /// when the stat index vouches for the path.
     fn hash_path(&self, path: &Path) -> Key {
         match std::fs::File::open(path) {
-            Ok(f) => self.hash_open(path, f, None),
+            Ok(f) => self.hash_open(path, f).1,
             Err(e) => absent(&e),
         }
     }
@@ -406,36 +406,23 @@ impl Hasher {
     /// by its path, as before.
     fn stat_and_hash(&self, path: &Path) -> (Option<Stat>, Key) {
         match std::fs::File::open(path) {
-            Ok(f) => {
-                let m = f.metadata().ok();
-                let stat = m.as_ref().and_then(Stat::of_metadata);
-                let size = m.map_or(0, |m| m.len());
-                (stat, self.hash_open(path, f, Some(size)))
-            }
+            Ok(f) => self.hash_open(path, f),
             Err(e) => (Stat::of(path), absent(&e)),
         }
     }
 
-    /// The hash of what `f`, opened at `path`, holds (`size`: its length
-    /// as stated, to read it in one go).
-    fn hash_open(&self, path: &Path, f: std::fs::File, size: Option<u64>) -> Key {
+    /// The stat of `f`, opened at `path`, and the hash of what it holds,
+    /// read in one go: room for one byte more than its stated size, so the
+    /// read that finds the end needs no new buffer, and read through
+    /// `Take`, which asks the handle for no size hint.
+    fn hash_open(&self, path: &Path, f: std::fs::File) -> (Option<Stat>, Key) {
+        let m = f.metadata().ok();
+        let stat = m.as_ref().and_then(Stat::of_metadata);
+        let size = m.and_then(|m| usize::try_from(m.len()).ok()).unwrap_or(0);
+        let mut bytes = Vec::with_capacity(size.saturating_add(1));
         let mut h = Sha256::new();
-        let read = match size.and_then(|s| usize::try_from(s).ok()) {
-            Some(size) => {
-                // Room for one byte more than stated, so that the read
-                // which finds the end needs no new buffer; read through
-                // `Take`, which asks no size hint of the handle.
-                let mut bytes = Vec::with_capacity(size.saturating_add(1));
-                f.take(u64::MAX).read_to_end(&mut bytes).map(|_| bytes)
-            }
-            None => {
-                let mut bytes = Vec::new();
-                let mut f = f;
-                f.read_to_end(&mut bytes).map(|_| bytes)
-            }
-        };
-        match read {
-            Ok(bytes) => return file_key(&bytes),
+        match f.take(u64::MAX).read_to_end(&mut bytes) {
+            Ok(_) => return (stat, file_key(&bytes)),
             Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
                 match self.canon.resolve(path) {
                     Some(c) if c.as_path() != path => h.update(self.hash(&c)),
@@ -444,7 +431,7 @@ impl Hasher {
             }
             Err(e) => h.update(format!("E{:?}", e.kind()).as_bytes()),
         }
-        h.finalize().into()
+        (stat, h.finalize().into())
     }
 }
 
