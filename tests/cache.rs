@@ -162,6 +162,38 @@ fn a_changed_input_invalidates_exactly_the_renders_that_read_it() {
     assert!(!misses(root, &dir, "t").contains("staging/web"));
 }
 
+/// A base the overlays name (`../../base`) through a symlink: a new file
+/// beside it changes nothing they read, and pointing the link at another
+/// base with the same file names re-renders them (the named directory is
+/// an input; the directory it is in is not).
+#[cfg(unix)]
+#[test]
+fn a_base_pointed_elsewhere_re_renders_and_a_file_beside_it_does_not() {
+    let repo = demo();
+    let root = repo.path();
+    let web = root.join("testdata/apps/web");
+    std::fs::rename(web.join("base"), web.join("base-a")).unwrap();
+    std::fs::create_dir(web.join("base-b")).unwrap();
+    for f in std::fs::read_dir(web.join("base-a")).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, web.join("base-b").join(f.file_name().unwrap())).unwrap();
+    }
+    append(&web.join("base-b/kustomization.yaml"), "# b\n");
+    std::os::unix::fs::symlink("base-a", web.join("base")).unwrap();
+    let dir = root.join(".hydrate/cache");
+    age();
+    fill(root, &dir, "t");
+    std::fs::write(web.join("NOTES.md"), "beside the base\n").unwrap();
+    assert_eq!(misses(root, &dir, "t"), set(&[]), "a file beside the base");
+    std::fs::remove_file(web.join("base")).unwrap();
+    std::os::unix::fs::symlink("base-b", web.join("base")).unwrap();
+    assert_eq!(
+        misses(root, &dir, "t"),
+        set(&["dev/web", "production/web", "staging/web"]),
+        "the base pointed elsewhere"
+    );
+}
+
 /// Waits until files written now are older than the racy window, so the
 /// next run remembers their stats.
 fn age() {

@@ -21,19 +21,41 @@ use super::entry::Key;
 use crate::realpath::Realpath;
 
 /// The inputs of a render that read `files_read`: those paths, plus the
-/// directory each of them is in. A directory counts with its listing, so a
-/// file that was probed and absent (`kustomization.yml` beside
-/// `kustomization.yaml`, a new template in a chart's `templates/`) changes
-/// the key when it appears. Borrowed: the cache keeps each path once, as a
-/// [`Name`] ([`Hasher::entry`]).
-pub fn of(files_read: &[PathBuf]) -> Vec<&Path> {
-    let mut all: BTreeSet<&Path> = BTreeSet::new();
-    for f in files_read {
-        if let Some(parent) = f.parent().filter(|p| !p.as_os_str().is_empty()) {
-            all.insert(parent);
-        }
-        all.insert(f);
-    }
+/// directory each of them that is not a directory (`is_dir`) is in. A
+/// directory counts with its listing, so a file that was probed and absent
+/// (`kustomization.yml` beside `kustomization.yaml`, a new template in a
+/// chart's `templates/`) changes the key when it appears. A directory's
+/// own directory adds nothing: the directory's hash (its canonical path
+/// and listing) changes when it is removed, replaced or pointed elsewhere,
+/// and at 500 apps the parents of kustomize's named directories
+/// (`overlays/dev/../..` for `../../base`) were a sixth of every input.
+///
+/// Each is spelled absolute, joined to `cwd` (the working directory, asked
+/// once per run) when relative, with `.` parts and doubled or trailing
+/// slashes gone, which changes nothing it leads to: a job's own directory
+/// (`./apps/web/overlays/dev`) and the same directory as kustomize read its
+/// files there (`/repo/apps/web/overlays/dev`) are one input, stated once.
+/// `..` is kept: where it leads depends on the symlinks before it.
+pub fn of(
+    files_read: &[PathBuf],
+    cwd: Option<&Path>,
+    is_dir: impl Fn(&Path) -> bool,
+) -> Vec<PathBuf> {
+    let named: BTreeSet<PathBuf> = files_read
+        .iter()
+        .map(|f| match cwd {
+            Some(cwd) if f.is_relative() => cwd.join(f).components().collect(),
+            _ => f.components().collect(),
+        })
+        .collect();
+    let parents: Vec<PathBuf> = named
+        .iter()
+        .filter(|f| !is_dir(f))
+        .filter_map(|f| f.parent().filter(|p| !p.as_os_str().is_empty()))
+        .map(Path::to_path_buf)
+        .collect();
+    let mut all = named;
+    all.extend(parents);
     all.into_iter().collect()
 }
 
@@ -114,6 +136,11 @@ impl Stat {
     #[cfg(not(unix))]
     pub fn of_metadata(_m: &std::fs::Metadata) -> Option<Stat> {
         None
+    }
+
+    /// Whether it is the stat of a directory.
+    pub fn is_dir(&self) -> bool {
+        self.id[3] & u64::from(libc::S_IFMT) == u64::from(libc::S_IFDIR)
     }
 
     /// Whether both times are before `t` (seconds, nanoseconds).
@@ -202,8 +229,9 @@ impl std::hash::Hasher for Fx {
 /// Content hashes of paths, each computed once per run, and not at all
 /// when the stat index vouches for them.
 pub struct Hasher {
-    /// By the path's bytes (hashing a `Path` walks its components).
-    memo: Mutex<PathMap<Key>>,
+    /// By the path's bytes (hashing a `Path` walks its components); with
+    /// whether it is a directory ([`of`] asks).
+    memo: Mutex<PathMap<(Key, bool)>>,
     /// Where directories really are (a directory named several ways is
     /// listed once).
     canon: Realpath,
@@ -310,9 +338,16 @@ impl Hasher {
     /// shared by whoever keeps it (`shared`, when given, is the allocation
     /// to keep if the memo has none yet).
     pub fn entry(&self, name: &OsStr, shared: Option<&Name>) -> (Name, Key) {
+        let (name, k, _) = self.typed_entry(name, shared);
+        (name, k)
+    }
+
+    /// [`Hasher::entry`], and whether the path was a directory when it was
+    /// hashed or its stat vouched for it.
+    pub fn typed_entry(&self, name: &OsStr, shared: Option<&Name>) -> (Name, Key, bool) {
         let memo = self.memo.lock().ok();
-        if let Some((n, k)) = memo.as_ref().and_then(|m| m.get_key_value(name)) {
-            return (n.clone(), *k);
+        if let Some((n, (k, dir))) = memo.as_ref().and_then(|m| m.get_key_value(name)) {
+            return (n.clone(), *k, *dir);
         }
         drop(memo);
         let path = Path::new(name);
@@ -343,10 +378,11 @@ impl Hasher {
         if let Some(s) = stat {
             self.learn(&name, s, k);
         }
+        let dir = stat.is_some_and(|s| s.is_dir());
         if let Ok(mut m) = self.memo.lock() {
-            m.insert(name.clone(), k);
+            m.insert(name.clone(), (k, dir));
         }
-        (name, k)
+        (name, k, dir)
     }
 
     /// For each of `names` (sorted, each once): a stat it had when this
@@ -367,7 +403,7 @@ impl Hasher {
         names
             .iter()
             .map(|n| {
-                let k = memo.get(&***n)?;
+                let (k, _) = memo.get(&***n)?;
                 let learnt = seen
                     .binary_search_by(|(s, _, _)| (**s).cmp(&***n))
                     .ok()
@@ -571,12 +607,47 @@ mod tests {
     #[test]
     fn inputs_add_each_files_directory() {
         let read: [PathBuf; 3] = ["r/a/k.yaml".into(), "r/a/p.yaml".into(), "r/b/x".into()];
-        let got = of(&read);
-        let want: Vec<&Path> = ["r/a", "r/a/k.yaml", "r/a/p.yaml", "r/b", "r/b/x"]
+        let want: Vec<PathBuf> = ["r/a", "r/a/k.yaml", "r/a/p.yaml", "r/b", "r/b/x"]
             .iter()
-            .map(Path::new)
+            .map(PathBuf::from)
             .collect();
-        assert_eq!(got, want);
+        assert_eq!(of(&read, None, |_| false), want);
+    }
+
+    #[test]
+    fn inputs_are_spelled_absolute_and_once() {
+        let read: [PathBuf; 5] = [
+            "./r/a".into(),
+            "/w/r/a/k.yaml".into(),
+            "r//b/./x".into(),
+            "/w/r/a/../../s/".into(),
+            "../up".into(),
+        ];
+        let want: Vec<PathBuf> = [
+            "/w/..",
+            "/w/../up",
+            "/w/r",
+            "/w/r/a",
+            "/w/r/a/../..",
+            "/w/r/a/../../s",
+            "/w/r/a/k.yaml",
+            "/w/r/b",
+            "/w/r/b/x",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(of(&read, Some(Path::new("/w")), |_| false), want);
+        // A directory's own directory is not an input.
+        let dirs = ["/w/r/a", "/w/r/a/../../s"].map(Path::new);
+        let want: Vec<PathBuf> = want
+            .into_iter()
+            .filter(|p| !["/w/r", "/w/r/a/../.."].contains(&p.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            of(&read, Some(Path::new("/w")), |p| dirs.contains(&p)),
+            want
+        );
     }
 
     #[test]

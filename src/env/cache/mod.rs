@@ -99,6 +99,10 @@ pub struct Cache {
     build: String,
     limit: u64,
     hasher: inputs::Hasher,
+    /// The working directory, asked once: relative inputs are spelled
+    /// from it ([`inputs::of`]); `None` when it cannot be read or is not
+    /// UTF-8 (then they stay relative).
+    cwd: Option<PathBuf>,
     /// Job key -> its last render, as loaded and updated by this run.
     jobs: Mutex<HashMap<Key, JobRecord>>,
     /// Whether a hit carries every object's whole document (parsed from
@@ -208,6 +212,9 @@ impl Cache {
             build,
             limit,
             hasher: inputs::Hasher::new(stats),
+            cwd: std::env::current_dir()
+                .ok()
+                .filter(|d| d.to_str().is_some()),
             jobs: Mutex::new(jobs),
             whole_documents: false,
             secrets_unread: Default::default(),
@@ -481,7 +488,9 @@ impl Cache {
         let Some(payload) = encode_rendered(r) else {
             return;
         };
-        let paths = inputs::of(&r.files_read);
+        let paths = inputs::of(&r.files_read, self.cwd.as_deref(), |p| {
+            self.hasher.typed_entry(p.as_os_str(), None).2
+        });
         if paths.iter().any(|p| p.to_str().is_none()) {
             return;
         }
