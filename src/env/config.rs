@@ -195,6 +195,31 @@ pub enum Source {
     Helm(Box<ChartApp>),
 }
 
+impl Source {
+    /// Feeds every field of the source to `h`, each prefixed with its
+    /// length, for the render cache's keys. A kustomization is its
+    /// directory's bytes; a chart is its `Debug` text, which names every
+    /// field. Formatting each directory with `Debug` (escaping it character
+    /// by character) was a twentieth of a settled run at 10,000 apps.
+    pub fn key_into(&self, h: &mut sha2::Sha256) {
+        use sha2::Digest;
+        let mut field = |bytes: &[u8]| {
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        };
+        match self {
+            Source::Kustomize(dir) => {
+                field(b"kustomize");
+                field(dir.as_os_str().as_encoded_bytes());
+            }
+            Source::Helm(chart) => {
+                field(b"helm");
+                field(format!("{chart:?}").as_bytes());
+            }
+        }
+    }
+}
+
 /// An app that is a Helm chart (the fields follow Argo CD's
 /// `source.helm`, with the chart path alongside).
 #[derive(Clone, Debug, Default)]
@@ -986,5 +1011,34 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("dev.yaml:4"), "{msg}");
         assert!(msg.contains("unknown key `kustomise`"), "{msg}");
+    }
+
+    #[test]
+    fn a_source_keys_by_every_field() {
+        use sha2::Digest;
+        let key = |s: &Source| {
+            let mut h = sha2::Sha256::new();
+            s.key_into(&mut h);
+            h.finalize()
+        };
+        let chart = |release: &str| {
+            Source::Helm(Box::new(ChartApp {
+                release_name: release.into(),
+                ..Default::default()
+            }))
+        };
+        let sources = [
+            Source::Kustomize("apps/web".into()),
+            Source::Kustomize("apps/web2".into()),
+            Source::Kustomize("".into()),
+            chart("web"),
+            chart("web2"),
+        ];
+        for (i, a) in sources.iter().enumerate() {
+            for (j, b) in sources.iter().enumerate() {
+                assert_eq!(key(a) == key(b), i == j, "{a:?} / {b:?}");
+            }
+        }
+        assert_eq!(key(&chart("web")), key(&chart("web")));
     }
 }

@@ -97,6 +97,9 @@ pub struct Cache {
     index_usable: bool,
     /// hydrate's version and build; part of every job key.
     build: String,
+    /// The render options every job renders with, as their `Debug` text
+    /// (part of every job key; formatted once, not once per job).
+    options: String,
     limit: u64,
     hasher: inputs::Hasher,
     /// The working directory, asked once: relative inputs are spelled
@@ -210,6 +213,7 @@ impl Cache {
             index_unauthentic,
             index_usable,
             build,
+            options: format!("{:?}\0", super::build_options(None)),
             limit,
             hasher: inputs::Hasher::new(stats),
             cwd: std::env::current_dir()
@@ -382,7 +386,8 @@ impl Cache {
         h.update(b"hydrate render cache\0");
         h.update(self.build.as_bytes());
         h.update(b"\0");
-        h.update(format!("{:?}\0{:?}", super::build_options(None), job.source).as_bytes());
+        h.update(self.options.as_bytes());
+        job.source.key_into(&mut h);
         h.finalize().into()
     }
 

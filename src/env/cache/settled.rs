@@ -221,7 +221,11 @@ pub fn key(build: &str, env: &Environment, jobs: &[&Job], strict: bool) -> Key {
     h.update(b"\0");
     h.update(format!("{:?}\0{strict}\0{env:?}\0", crate::env::build_options(None)).as_bytes());
     for j in jobs {
-        h.update(format!("{}\0{:?}\0{:?}\0", j.app, j.env, j.source).as_bytes());
+        for field in [j.app.as_bytes(), j.env.as_bytes()] {
+            h.update((field.len() as u64).to_le_bytes());
+            h.update(field);
+        }
+        j.source.key_into(&mut h);
     }
     h.finalize().into()
 }
