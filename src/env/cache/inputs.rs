@@ -140,7 +140,8 @@ impl Stat {
 
     /// Whether it is the stat of a directory.
     pub fn is_dir(&self) -> bool {
-        self.id[3] & u64::from(libc::S_IFMT) == u64::from(libc::S_IFDIR)
+        // POSIX's `S_IFMT` and `S_IFDIR` (the mode is only ever a unix one).
+        self.id[3] & 0o170_000 == 0o040_000
     }
 
     /// Whether both times are before `t` (seconds, nanoseconds).
