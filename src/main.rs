@@ -1,39 +1,19 @@
 use std::process::ExitCode;
 
+/// jemalloc, not the system's malloc. A render allocates and frees
+/// millions of small blocks (parse trees, resources, emitted text) on
+/// every core at once, and glibc's malloc and free were a fifth of a cold
+/// run's CPU (with its arenas' locks and `malloc_consolidate`). Cold
+/// renders, same build, fresh clones, ext4: 500 apps 2.17-2.32 s ->
+/// 1.59-1.94 s, 2,000 apps 10.1 -> 8.7 s, 10,000 apps 57.0 -> 45.0 s, at
+/// 81 -> 89 MB, 139 -> 148 MB and 431 -> 432 MB of peak RSS; unchanged and
+/// settled runs and one chart's `helm template` within the noise
+/// (docs/performance.md). mimalloc was as fast at 500 apps and held
+/// 10-20 MB more.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
-    tune_malloc();
     hydrate::run_cli()
 }
-
-/// glibc's malloc serves blocks of 128 KiB and more with `mmap`, given
-/// back to the system when freed, but each time such a block is freed it
-/// raises that threshold to the block's size (up to 32 MiB) and the trim
-/// threshold to twice that. A render run frees large blocks all along
-/// (growing hash tables, manifests, cache entries), so blocks of several
-/// megabytes came from the heap and stayed held there when freed: at
-/// 2,000 apps, a cold `hydrate render` peaked at 143-150 MB of RSS,
-/// 122-126 MB with the threshold fixed, which turns that adjustment off.
-/// 4 MiB rather than the initial 128 KiB: with 128 KiB, `helm template`
-/// on a large chart took 17% more page faults; with 4 MiB, 5% fewer than
-/// without (docs/performance.md).
-///
-/// The top pad is how much more than asked the heaps grow by. A worker
-/// thread's arena makes its heap that much readable and writable at once,
-/// and past that grows it one `mprotect` call per page: `helm template` of
-/// kube-prometheus-stack made 4,700 of those calls (1,000 for argo-cd),
-/// each taking the address-space lock the other thread's page faults
-/// need. 16 MiB brings both to 13 and leaves the cold 2,000-app render's
-/// peak RSS as it was (untouched pages are not resident); 32 MiB raised
-/// it by 17 MB (a trimmed heap keeps the pad).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn tune_malloc() {
-    // SAFETY: mallopt sets one malloc parameter and touches no Rust
-    // memory; it is called before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
-        libc::mallopt(libc::M_TOP_PAD, 16 << 20);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn tune_malloc() {}
