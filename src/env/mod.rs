@@ -669,8 +669,13 @@ pub(crate) fn render_each_partial<T: Send>(
     progress: &(dyn Fn() + Sync),
     finish: &(dyn Fn(Rendered) -> T + Sync),
 ) -> (Vec<T>, Vec<AppFailure>) {
-    // One run reads and parses each shared base or component file once.
-    let opts = build_options(Some(std::sync::Arc::default()));
+    // One run reads and parses each shared base or component file once,
+    // and the cache hashes each as it is read.
+    let sources = match cache {
+        Some(c) => kustomize::Sources::default().with_hook(c.read_hook()),
+        None => kustomize::Sources::default(),
+    };
+    let opts = build_options(Some(std::sync::Arc::new(sources)));
     // ... and loads each chart and parses its templates once.
     let charts = crate::helm::ChartCache::default();
     // Heaviest first (by the last run's render times), on every core, one

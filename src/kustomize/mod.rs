@@ -39,7 +39,7 @@ pub(crate) use history::{item_segment, scalars};
 pub(crate) use model::{Kustomization, FILE_NAMES};
 pub(crate) use provenance::{version_text, VersionFormat};
 pub(crate) use resource::{Gvk, ObjectId, Resource};
-pub(crate) use sources::Sources;
+pub(crate) use sources::{ReadHook, Sources};
 
 use crate::yaml::Node;
 

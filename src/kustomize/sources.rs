@@ -40,7 +40,15 @@ pub struct Sources {
     lru: Mutex<Lru>,
     /// Where the run's directories really are ([`Sources::canonical`]).
     real: Realpath,
+    /// Told of each file read from disk ([`Sources::with_hook`]).
+    hook: Option<ReadHook>,
 }
+
+/// Told of every file a [`Sources`] reads from disk: the path as asked
+/// for, its metadata (taken from the open file before reading) and its
+/// bytes. The render cache hashes the files a render read here, instead
+/// of opening each of them again when it stores the result.
+pub type ReadHook = Arc<dyn Fn(&Path, &std::fs::Metadata, &[u8]) + Send + Sync>;
 
 /// Directories [`Sources::canonical`] remembers at most (the memo starts
 /// over past it): builds run grouped by app, so the directories they share
@@ -147,7 +155,14 @@ impl Sources {
             budget,
             lru: Mutex::new(Lru::default()),
             real: Realpath::bounded(REAL_DIRS),
+            hook: None,
         }
+    }
+
+    /// The same sources, telling `hook` of each file they read from disk.
+    pub fn with_hook(mut self, hook: ReadHook) -> Sources {
+        self.hook = Some(hook);
+        self
     }
 
     /// `path` with every symlink and `..` resolved, as
@@ -176,7 +191,8 @@ impl Sources {
         if let Some(Value::Bytes(b)) = self.get(Kind::Bytes, path) {
             return Ok(b);
         }
-        let bytes: Arc<[u8]> = std::fs::read(path)
+        let bytes: Arc<[u8]> = self
+            .read_disk(path)
             .map_err(|source| Error::Read {
                 path: path.to_path_buf(),
                 source,
@@ -184,6 +200,23 @@ impl Sources {
             .into();
         let cost = bytes.len() + 128;
         self.put(Kind::Bytes, path, Value::Bytes(bytes.clone()), cost);
+        Ok(bytes)
+    }
+
+    /// `std::fs::read` of `path`, telling the hook: the file is stated
+    /// through its handle before it is read (so the stat is of what was
+    /// read), and read into room for one byte more than that size.
+    fn read_disk(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        let Some(hook) = &self.hook else {
+            return std::fs::read(path);
+        };
+        let f = std::fs::File::open(path)?;
+        let meta = f.metadata()?;
+        let size = usize::try_from(meta.len()).unwrap_or(0);
+        let mut bytes = Vec::with_capacity(size.saturating_add(1));
+        f.take(u64::MAX).read_to_end(&mut bytes)?;
+        hook(path, &meta, &bytes);
         Ok(bytes)
     }
 
@@ -243,6 +276,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hook_is_told_of_each_file_read_from_disk_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("cm.yaml");
+        let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
+        std::fs::write(&f, text).unwrap();
+        type Told = Vec<(PathBuf, u64, Vec<u8>)>;
+        let told: Arc<Mutex<Told>> = Arc::default();
+        let tell = told.clone();
+        let s = Sources::default().with_hook(Arc::new(move |p, m, b| {
+            lock(&tell).push((p.to_path_buf(), m.len(), b.to_vec()));
+        }));
+        s.resources(&f).unwrap();
+        s.read(&f).unwrap();
+        assert!(s.read(&dir.path().join("absent")).is_err());
+        let want = vec![(f.clone(), text.len() as u64, text.as_bytes().to_vec())];
+        assert_eq!(*lock(&told), want);
+    }
 
     #[test]
     fn a_file_is_read_once_per_run() {

@@ -41,13 +41,7 @@ pub fn of(
     cwd: Option<&Path>,
     is_dir: impl Fn(&Path) -> bool,
 ) -> Vec<PathBuf> {
-    let named: BTreeSet<PathBuf> = files_read
-        .iter()
-        .map(|f| match cwd {
-            Some(cwd) if f.is_relative() => cwd.join(f).components().collect(),
-            _ => f.components().collect(),
-        })
-        .collect();
+    let named: BTreeSet<PathBuf> = files_read.iter().map(|f| spelled(f, cwd)).collect();
     let parents: Vec<PathBuf> = named
         .iter()
         .filter(|f| !is_dir(f))
@@ -57,6 +51,15 @@ pub fn of(
     let mut all = named;
     all.extend(parents);
     all.into_iter().collect()
+}
+
+/// `path` as [`of`] spells an input: absolute (joined to `cwd` when
+/// relative), without `.` parts or doubled and trailing slashes.
+pub fn spelled(path: &Path, cwd: Option<&Path>) -> PathBuf {
+    match cwd {
+        Some(cwd) if path.is_relative() => cwd.join(path).components().collect(),
+        _ => path.components().collect(),
+    }
 }
 
 /// A path as the cache holds it in memory: its bytes, shared. The hash
@@ -386,6 +389,30 @@ impl Hasher {
         (name, k, dir)
     }
 
+    /// A file a render read, told as it was read (kustomize's
+    /// [`crate::kustomize::ReadHook`]): `stat` from the open file before
+    /// reading, and `bytes`. Remembered as [`Hasher::entry`] would find
+    /// them, so storing the render does not open the file again, and the
+    /// hash is of the bytes the render used. The first word on a name in
+    /// a run stands, as the memo's always does.
+    pub fn saw_file(&self, name: &OsStr, stat: Option<Stat>, bytes: &[u8]) {
+        if self.memo.lock().map_or(true, |m| m.contains_key(name)) {
+            return;
+        }
+        let k = file_key(bytes);
+        self.hashed.fetch_add(1, Ordering::Relaxed);
+        let name = match self.prior.get_key_value(name) {
+            Some((n, _)) => n.clone(),
+            None => Name::from(name),
+        };
+        if let Some(s) = stat {
+            self.learn(&name, s, k);
+        }
+        if let Ok(mut m) = self.memo.lock() {
+            m.entry(name).or_insert((k, false));
+        }
+    }
+
     /// For each of `names` (sorted, each once): a stat it had when this
     /// run hashed it or the stat index vouched for it, under the hash this
     /// run found, old enough to be trusted ([`RACY`]); `None` for a name
@@ -697,5 +724,27 @@ mod tests {
             first,
             "a new run sees the change"
         );
+    }
+
+    #[test]
+    fn a_file_told_as_read_is_hashed_from_what_was_read() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("v.yaml");
+        std::fs::write(&f, "read").unwrap();
+        let by_path = Hasher::default().hash(&f);
+        let h = Hasher::default();
+        let stat = Stat::of(&f);
+        h.saw_file(f.as_os_str(), stat, b"read");
+        // Gone before the result is stored: the hash is still of the bytes
+        // the render used, stated as they were read.
+        std::fs::remove_file(&f).unwrap();
+        assert_eq!(h.hash(&f), by_path);
+        assert_eq!(h.counts(), (1, 0));
+        let name = Name::from(f.as_os_str());
+        assert_eq!(h.trusted_stats(&[&name]), vec![None], "too young to vouch");
+        assert!(!h.typed_entry(f.as_os_str(), None).2, "a file");
+        // The first word on a name stands.
+        h.saw_file(f.as_os_str(), stat, b"other");
+        assert_eq!(h.hash(&f), by_path);
     }
 }
