@@ -4,7 +4,9 @@
 //! exists is resolved). `allowOutside: true` in an environment file turns
 //! the check off for that file. It decides; it reads no file's content.
 
+use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::realpath::Realpath;
 
@@ -28,6 +30,11 @@ pub struct Confine {
     abs_root: PathBuf,
     real_root: PathBuf,
     real: Realpath,
+    /// Paths found not to exist: nothing under them does either. A tree
+    /// git exports lazily holds no app directory yet, and `set-image` on
+    /// the 500-app bench probed every part of every app's path, leaf
+    /// first: 25,000 failed `lstat`s, a third of its time.
+    missing: Mutex<HashSet<PathBuf>>,
 }
 
 impl Confine {
@@ -37,6 +44,7 @@ impl Confine {
             abs_root: std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()),
             real_root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
             real: Realpath::default(),
+            missing: Mutex::default(),
         }
     }
 
@@ -50,10 +58,14 @@ impl Confine {
         let full = self.abs_root.join(rel);
         // Most paths exist: resolved whole, they need no probe for the
         // longest part that does.
-        let (existing, real) = match self.real.resolve(&full) {
+        let resolved = match self.under_missing(&full) {
+            true => None,
+            false => self.real.resolve(&full),
+        };
+        let (existing, real) = match resolved {
             Some(real) => (full, real),
             None => {
-                let existing = longest_existing(&full)?;
+                let existing = self.longest_existing(&full)?;
                 let real = self.real.resolve(&existing)?;
                 (existing, real)
             }
@@ -93,18 +105,46 @@ fn lexical_problem(rel: &Path) -> Option<String> {
     None
 }
 
-/// The longest prefix of `p` that exists (a symlink counts, even dangling:
-/// `canonicalize` then fails and the path is not judged by this check).
-fn longest_existing(p: &Path) -> Option<PathBuf> {
-    let mut cur = p.to_path_buf();
-    loop {
-        if cur.symlink_metadata().is_ok() {
-            return Some(cur);
-        }
-        if !cur.pop() {
-            return None;
-        }
+impl Confine {
+    /// Whether `p` or a directory above it was found not to exist.
+    fn under_missing(&self, p: &Path) -> bool {
+        let missing = lock(&self.missing);
+        !missing.is_empty() && p.ancestors().any(|a| missing.contains(a))
     }
+
+    /// The longest prefix of `p` that exists (a symlink counts, even
+    /// dangling: `canonicalize` then fails and the path is not judged by
+    /// this check). Found from the top down, so that the directories above
+    /// are answered by the resolver's memo and a missing one, remembered,
+    /// answers for every path under it.
+    fn longest_existing(&self, p: &Path) -> Option<PathBuf> {
+        let mut cur = PathBuf::new();
+        let mut found = None;
+        for part in p.components() {
+            cur.push(part);
+            if lock(&self.missing).contains(&cur) {
+                break;
+            }
+            if self.real.resolve(&cur).is_some() {
+                found = Some(cur.clone());
+                continue;
+            }
+            // Not there, or a link that leads nowhere (which exists, but
+            // nothing under it can).
+            if cur.symlink_metadata().is_ok() {
+                return Some(cur);
+            }
+            lock(&self.missing).insert(cur);
+            break;
+        }
+        found
+    }
+}
+
+/// The set, even when another thread panicked while holding it (a path is
+/// inserted whole).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]
@@ -133,6 +173,7 @@ mod tests {
             let why = problem(&root, Path::new("link/x")).unwrap();
             assert!(why.contains("symlink"), "{why}");
             std::os::unix::fs::symlink(root.join("apps"), root.join("inner")).unwrap();
+            std::os::unix::fs::symlink(root.join("gone"), root.join("dangling")).unwrap();
             assert_eq!(problem(&root, Path::new("inner/web")), None);
             // One check for many paths judges each as a fresh one does.
             let c = Confine::new(&root);
@@ -143,6 +184,11 @@ mod tests {
                 "link",
                 "../outside",
                 "nope/x",
+                "nope/y/z",
+                "nope",
+                "apps/nope/x",
+                "dangling/x",
+                "link/nope/x",
             ] {
                 assert_eq!(c.problem(Path::new(p)), problem(&root, Path::new(p)), "{p}");
             }
