@@ -42,6 +42,7 @@ pub mod yaml;
 
 mod cli;
 mod compare;
+mod fx;
 mod git;
 mod init;
 mod output;

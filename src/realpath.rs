@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::fx::FxBuild;
+
 /// Symlinks followed in one resolution before giving up (as Linux's
 /// `MAXSYMLINKS`).
 const MAX_LINKS: u32 = 40;
@@ -15,7 +17,7 @@ const MAX_LINKS: u32 = 40;
 /// A memo of resolved absolute paths (see the module doc).
 #[derive(Default)]
 pub struct Realpath {
-    memo: Mutex<HashMap<PathBuf, PathBuf>>,
+    memo: Mutex<HashMap<PathBuf, PathBuf, FxBuild>>,
     /// When not zero: at most this many paths are remembered (the memo
     /// starts over when full), so a long-lived memo does not grow with
     /// the repository.
@@ -58,7 +60,7 @@ impl Realpath {
     /// Frees the memo (at the end of a run it holds every directory seen).
     pub fn forget(&self) {
         if let Ok(mut m) = self.memo.lock() {
-            *m = HashMap::new();
+            *m = HashMap::default();
         }
     }
 

@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::model::Kustomization;
 use super::resource::read_file;
 use super::Error;
+use crate::fx::FxBuild;
 use crate::realpath::Realpath;
 use crate::yaml::Node;
 
@@ -85,7 +86,7 @@ struct Entry {
 /// The entries, and their order of last use.
 #[derive(Default)]
 struct Lru {
-    entries: HashMap<(Kind, PathBuf), Entry>,
+    entries: HashMap<(Kind, PathBuf), Entry, FxBuild>,
     by_use: BTreeMap<u64, (Kind, PathBuf)>,
     clock: u64,
     total: usize,

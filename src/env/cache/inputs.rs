@@ -195,40 +195,7 @@ pub type Learnt = Vec<(Name, Stat, Key)>;
 /// identity (the keys stored on disk) stays SHA-256.
 pub type PathMap<V> = HashMap<Name, V, BuildHasherDefault<Fx>>;
 
-/// rustc's FxHash: a multiply and a rotate per eight bytes.
-#[derive(Clone, Copy, Default)]
-pub struct Fx(u64);
-
-impl Fx {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl std::hash::Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
-        }
-    }
-
-    fn write_u8(&mut self, b: u8) {
-        self.add(u64::from(b));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+pub use crate::fx::Fx;
 
 /// Content hashes of paths, each computed once per run, and not at all
 /// when the stat index vouches for them.
