@@ -213,11 +213,17 @@ impl Sources {
             return std::fs::read(path);
         };
         let f = std::fs::File::open(path)?;
-        let meta = f.metadata()?;
-        let size = usize::try_from(meta.len()).unwrap_or(0);
+        // Without a stat (std's own read goes on without its size hint),
+        // the file is read untold, and the cache hashes it by its path.
+        let meta = f.metadata().ok();
+        let size = meta
+            .as_ref()
+            .map_or(0, |m| usize::try_from(m.len()).unwrap_or(0));
         let mut bytes = Vec::with_capacity(size.saturating_add(1));
         f.take(u64::MAX).read_to_end(&mut bytes)?;
-        hook(path, &meta, &bytes);
+        if let Some(meta) = &meta {
+            hook(path, meta, &bytes);
+        }
         Ok(bytes)
     }
 
