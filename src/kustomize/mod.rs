@@ -11,6 +11,7 @@ mod fieldspec;
 mod generator;
 mod helm_inflation;
 mod history;
+mod image_name;
 mod jsonpatch;
 mod model;
 mod nameref;

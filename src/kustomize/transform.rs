@@ -313,11 +313,7 @@ pub fn images(
     resources: &mut [Resource],
 ) -> Result<(), String> {
     // IsImageMatched uses the configured name as a regular expression.
-    let pattern = format!(
-        "^{}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$",
-        image.name
-    );
-    let re = super::pattern::compile(&pattern)
+    let re = super::image_name::ImageName::new(&image.name)
         .map_err(|e| format!("invalid image name {:?}: {e}", image.name))?;
     let mut update = |n: &mut Node| -> Result<(), String> {
         let Some(value) = n.as_scalar().map(|s| s.text.clone()) else {
