@@ -197,6 +197,15 @@ pub type PathMap<V> = HashMap<Name, V, BuildHasherDefault<Fx>>;
 
 pub use crate::fx::Fx;
 
+/// Directories the hasher's [`Realpath`] remembers at most (it starts
+/// over past it). A directory input is resolved once per run (the memo
+/// then holds its hash), so the memo only saves the lstats of the
+/// directories above it, which renders of one app share and meet close
+/// together; unbounded, it held every spelling of every directory on the
+/// way (`overlays/dev/..`, `overlays/dev/../..`): about 15 MB at 2,000
+/// apps, growing with the repository.
+const CANON_DIRS: usize = 16 << 10;
+
 /// Content hashes of paths, each computed once per run, and not at all
 /// when the stat index vouches for them.
 pub struct Hasher {
@@ -230,7 +239,7 @@ impl Hasher {
         let now = SystemTime::now();
         Hasher {
             memo: Mutex::default(),
-            canon: Realpath::default(),
+            canon: Realpath::bounded(CANON_DIRS),
             prior,
             trust_before: epoch(now.checked_sub(RACY).unwrap_or(UNIX_EPOCH)),
             seen: Mutex::default(),
