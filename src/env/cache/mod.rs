@@ -373,7 +373,7 @@ impl Cache {
         });
         // Each name's place, by its allocation (the path's bytes are
         // searched only for an allocation `names` does not hold).
-        let place: HashMap<*const u8, usize, FxBuild> = names
+        let by_address: HashMap<*const u8, usize, FxBuild> = names
             .iter()
             .enumerate()
             .map(|(i, n)| (address(n), i))
@@ -384,7 +384,7 @@ impl Cache {
                 let inputs = inputs?;
                 let mut mine = Vec::with_capacity(inputs.len());
                 for n in inputs {
-                    let i = match place.get(&address(n)) {
+                    let i = match by_address.get(&address(n)) {
                         Some(i) => *i,
                         None => names.binary_search(&n).ok()?,
                     };
