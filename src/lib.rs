@@ -45,6 +45,7 @@ mod compare;
 mod fx;
 mod git;
 mod init;
+mod lock;
 mod output;
 mod realpath;
 mod verify;

@@ -19,7 +19,7 @@ use std::path::Path;
 use crate::support::repo;
 
 const LAYERS: &[&[&str]] = &[
-    &["yaml", "k8s", "warning", "realpath", "fx"],
+    &["yaml", "k8s", "warning", "realpath", "fx", "lock"],
     &["gotmpl"],
     &["helm", "kustomize"],
     &["env"],

@@ -6,8 +6,9 @@
 
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
+use crate::lock::lock;
 use crate::realpath::Realpath;
 
 /// A path an environment file names, with where it was written.
@@ -139,12 +140,6 @@ impl Confine {
         }
         found
     }
-}
-
-/// The set, even when another thread panicked while holding it (a path is
-/// inserted whole).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::chart::Chart;
 use super::{Error, HelmVersion};
 use crate::gotmpl::{ExecOptions, FuncMap, TemplateSet, Tree};
+use crate::lock::lock;
 
 /// A template's parse: the trees its text defines, or Go's parse error.
 type Parse = Result<Arc<[Arc<Tree>]>, crate::gotmpl::Error>;
@@ -52,10 +53,6 @@ impl std::fmt::Debug for LoadedChart {
             .field("chart", &self.chart.name)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl LoadedChart {

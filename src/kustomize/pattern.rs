@@ -10,6 +10,8 @@ use std::sync::{Mutex, OnceLock};
 
 use regex::Regex;
 
+use crate::lock::lock;
+
 /// Distinct patterns kept in each of the cache's two generations. A
 /// compiled pattern holds tens of kilobytes (an image name's one-pass DFA
 /// about 30 KB), and an image pattern is usually one app's, used by its
@@ -62,12 +64,6 @@ pub fn compile(pattern: &str) -> Result<Regex, regex::Error> {
     let re = Regex::new(pattern)?;
     lock(cache).put(pattern, re.clone());
     Ok(re)
-}
-
-/// The map, even when another thread panicked while holding it (the map is
-/// only ever inserted into whole, so it stays consistent).
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -17,12 +17,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use super::model::Kustomization;
 use super::resource::read_file;
 use super::Error;
 use crate::fx::FxBuild;
+use crate::lock::lock;
 use crate::realpath::Realpath;
 use crate::yaml::Node;
 
@@ -272,12 +273,6 @@ impl Sources {
         );
         Ok(k)
     }
-}
-
-/// The map, even when another thread panicked while holding it (entries
-/// are inserted whole, so it stays consistent).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -171,8 +171,5 @@ pub fn run(
     })
 }
 
-/// `m`'s value, also after a panic elsewhere (a render's panic is an
-/// error of its own; what the others found stands).
-pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+/// `m`'s value, also after a panic elsewhere (see [`crate::lock`]).
+pub use crate::lock::lock;
