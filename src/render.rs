@@ -28,7 +28,6 @@ pub use crate::output::{CheckReport, Error as OutputError, LayoutError, PushResu
 pub(crate) use expected::branch_output;
 pub(crate) use hook::committed_output;
 
-use crate::env::cache::Stat;
 use crate::env::guard::Guard;
 use crate::env::{self, Environment, Output, Secrets, Selection};
 use crate::git::{Repo, SourceCommit};
@@ -306,10 +305,10 @@ pub(crate) fn run_loaded(
     // only the counts stay.
     // The trees the records listed and this run found unchanged are not
     // read again.
-    let known: BTreeMap<&str, &[(PathBuf, Stat)]> = checked
+    let known: BTreeMap<&str, output::Listed<'_>> = checked
         .kept
         .iter()
-        .filter_map(|(env, k)| Some((env.as_str(), k.tree.as_deref()?)))
+        .filter_map(|(env, k)| Some((env.as_str(), k.tree.as_ref()?.listed())))
         .collect();
     let (cache, mut sink) = rayon::join(
         || match jobs.is_empty() {
@@ -1007,8 +1006,8 @@ fn validate_env(
 }
 
 /// Writes (or with `--check`, compares) environment `e`, whose plan was
-/// validated; returns whether its branch is kept for `--push`, and a
-/// directory's files.
+/// validated; returns whether its branch is kept for `--push`, and what a
+/// directory write left.
 fn write_env(
     opts: &Options,
     e: &Environment,
@@ -1017,7 +1016,7 @@ fn write_env(
     plan: Option<output::DirPlan>,
     git: Option<&Git>,
     report: &mut EnvReport,
-) -> Result<(bool, Option<settle::AppFiles>), Error> {
+) -> Result<(bool, Option<settle::DirLeft>), Error> {
     match (&e.output, git, plan) {
         (Output::Dir(_), _, Some(plan)) => {
             if opts.check {
@@ -1028,7 +1027,11 @@ fn write_env(
             report.written = !w.changed.is_empty();
             report.changed_files = w.changed;
             report.notices = w.warnings;
-            Ok((false, Some(w.files)))
+            let left = settle::DirLeft {
+                files: w.files,
+                tree: w.tree,
+            };
+            Ok((false, Some(left)))
         }
         (Output::Branch(_), Some(g), _) => {
             let b = g.branches.get(&e.name).ok_or_else(|| {

@@ -132,6 +132,40 @@ fn a_changed_input_renders_only_the_app_that_read_it() {
     assert!(cache_files(root, "out").is_empty(), "nothing rendered");
 }
 
+/// After a run that rewrote one app, its record lists the whole tree with
+/// the app's entries as young: a file the user adds there is still found
+/// and carried into the next tree, and so is one added to an app the run
+/// did not touch.
+#[test]
+fn a_file_added_after_a_write_is_carried_into_the_next_tree() {
+    let (repo, _) = settled_demo();
+    let root = repo.path();
+    let api = root.join("testdata/apps/api/overlays/production/kustomization.yaml");
+    let base = std::fs::read_to_string(&api).unwrap();
+    for (round, value) in ["one", "two", "three"].iter().enumerate() {
+        std::fs::write(
+            &api,
+            format!("{base}commonAnnotations:\n  round: {value}\n"),
+        )
+        .unwrap();
+        let (out, _) = render(root, &[]);
+        assert!(
+            out.contains("rendered/production: 1 files changed"),
+            "{out}"
+        );
+        let manifest = std::fs::read_to_string(root.join("rendered/production/api/manifest.yaml"));
+        assert!(manifest.unwrap().contains(&format!("round: {value}")));
+        for (i, dir) in ["api", "web"].iter().enumerate().take(round) {
+            let note = root.join(format!("rendered/production/{dir}/NOTES-{i}.md"));
+            assert_eq!(std::fs::read_to_string(&note).unwrap(), "mine\n", "{round}");
+        }
+        if let Some(dir) = ["api", "web"].get(round) {
+            let note = root.join(format!("rendered/production/{dir}/NOTES-{round}.md"));
+            std::fs::write(note, "mine\n").unwrap();
+        }
+    }
+}
+
 #[test]
 fn a_hand_edit_or_a_new_file_in_the_output_is_seen() {
     let (repo, _) = settled_demo();

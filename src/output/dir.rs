@@ -81,6 +81,11 @@ pub struct DirWrite {
     /// Each app written → its files (relative to the directory) and the
     /// `sha256:<hex>` of what they now hold.
     pub files: BTreeMap<String, Vec<(String, String)>>,
+    /// Every entry of the directory after the write (relative, its
+    /// directories included, not the directory itself), in path order:
+    /// the tree it planned, which the write made exactly (a spare tree's
+    /// other entries are removed) or found there.
+    pub tree: Vec<PathBuf>,
 }
 
 /// Plans writing `out` to `dir` (relative to `base`, the repository root)
@@ -270,6 +275,7 @@ impl DirPlan {
                 changed: Vec::new(),
                 warnings,
                 files,
+                tree: stage.old.keys().cloned().collect(),
             });
         }
         let Some(staging) = stage.staging.clone() else {
@@ -299,8 +305,23 @@ impl DirPlan {
             changed,
             warnings,
             files,
+            tree: entries(&tree),
         })
     }
+}
+
+/// Every entry of the tree `build` or `rebuild` makes of `tree`: its
+/// entries, the directories holding them and the ownership manifest.
+fn entries(tree: &BTreeMap<PathBuf, New>) -> Vec<PathBuf> {
+    let mut all: BTreeSet<&Path> = BTreeSet::new();
+    for rel in tree
+        .keys()
+        .map(PathBuf::as_path)
+        .chain([Path::new(OWNED_PATH)])
+    {
+        all.extend(rel.ancestors().take_while(|a| !a.as_os_str().is_empty()));
+    }
+    all.into_iter().map(Path::to_path_buf).collect()
 }
 
 /// The ownership after writing the staged apps: their files with their
@@ -565,20 +586,25 @@ pub(super) fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
     Ok(out)
 }
 
-/// [`read_tree`] of `root` as `tree` lists it: every entry below it
+/// [`read_tree`] of `root` as `listed` lists it: every entry below it
 /// (relative, in [`super::stat_tree`]'s form, the root itself as the empty
 /// path) with its `lstat`, each found unchanged this run. An entry added
 /// to, removed from or renamed in a directory moves that directory's
-/// stat, so the list is the whole tree. A file's inode is its stat's, a
+/// stat, so the list is the whole tree, except in a directory whose stat
+/// was too young to tell (`listed.young`): each of those is read, and must
+/// hold exactly the entries listed in it. A file's inode is its stat's, a
 /// symlink's target is read. `None` (then the tree is read) for an entry
-/// that is not a plain relative path or a link that cannot be read, and
-/// off unix (no file type in the stat).
+/// that is not a plain relative path, a link that cannot be read, a young
+/// directory that holds other entries, and off unix (no file type in the
+/// stat).
 pub(super) fn tree_of_stats(
     root: &Path,
-    tree: &[(PathBuf, Stat)],
+    listed: super::Listed<'_>,
 ) -> Option<BTreeMap<PathBuf, Old>> {
     let mut out = BTreeMap::new();
-    for (rel, stat) in tree {
+    // Directory → how many entries the list has in it (the root as "").
+    let mut held: BTreeMap<&Path, usize> = BTreeMap::new();
+    for (rel, stat) in listed.entries {
         if rel.as_os_str().is_empty() {
             continue;
         }
@@ -591,10 +617,29 @@ pub(super) fn tree_of_stats(
             Type::File => Old::File { ino: stat.id[1] },
             Type::Other => Old::Other,
         };
-        if let Some(Old::Dir { empty }) = rel.parent().and_then(|p| out.get_mut(p)) {
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        *held.entry(parent).or_default() += 1;
+        if let Some(Old::Dir { empty }) = out.get_mut(parent) {
             *empty = false;
         }
         out.insert(rel.clone(), kind);
+    }
+    for i in listed.young {
+        let (rel, stat) = listed.entries.get(*i)?;
+        if !stat.is_dir() {
+            continue;
+        }
+        let mut found = 0usize;
+        for e in std::fs::read_dir(root.join(rel)).ok()? {
+            let name = e.ok()?.file_name();
+            if !out.contains_key(&rel.join(name)) {
+                return None;
+            }
+            found += 1;
+        }
+        if found != held.get(rel.as_path()).copied().unwrap_or(0) {
+            return None;
+        }
     }
     Some(out)
 }
@@ -892,7 +937,8 @@ mod tests {
         /// Any sequence of trees, written one after the other (each from
         /// the spare tree of the one before), leaves exactly the last one,
         /// whatever kinds its paths had before (a file of one write is a
-        /// directory of the next).
+        /// directory of the next), and each write's list of entries is
+        /// the tree it left.
         #[test]
         fn every_write_leaves_exactly_its_tree(
             trees in proptest::collection::vec(
@@ -924,7 +970,21 @@ mod tests {
                 match plan(tmp.path(), Path::new("out/dev"), &out(&spec), true) {
                     Err(Error::InTheWay { .. }) => {}
                     p => {
-                        p.unwrap().apply().unwrap();
+                        let w = p.unwrap().apply().unwrap();
+                        let walked: Vec<PathBuf> = super::super::stat_tree(tmp.path(), Path::new("out/dev"))
+                            .unwrap()
+                            .into_iter()
+                            .map(|(p, _)| p)
+                            .filter(|p| !p.as_os_str().is_empty())
+                            .collect::<BTreeSet<_>>()
+                            .into_iter()
+                            .collect();
+                        proptest::prop_assert_eq!(&w.tree, &walked);
+                        // The same tree again: nothing to write, the same list.
+                        let again = plan(tmp.path(), Path::new("out/dev"), &out(&spec), true);
+                        let again = again.unwrap().apply().unwrap();
+                        proptest::prop_assert!(again.changed.is_empty());
+                        proptest::prop_assert_eq!(&again.tree, &walked);
                         want = files.into_iter().collect();
                     }
                 }
@@ -961,15 +1021,72 @@ mod tests {
         let read = read_tree(&root).unwrap();
         #[cfg(unix)]
         {
-            assert_eq!(tree_of_stats(&root, &listed), Some(read));
+            assert_eq!(tree_of_stats(&root, all(&listed)), Some(read));
             assert!(matches!(
-                tree_of_stats(&root, &listed).unwrap().get(Path::new("link")),
+                tree_of_stats(&root, all(&listed)).unwrap().get(Path::new("link")),
                 Some(Old::Symlink(t)) if t == Path::new("web/manifest.yaml")
             ));
         }
         // Not a plain relative path: the tree is read instead.
         let mut odd = listed.clone();
         odd.push((PathBuf::from("../x"), listed[1].1));
-        assert_eq!(tree_of_stats(&root, &odd), None);
+        assert_eq!(tree_of_stats(&root, all(&odd)), None);
+    }
+
+    fn all(entries: &[(PathBuf, Stat)]) -> super::super::Listed<'_> {
+        super::super::Listed {
+            entries,
+            young: &[],
+        }
+    }
+
+    /// A directory too young to vouch for its entries is read: an entry
+    /// added to it within the same tick, which its stat cannot show, is
+    /// found, and then the whole tree is read.
+    #[test]
+    fn a_young_directory_of_a_listed_tree_is_read_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("out/dev");
+        std::fs::create_dir_all(root.join("web")).unwrap();
+        std::fs::create_dir_all(root.join("api")).unwrap();
+        std::fs::write(root.join("web/manifest.yaml"), "a: 1\n").unwrap();
+        std::fs::write(root.join("api/manifest.yaml"), "b: 1\n").unwrap();
+        let entries = super::super::stat_tree(tmp.path(), Path::new("out/dev")).unwrap();
+        let at = |p: &str| entries.iter().position(|(r, _)| r == Path::new(p)).unwrap();
+        let young = [at(""), at("web"), at("web/manifest.yaml")];
+        let listed = super::super::Listed {
+            entries: &entries,
+            young: &young,
+        };
+        #[cfg(unix)]
+        assert_eq!(
+            tree_of_stats(&root, listed),
+            Some(read_tree(&root).unwrap())
+        );
+        // What the list cannot show: a file added in the same tick (here,
+        // its directory's stat is simply not compared again).
+        std::fs::write(root.join("web/README"), "mine\n").unwrap();
+        assert_eq!(
+            tree_of_stats(&root, listed),
+            None,
+            "found, so the tree is read"
+        );
+        // In a directory that was not young, the list is trusted (its stat
+        // would have moved: `tree_fresh` compares it before).
+        let young = [at("web"), at("web/manifest.yaml")];
+        std::fs::remove_file(root.join("web/README")).unwrap();
+        std::fs::write(root.join("api/README"), "mine\n").unwrap();
+        let listed = super::super::Listed {
+            entries: &entries,
+            young: &young,
+        };
+        #[cfg(unix)]
+        assert!(tree_of_stats(&root, listed).is_some());
+        std::fs::remove_file(root.join("web/manifest.yaml")).unwrap();
+        assert_eq!(
+            tree_of_stats(&root, listed),
+            None,
+            "one gone from a young directory"
+        );
     }
 }

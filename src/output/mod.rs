@@ -34,7 +34,9 @@ pub(crate) use publish::{fetch as fetch_branches, push as push_branches, Pending
 pub use publish::{PushResult, Rejection};
 pub(crate) use spare::{clean as clean_spare_trees, SPARE_DIR};
 pub(crate) use stage::{MadeDirs, Stage};
-pub(crate) use tree_stat::{stat_tree, tree_fresh};
+#[cfg(test)]
+pub(crate) use tree_stat::stat_tree;
+pub(crate) use tree_stat::{stat_entries, tree_fresh, Listed};
 
 /// An output write failed.
 #[derive(Debug, thiserror::Error)]

@@ -17,7 +17,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::dir::{read_owned, read_tree, target, tree_of_stats, Old};
 use super::files::{content_hash, is_safe_path, Owned};
 use super::{spare, swap, Error};
-use crate::env::cache::Stat;
 
 /// How a staged file compares with the file at its path in the live
 /// directory.
@@ -117,14 +116,15 @@ impl Stage {
     /// entry and its `lstat`, as [`super::stat_tree`] listed it in an
     /// earlier run and this run found each of them again unchanged
     /// ([`super::tree_fresh`]); the tree is then taken from it instead of
-    /// read (a one-base run at 2,000 apps spent a tenth of its time
-    /// walking the unchanged trees of the environments it rewrites).
+    /// read, but for the directories too young to vouch for their entries
+    /// (a one-base run at 2,000 apps spent a tenth of its time walking the
+    /// unchanged trees of the environments it rewrites).
     pub fn open_with(
         base: &Path,
         dir: &Path,
         write: bool,
         made: Arc<MadeDirs>,
-        known: Option<&[(PathBuf, Stat)]>,
+        known: Option<super::Listed<'_>>,
     ) -> Result<Stage, Error> {
         let root = target(base, dir)?;
         let mut warnings = if write {

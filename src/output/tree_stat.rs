@@ -10,11 +10,29 @@ use rayon::prelude::*;
 use super::dir::target;
 use crate::env::cache::Stat;
 
+/// An output directory's tree as an earlier run listed it
+/// ([`stat_tree`]) and this run found it again ([`tree_fresh`]: every
+/// entry with its recorded stat), so that it need not be read.
+#[derive(Clone, Copy, Debug)]
+pub struct Listed<'a> {
+    /// Every entry and its `lstat`, the directory itself first as the
+    /// empty path.
+    pub entries: &'a [(PathBuf, Stat)],
+    /// Indices into `entries` of those whose stat was too young, when
+    /// listed, to vouch for what they hold (modified within the racy
+    /// window of the run that listed them: git's "racily clean"). A file's
+    /// unchanged stat still says it is the same file (its inode); a young
+    /// directory's does not say that no entry was added to it within the
+    /// same tick, so it is read again ([`super::Stage::open_with`]).
+    pub young: &'a [usize],
+}
+
 /// Every entry of output directory `dir` (relative to `base`), the
 /// directory itself first as the empty path, then each entry below it in
 /// file-name order, with its `lstat` (a symlink's own, never followed).
 /// `None` when the directory fails [`target`]'s checks, is missing, or an
 /// entry cannot be read: then there is nothing to compare.
+#[cfg(test)]
 pub fn stat_tree(base: &Path, dir: &Path) -> Option<Vec<(PathBuf, Stat)>> {
     let root = target(base, dir).ok()?;
     let walk = walkdir::WalkDir::new(&root)
@@ -28,6 +46,24 @@ pub fn stat_tree(base: &Path, dir: &Path) -> Option<Vec<(PathBuf, Stat)>> {
         out.push((rel, stat));
     }
     Some(out)
+}
+
+/// [`stat_tree`]'s list of output directory `dir` (relative to `base`)
+/// made from `entries` instead of read: every entry below it, as the write
+/// that just made the tree lists them ([`super::dir::DirWrite::tree`]), each
+/// `lstat`ed on every core, the directory itself first. `None` when the
+/// directory fails [`target`]'s checks or an entry is gone. An entry added
+/// since the write moves its directory's stat past the run's start, so
+/// the record that keeps this list treats that directory as young.
+pub fn stat_entries(base: &Path, dir: &Path, entries: &[PathBuf]) -> Option<Vec<(PathBuf, Stat)>> {
+    let root = target(base, dir).ok()?;
+    let own = Stat::of_metadata(&std::fs::symlink_metadata(&root).ok()?)?;
+    let stats: Option<Vec<Stat>> = entries
+        .par_iter()
+        .map(|rel| Stat::of_metadata(&std::fs::symlink_metadata(root.join(rel)).ok()?))
+        .collect();
+    let listed = entries.iter().cloned().zip(stats?);
+    Some([(PathBuf::new(), own)].into_iter().chain(listed).collect())
 }
 
 /// For each entry of `recorded` (from [`stat_tree`]), whether output

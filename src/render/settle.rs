@@ -189,25 +189,26 @@ impl<'a> Settle<'a> {
 
     /// Records each environment of `reports` (see [`Settle::record`]), on
     /// every core: `apps` its renders (and apps taken as they were),
-    /// `files` its apps' files as its directory write left them.
+    /// `left` what its directory write left.
     pub fn record_all(
         &self,
         reports: &[EnvReport],
         apps: &BTreeMap<String, Vec<Finished>>,
         inputs: &Inputs,
-        files: &BTreeMap<String, AppFiles>,
+        left: &BTreeMap<String, DirLeft>,
     ) {
         reports.par_iter().for_each(|r| {
             let Some(it) = self.eligible.get(r.env.as_str()) else {
                 return;
             };
+            let left = left.get(&r.env);
             let seen = Seen {
                 inputs,
-                files: files.get(&r.env),
+                files: left.map(|l| &l.files),
                 // After a switch this is the new tree; a file compared
                 // (or written) after the run started has a modification
                 // time too young to vouch for it.
-                output: output::stat_tree(&self.root, &it.dir),
+                output: left.and_then(|l| output::stat_entries(&self.root, &it.dir, &l.tree)),
             };
             let apps = apps.get(&r.env).map_or(&[][..], Vec::as_slice);
             self.record(r, apps, seen);
@@ -230,13 +231,39 @@ impl<'a> Settle<'a> {
         };
         // A file's content moves its modification time: an entry modified
         // before the racy window vouches for what it holds, whatever its
-        // change time (a hard link moves that).
-        let (output, untrusted): (Vec<_>, Vec<_>) = tree
-            .into_iter()
-            .partition(|(_, s)| s.modified_before(self.started));
+        // change time (a hard link moves that). The others are young.
+        let is_young: Vec<bool> = tree
+            .iter()
+            .map(|(_, s)| !s.modified_before(self.started))
+            .collect();
+        let untrusted = is_young.iter().any(|y| *y);
+        // The record lists every entry, young ones too, when few
+        // directories are young: the next run then knows the tree from it,
+        // reading only those directories (after a change of one app, the
+        // app's). When many are (the first run wrote them all), reading the
+        // tree costs about as much, and only the old entries are kept.
+        let dirs = tree.iter().filter(|(_, s)| s.is_dir()).count();
+        let young_dirs = tree
+            .iter()
+            .zip(&is_young)
+            .filter(|((_, s), y)| **y && s.is_dir())
+            .count();
+        let complete = young_dirs * 4 <= dirs;
+        let (output, young): (Vec<(PathBuf, Stat)>, Vec<usize>) = match complete {
+            true => {
+                let young = (0..tree.len()).filter(|i| is_young[*i]).collect();
+                (tree, young)
+            }
+            false => {
+                let old = tree.into_iter().zip(&is_young).filter(|(_, y)| !**y);
+                (old.map(|(e, _)| e).collect(), Vec::new())
+            }
+        };
+        // An app's own entries must vouch for what they hold.
         let at: BTreeMap<&Path, usize> = output
             .iter()
             .enumerate()
+            .filter(|(i, _)| young.binary_search(i).is_err())
             .map(|(i, (p, _))| (p.as_path(), i))
             .collect();
         let mut recorded: Vec<(SettledApp, Vec<(&str, &Stat)>)> = Vec::new();
@@ -262,7 +289,7 @@ impl<'a> Settle<'a> {
             };
             recorded.push((app, inputs));
         }
-        let whole = untrusted.is_empty()
+        let whole = !untrusted
             && recorded.len() == apps.len()
             && report.notices.is_empty()
             && report.failed.is_empty()
@@ -298,6 +325,8 @@ impl<'a> Settle<'a> {
         let s = Settled {
             inputs: table,
             output,
+            complete,
+            young,
             apps,
             whole,
         };
@@ -328,11 +357,29 @@ pub(super) struct KeptApps {
     /// What the record holds of each app: its inputs are indices into
     /// `inputs`.
     pub apps: Vec<SettledApp>,
-    /// The record's output tree, when the record lists all of it (it
-    /// vouched for the whole environment) and every entry was found with
-    /// its recorded stat this run: the live directory as it is, known
-    /// without reading it ([`crate::output::Stage::open_with`]).
-    pub tree: Option<Vec<(PathBuf, Stat)>>,
+    /// The record's output tree and its young entries, when the record
+    /// lists all of it and every entry was found with its recorded stat
+    /// this run: the live directory as it is, known without reading it
+    /// but for its young directories ([`crate::output::Stage::open_with`]).
+    pub tree: Option<KnownTree>,
+}
+
+/// An output directory's tree as a record lists it (see [`KeptApps::tree`]).
+pub(super) struct KnownTree {
+    /// Every entry and its `lstat`.
+    entries: Vec<(PathBuf, Stat)>,
+    /// The young ones (indices into `entries`).
+    young: Vec<usize>,
+}
+
+impl KnownTree {
+    /// The tree, for [`crate::output::Stage::open_with`].
+    pub fn listed(&self) -> output::Listed<'_> {
+        output::Listed {
+            entries: &self.entries,
+            young: &self.young,
+        }
+    }
 }
 
 impl KeptApps {
@@ -354,6 +401,14 @@ impl KeptApps {
 /// App → its files (relative to the output directory) and their hashes,
 /// as a directory write left them.
 pub(super) type AppFiles = BTreeMap<String, Vec<(String, String)>>;
+
+/// What an environment's directory write left.
+pub(super) struct DirLeft {
+    /// Its apps' files and their hashes.
+    pub files: AppFiles,
+    /// Every entry of the directory, as [`crate::output::DirPlan::apply`] left it.
+    pub tree: Vec<PathBuf>,
+}
 
 /// Each app's inputs and their trusted stats, by (environment, app): one
 /// shared table per source instead of a (name, stat) pair per app and
@@ -412,9 +467,12 @@ fn verdict(e: &Environment, s: Settled, inputs: &[bool], output: &[bool]) -> Ver
     Verdict::Kept(KeptApps {
         inputs: s.inputs,
         apps,
-        // Only a whole record lists every entry: another leaves out the
+        // Only a complete record lists every entry: another leaves out the
         // entries too young to vouch for themselves.
-        tree: (s.whole && all(output)).then_some(s.output),
+        tree: (s.complete && all(output)).then_some(KnownTree {
+            entries: s.output,
+            young: s.young,
+        }),
     })
 }
 

@@ -7,13 +7,11 @@
 //! switch or commit is `render`'s, after every render succeeded.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
 use super::Options;
-use crate::env::cache::Stat;
 use crate::env::{self, guard::Guard, AppWarning, Environment, Output, Rendered};
 use crate::output::{self, app_files, MadeDirs, Stage};
 use crate::validate::{self, AppObjects, Pending, Validator};
@@ -65,7 +63,7 @@ impl<'a> Sink<'a> {
         opts: &Options,
         envs: &'a [Environment],
         written: &BTreeSet<&str>,
-        known: &BTreeMap<&str, &[(PathBuf, Stat)]>,
+        known: &BTreeMap<&str, output::Listed<'_>>,
     ) -> Sink<'a> {
         let made = std::sync::Arc::new(MadeDirs::default());
         // Opening a stage reads the directory's whole tree (and recovers a

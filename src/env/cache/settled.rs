@@ -47,12 +47,21 @@ pub struct Settled {
     pub inputs: StatTable,
     /// Entries of its output directory (the directory itself as the empty
     /// path) and their `lstat`, in the order `output` walks them: with
-    /// [`Settled::whole`], every entry.
+    /// [`Settled::complete`], every entry; otherwise only those old enough
+    /// to vouch for what they hold.
     pub output: Vec<(PathBuf, Stat)>,
+    /// Whether `output` lists every entry of the directory.
+    pub complete: bool,
+    /// With `complete`, the entries of `output` (indices, ascending) whose
+    /// stat was too young to vouch for what they hold: a file written, or
+    /// a directory changed, within the racy window of the run that
+    /// recorded it. No app's own entries are among them.
+    pub young: Vec<usize>,
     /// The apps it vouches for, in the environment's order.
     pub apps: Vec<SettledApp>,
     /// Whether it vouches for the whole environment: every app of it is in
-    /// `apps` and `output` is every entry of the directory, so that when
+    /// `apps` and `output` is every entry of the directory, none of them
+    /// young, so that when
     /// all of them hold, nothing of the environment needs to run.
     pub whole: bool,
 }
@@ -264,7 +273,13 @@ pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
         stat_table::write_stat(&mut w, &last, st);
         last = *st;
     }
-    w.byte(u8::from(s.whole));
+    // 0: some entries, 1: every entry (some young), 2: whole.
+    w.byte(match (s.whole, s.complete) {
+        (true, _) => 2,
+        (false, true) => 1,
+        (false, false) => 0,
+    });
+    write_indices(&mut w, &s.young)?;
     w.u64(s.apps.len() as u64);
     for a in &s.apps {
         w.str(&a.app);
@@ -297,11 +312,16 @@ fn decode(payload: &[u8]) -> Option<Settled> {
         last = stat_table::read_stat(&mut r, &last)?;
         output.push((p, last));
     }
-    let whole = match r.byte()? {
-        0 => false,
-        1 => true,
+    let (whole, complete) = match r.byte()? {
+        0 => (false, false),
+        1 => (false, true),
+        2 => (true, true),
         _ => return None,
     };
+    let young = read_indices(&mut r, output.len())?;
+    if !young.is_empty() && (whole || !complete) {
+        return None;
+    }
     let n = r.count()?;
     let mut apps = Vec::with_capacity(n);
     for _ in 0..n {
@@ -341,6 +361,8 @@ fn decode(payload: &[u8]) -> Option<Settled> {
     Some(Settled {
         inputs,
         output,
+        complete,
+        young,
         apps,
         whole,
     })
@@ -446,6 +468,8 @@ mod tests {
                 ("web".into(), stat(5)),
                 ("web/m.yaml".into(), stat(3)),
             ],
+            complete: true,
+            young: vec![],
             apps: vec![
                 SettledApp {
                     app: "web".into(),
@@ -509,6 +533,42 @@ mod tests {
         bytes[last] ^= 1;
         std::fs::write(&p, bytes).unwrap();
         assert_eq!(load(&p, &k, &secret(1)), None, "altered");
+    }
+
+    /// A record that lists every entry, some young, opens as written; one
+    /// that claims young entries and the whole environment is refused.
+    #[test]
+    fn young_entries_round_trip_only_in_a_complete_record() {
+        let d = tempfile::tempdir().unwrap();
+        let p = path(d.path(), "dev", Path::new("rendered/dev"));
+        let k = [7u8; 32];
+        let young = Settled {
+            whole: false,
+            young: vec![0, 1],
+            ..record()
+        };
+        std::fs::write(&p, encode(&young, &k, &secret(1)).unwrap()).unwrap();
+        assert_eq!(load(&p, &k, &secret(1)), Some(young.clone()));
+        let partial = Settled {
+            complete: false,
+            young: vec![],
+            ..young.clone()
+        };
+        std::fs::write(&p, encode(&partial, &k, &secret(1)).unwrap()).unwrap();
+        assert_eq!(load(&p, &k, &secret(1)), Some(partial));
+        for bad in [
+            Settled {
+                whole: true,
+                ..young.clone()
+            },
+            Settled {
+                complete: false,
+                ..young
+            },
+        ] {
+            std::fs::write(&p, encode(&bad, &k, &secret(1)).unwrap()).unwrap();
+            assert_eq!(load(&p, &k, &secret(1)), None);
+        }
     }
 
     #[test]
@@ -619,6 +679,8 @@ mod tests {
         let two = Settled {
             inputs: table(many[..3].to_vec()),
             output: vec![(PathBuf::new(), stat(1))],
+            complete: true,
+            young: vec![],
             apps: vec![
                 SettledApp {
                     app: "a".into(),
