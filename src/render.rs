@@ -305,10 +305,16 @@ pub(crate) fn run_loaded(
     // only the counts stay.
     // The trees the records listed and this run found unchanged are not
     // read again.
-    let known: BTreeMap<&str, output::Listed<'_>> = checked
+    let known: BTreeMap<&str, output::Known<'_>> = checked
         .kept
         .iter()
-        .filter_map(|(env, k)| Some((env.as_str(), k.tree.as_ref()?.listed())))
+        .map(|(env, k)| {
+            let known = output::Known {
+                live: k.tree.as_ref(),
+                spare: k.spare.as_ref(),
+            };
+            (env.as_str(), known)
+        })
         .collect();
     let (cache, mut sink) = rayon::join(
         || match jobs.is_empty() {
@@ -343,6 +349,13 @@ pub(crate) fn run_loaded(
             .collect();
         finished.sort_by_key(|f| order.get(&(f.env.as_str(), f.app.as_str())).copied());
     }
+    // The trees the records listed (live and spare), for the records of
+    // the spare trees the writes leave.
+    let listed: BTreeMap<String, ListedTrees> = checked
+        .kept
+        .iter_mut()
+        .map(|(env, k)| (env.clone(), (k.tree.take(), k.spare.take())))
+        .collect();
     let inputs = match &settle {
         // The kept apps are not needed any more: their inputs move.
         Some(s) => s.inputs(cache.as_ref(), &jobs, std::mem::take(&mut checked.kept)),
@@ -439,9 +452,17 @@ pub(crate) fn run_loaded(
     for ((e, apps, report, out), plan) in prepared.iter().zip(plans) {
         let mut report = report.clone();
         match write_env(opts, e, apps, out, plan, git.as_ref(), &mut report) {
-            Ok((for_push, files)) => {
-                if let Some(f) = files {
-                    files_of.insert(e.name.clone(), f);
+            Ok((for_push, left)) => {
+                if let Some((mut left, spare)) = left {
+                    // The spare tree: the live tree this run listed, now
+                    // set aside, or (nothing switched) as the record says.
+                    let trees = listed.get(&e.name);
+                    left.spare = match spare {
+                        output::SpareAfter::Listed => trees.and_then(|t| t.0.clone()),
+                        output::SpareAfter::Untouched => trees.and_then(|t| t.1.clone()),
+                        output::SpareAfter::Unknown => None,
+                    };
+                    files_of.insert(e.name.clone(), left);
                 }
                 if for_push {
                     written.push((reports.len(), *e, out));
@@ -1005,9 +1026,13 @@ fn validate_env(
     }
 }
 
+/// An environment's live and spare trees as its record listed them.
+type ListedTrees = (Option<env::cache::Listing>, Option<env::cache::Listing>);
+
 /// Writes (or with `--check`, compares) environment `e`, whose plan was
 /// validated; returns whether its branch is kept for `--push`, and what a
-/// directory write left.
+/// directory write left (its spare tree not filled in) and what it did to
+/// the spare tree.
 fn write_env(
     opts: &Options,
     e: &Environment,
@@ -1016,7 +1041,7 @@ fn write_env(
     plan: Option<output::DirPlan>,
     git: Option<&Git>,
     report: &mut EnvReport,
-) -> Result<(bool, Option<settle::DirLeft>), Error> {
+) -> Result<(bool, Option<(settle::DirLeft, output::SpareAfter)>), Error> {
     match (&e.output, git, plan) {
         (Output::Dir(_), _, Some(plan)) => {
             if opts.check {
@@ -1030,8 +1055,9 @@ fn write_env(
             let left = settle::DirLeft {
                 files: w.files,
                 tree: w.tree,
+                spare: None,
             };
-            Ok((false, Some(left)))
+            Ok((false, Some((left, w.spare))))
         }
         (Output::Branch(_), Some(g), _) => {
             let b = g.branches.get(&e.name).ok_or_else(|| {

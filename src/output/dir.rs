@@ -24,7 +24,7 @@ use super::files::{content_hash, is_bookkeeping, Owned, LEGACY_OWNED_PATH, OWNED
 use super::spare::{self, Have};
 use super::stage::{Existing, Stage, Staged};
 use super::{swap, CheckReport, Error};
-use crate::env::cache::Stat;
+use crate::env::cache::{Listing, Stat};
 
 /// What is in an output directory now, by relative path (never followed
 /// through a symlink).
@@ -86,6 +86,21 @@ pub struct DirWrite {
     /// the tree it planned, which the write made exactly (a spare tree's
     /// other entries are removed) or found there.
     pub tree: Vec<PathBuf>,
+    /// What the write did to the spare tree.
+    pub spare: SpareAfter,
+}
+
+/// What a directory write did to the directory's spare tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SpareAfter {
+    /// Nothing was switched: it is as it was.
+    Untouched,
+    /// The switch set aside as the spare tree the live tree that the run's
+    /// [`super::Known::live`] listed: that list describes it now.
+    Listed,
+    /// Anything else (a tree that was read, none kept).
+    #[default]
+    Unknown,
 }
 
 /// Plans writing `out` to `dir` (relative to `base`, the repository root)
@@ -103,6 +118,21 @@ pub fn plan(
     recover: bool,
 ) -> Result<DirPlan, Error> {
     let stage = Stage::open(base, dir, recover)?;
+    for (app, files) in &out.apps {
+        stage.add(app, files);
+    }
+    finish(stage, out.complete, &out.known_apps)
+}
+
+/// [`plan`] with what the run knows of the directory's trees.
+#[cfg(test)]
+pub fn plan_known(
+    base: &Path,
+    dir: &Path,
+    out: &super::files::EnvOutput,
+    known: super::Known<'_>,
+) -> Result<DirPlan, Error> {
+    let stage = Stage::open_with(base, dir, true, std::sync::Arc::default(), known)?;
     for (app, files) in &out.apps {
         stage.add(app, files);
     }
@@ -276,6 +306,7 @@ impl DirPlan {
                 warnings,
                 files,
                 tree: stage.old.keys().cloned().collect(),
+                spare: SpareAfter::Untouched,
             });
         }
         let Some(staging) = stage.staging.clone() else {
@@ -285,16 +316,21 @@ impl DirPlan {
             });
         };
         if stage.reused {
-            rebuild(&stage.root, &staging, &tree, &stage.old, &owned)?;
+            let have = match stage.spare_listed.take() {
+                Some(listed) => spare::walk_listed(&staging, &listed)?,
+                None => spare::walk(&staging)?,
+            };
+            rebuild(&stage.root, &staging, &tree, &stage.old, have, &owned)?;
         } else {
             build(&stage.root, &staging, &tree, &owned)?;
         }
         let set_aside = swap::install(&stage.root, &staging)?;
         stage.installed();
+        let mut kept = false;
         if set_aside {
             // `staging` now holds the old tree: the next run's spare.
             match &stage.spare_home {
-                Some(home) => spare::keep(&staging, home)?,
+                Some(home) => kept = spare::keep(&staging, home)?,
                 None => std::fs::remove_dir_all(&staging).map_err(|source| Error::Io {
                     path: staging.clone(),
                     source,
@@ -306,6 +342,10 @@ impl DirPlan {
             warnings,
             files,
             tree: entries(&tree),
+            spare: match kept && stage.old_listed {
+                true => SpareAfter::Listed,
+                false => SpareAfter::Unknown,
+            },
         })
     }
 }
@@ -407,13 +447,13 @@ fn rebuild(
     staging: &Path,
     tree: &BTreeMap<PathBuf, New>,
     old: &BTreeMap<PathBuf, Old>,
+    have: BTreeMap<PathBuf, Have>,
     owned: &[u8],
 ) -> Result<(), Error> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| Error::Io { path, source }
     };
-    let have = spare::walk(staging)?;
     let owned_path = Path::new(OWNED_PATH);
     let mut needed: BTreeSet<&Path> = BTreeSet::new();
     for rel in tree.keys().map(PathBuf::as_path).chain([owned_path]) {
@@ -597,14 +637,11 @@ pub(super) fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
 /// that is not a plain relative path, a link that cannot be read, a young
 /// directory that holds other entries, and off unix (no file type in the
 /// stat).
-pub(super) fn tree_of_stats(
-    root: &Path,
-    listed: super::Listed<'_>,
-) -> Option<BTreeMap<PathBuf, Old>> {
+pub(super) fn tree_of_stats(root: &Path, listed: &Listing) -> Option<BTreeMap<PathBuf, Old>> {
     let mut out = BTreeMap::new();
     // Directory → how many entries the list has in it (the root as "").
     let mut held: BTreeMap<&Path, usize> = BTreeMap::new();
-    for (rel, stat) in listed.entries {
+    for (rel, stat) in &listed.entries {
         if rel.as_os_str().is_empty() {
             continue;
         }
@@ -624,7 +661,7 @@ pub(super) fn tree_of_stats(
         }
         out.insert(rel.clone(), kind);
     }
-    for i in listed.young {
+    for i in &listed.young {
         let (rel, stat) = listed.entries.get(*i)?;
         if !stat.is_dir() {
             continue;
@@ -645,7 +682,7 @@ pub(super) fn tree_of_stats(
 }
 
 /// What an `lstat` says an entry is.
-enum Type {
+pub(super) enum Type {
     File,
     Dir,
     Symlink,
@@ -654,7 +691,7 @@ enum Type {
 
 /// The type in `stat`'s mode.
 #[cfg(unix)]
-fn file_type(stat: &Stat) -> Option<Type> {
+pub(super) fn file_type(stat: &Stat) -> Option<Type> {
     let format = u32::try_from(stat.id[3]).ok()? & libc::S_IFMT;
     Some(match format {
         libc::S_IFREG => Type::File,
@@ -665,7 +702,7 @@ fn file_type(stat: &Stat) -> Option<Type> {
 }
 
 #[cfg(not(unix))]
-fn file_type(_stat: &Stat) -> Option<Type> {
+pub(super) fn file_type(_stat: &Stat) -> Option<Type> {
     None
 }
 
@@ -993,6 +1030,81 @@ mod tests {
         }
     }
 
+    /// The young entries of `entries`, listed at `at`: modified within a
+    /// margin of it longer than a filesystem clock tick (as a record's
+    /// racy window is), so that a change within the same tick cannot hide
+    /// behind an unchanged stat.
+    fn young_at(entries: &[(PathBuf, Stat)], at: std::time::SystemTime) -> Vec<usize> {
+        let margin = at - std::time::Duration::from_millis(50);
+        (0..entries.len())
+            .filter(|i| !entries[*i].1.modified_before(margin))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+        /// [`every_write_leaves_exactly_its_tree`] when each write knows
+        /// the live tree from a list and the spare tree from the list of
+        /// the tree the previous write set aside (stale when that write
+        /// switched nothing): the lists save reading, never change a tree.
+        /// The live tree's times are set back before it is listed, so that
+        /// the lists vouch for directories instead of being read again.
+        #[test]
+        fn writes_from_listed_trees_leave_exactly_their_tree(
+            trees in proptest::collection::vec(
+                proptest::collection::btree_map(
+                    "[ab](/[ab]){0,2}\\.y|[ab]/[ab]",
+                    "[xyz]",
+                    1..6,
+                ),
+                1..6,
+            )
+        ) {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = Path::new("out/dev");
+            let mut want = BTreeMap::new();
+            let mut spare: Option<Listing> = None;
+            for tree in &trees {
+                let files: Vec<(String, String)> = tree
+                    .iter()
+                    .filter(|(p, _)| !tree.keys().any(|q| q.starts_with(&format!("{p}/"))))
+                    .map(|(p, t)| (p.clone(), format!("{t}\n")))
+                    .collect();
+                let apps: Vec<(String, &str, &str)> = files
+                    .iter()
+                    .map(|(p, t)| (p.split('/').next().unwrap_or("x").to_string(), p.as_str(), t.as_str()))
+                    .collect();
+                let spec: Vec<(&str, &str, &str)> =
+                    apps.iter().map(|(a, p, t)| (a.as_str(), *p, *t)).collect();
+                // Modified long ago, as far as the stats say: the list can
+                // vouch for them (a change now moves them again).
+                if let Ok(root) = target(tmp.path(), dir) {
+                    let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+                    for e in walkdir::WalkDir::new(root).into_iter().flatten() {
+                        let f = std::fs::File::open(e.path()).unwrap();
+                        f.set_modified(long_ago).unwrap();
+                    }
+                }
+                let live = super::super::stat_tree(tmp.path(), dir).map(|entries| {
+                    let young = young_at(&entries, std::time::SystemTime::now());
+                    Listing { entries, young }
+                });
+                let known = super::super::Known { live: live.as_ref(), spare: spare.as_ref() };
+                match plan_known(tmp.path(), dir, &out(&spec), known) {
+                    Err(Error::InTheWay { .. }) => {}
+                    p => {
+                        let w = p.unwrap().apply().unwrap();
+                        if w.spare == SpareAfter::Listed {
+                            spare = live;
+                        }
+                        want = files.into_iter().collect();
+                    }
+                }
+                proptest::prop_assert_eq!(files_in(&tmp.path().join("out/dev")), want.clone());
+            }
+        }
+    }
+
     #[test]
     fn the_target_must_be_below_the_root_and_symlink_free() {
         let tmp = tempfile::tempdir().unwrap();
@@ -1021,22 +1133,22 @@ mod tests {
         let read = read_tree(&root).unwrap();
         #[cfg(unix)]
         {
-            assert_eq!(tree_of_stats(&root, all(&listed)), Some(read));
+            assert_eq!(tree_of_stats(&root, &all(&listed)), Some(read));
             assert!(matches!(
-                tree_of_stats(&root, all(&listed)).unwrap().get(Path::new("link")),
+                tree_of_stats(&root, &all(&listed)).unwrap().get(Path::new("link")),
                 Some(Old::Symlink(t)) if t == Path::new("web/manifest.yaml")
             ));
         }
         // Not a plain relative path: the tree is read instead.
         let mut odd = listed.clone();
         odd.push((PathBuf::from("../x"), listed[1].1));
-        assert_eq!(tree_of_stats(&root, all(&odd)), None);
+        assert_eq!(tree_of_stats(&root, &all(&odd)), None);
     }
 
-    fn all(entries: &[(PathBuf, Stat)]) -> super::super::Listed<'_> {
-        super::super::Listed {
-            entries,
-            young: &[],
+    fn all(entries: &[(PathBuf, Stat)]) -> Listing {
+        Listing {
+            entries: entries.to_vec(),
+            young: Vec::new(),
         }
     }
 
@@ -1054,20 +1166,20 @@ mod tests {
         let entries = super::super::stat_tree(tmp.path(), Path::new("out/dev")).unwrap();
         let at = |p: &str| entries.iter().position(|(r, _)| r == Path::new(p)).unwrap();
         let young = [at(""), at("web"), at("web/manifest.yaml")];
-        let listed = super::super::Listed {
-            entries: &entries,
-            young: &young,
+        let listed = Listing {
+            entries: entries.clone(),
+            young: young.to_vec(),
         };
         #[cfg(unix)]
         assert_eq!(
-            tree_of_stats(&root, listed),
+            tree_of_stats(&root, &listed),
             Some(read_tree(&root).unwrap())
         );
         // What the list cannot show: a file added in the same tick (here,
         // its directory's stat is simply not compared again).
         std::fs::write(root.join("web/README"), "mine\n").unwrap();
         assert_eq!(
-            tree_of_stats(&root, listed),
+            tree_of_stats(&root, &listed),
             None,
             "found, so the tree is read"
         );
@@ -1076,15 +1188,15 @@ mod tests {
         let young = [at("web"), at("web/manifest.yaml")];
         std::fs::remove_file(root.join("web/README")).unwrap();
         std::fs::write(root.join("api/README"), "mine\n").unwrap();
-        let listed = super::super::Listed {
-            entries: &entries,
-            young: &young,
+        let listed = Listing {
+            entries: entries.clone(),
+            young: young.to_vec(),
         };
         #[cfg(unix)]
-        assert!(tree_of_stats(&root, listed).is_some());
+        assert!(tree_of_stats(&root, &listed).is_some());
         std::fs::remove_file(root.join("web/manifest.yaml")).unwrap();
         assert_eq!(
-            tree_of_stats(&root, listed),
+            tree_of_stats(&root, &listed),
             None,
             "one gone from a young directory"
         );

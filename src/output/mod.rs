@@ -23,7 +23,7 @@ pub(crate) use branch::{
     base as branch_base, check as check_branch, planned as planned_branch_files, tip as branch_tip,
     validate as validate_branch, write as write_branch, Branch, Start, METADATA, README,
 };
-pub(crate) use dir::{finish as finish_dir, DirPlan};
+pub(crate) use dir::{finish as finish_dir, DirPlan, SpareAfter};
 pub(crate) use files::{app_files, EnvOutput, LEGACY_OWNED_PATH, OWNED_PATH};
 pub(crate) use message::{
     commit_message, note, readme, rfc3339, template_env, MessageContext, Metadata, DEFAULT_README,
@@ -33,10 +33,10 @@ pub(crate) use publish::{fetch as fetch_branches, push as push_branches, Pending
 // `render` re-exports these as part of the library's surface.
 pub use publish::{PushResult, Rejection};
 pub(crate) use spare::{clean as clean_spare_trees, SPARE_DIR};
-pub(crate) use stage::{MadeDirs, Stage};
+pub(crate) use stage::{Known, MadeDirs, Stage};
 #[cfg(test)]
 pub(crate) use tree_stat::stat_tree;
-pub(crate) use tree_stat::{stat_entries, tree_fresh, Listed};
+pub(crate) use tree_stat::{stat_entries, tree_fresh};
 
 /// An output write failed.
 #[derive(Debug, thiserror::Error)]

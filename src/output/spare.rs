@@ -18,7 +18,9 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+use super::dir::{file_type, Type};
 use super::Error;
+use crate::env::cache::{Listing, Stat};
 
 /// Where spare trees live, relative to the repository root.
 pub const SPARE_DIR: &str = ".hydrate/spare";
@@ -163,14 +165,15 @@ pub(super) fn release(claimed: &Path, home: &Path) {
 
 /// Keeps `old`, the tree a switch just set aside, as `home`'s spare tree;
 /// removes it when it cannot be kept (another run kept one meanwhile, or
-/// `home` is on another filesystem).
-pub(super) fn keep(old: &Path, home: &Path) -> Result<(), Error> {
+/// `home` is on another filesystem). Whether it was kept.
+pub(super) fn keep(old: &Path, home: &Path) -> Result<bool, Error> {
     if let Some(parent) = home.parent() {
         if ensure_dir(parent).is_ok() && std::fs::rename(old, home).is_ok() {
-            return Ok(());
+            return Ok(true);
         }
     }
-    std::fs::remove_dir_all(old).map_err(io(old))
+    std::fs::remove_dir_all(old).map_err(io(old))?;
+    Ok(false)
 }
 
 /// Creates `.hydrate/spare` with a `.gitignore` of `*`, so that git never
@@ -228,6 +231,88 @@ pub(super) fn ino(e: &walkdir::DirEntry) -> u64 {
 
 #[cfg(not(unix))]
 pub(super) fn ino(_e: &walkdir::DirEntry) -> u64 {
+    0
+}
+
+/// [`walk`] of `tree` with `listed`, what it held when it was set aside
+/// (the live tree the last switch replaced, as that run knew it): a
+/// directory whose `lstat` is still the listed one, and was not young,
+/// holds the listed entries (an entry added, removed or renamed moves its
+/// directory's stat, as [`super::tree_fresh`] trusts it); any other
+/// directory is read. The directories are stated; only those changed
+/// since (the root, whose change time each rename moves; those this run's
+/// staged files went into) are read. Falls back to [`walk`] on anything
+/// the list cannot say (a listed directory that is no longer one).
+pub(super) fn walk_listed(tree: &Path, listed: &Listing) -> Result<BTreeMap<PathBuf, Have>, Error> {
+    // Directory → its listed entries; the directories that can vouch.
+    let mut children: BTreeMap<&Path, Vec<&(PathBuf, Stat)>> = BTreeMap::new();
+    let mut vouch: BTreeMap<&Path, &Stat> = BTreeMap::new();
+    for (i, entry) in listed.entries.iter().enumerate() {
+        let (rel, stat) = entry;
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            return walk(tree);
+        }
+        if stat.is_dir() && listed.young.binary_search(&i).is_err() {
+            vouch.insert(rel, stat);
+        }
+        if let Some(parent) = rel.parent() {
+            children.entry(parent).or_default().push(entry);
+        }
+    }
+    let mut out = BTreeMap::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(dir) = dirs.pop() {
+        let at = tree.join(&dir);
+        let Some(now) = std::fs::symlink_metadata(&at)
+            .ok()
+            .filter(std::fs::Metadata::is_dir)
+            .and_then(|m| Stat::of_metadata(&m))
+        else {
+            return walk(tree);
+        };
+        if vouch.get(dir.as_path()) == Some(&&now) {
+            for (rel, stat) in children.get(dir.as_path()).into_iter().flatten() {
+                let have = match file_type(stat) {
+                    Some(Type::Dir) => {
+                        dirs.push(rel.clone());
+                        Have::Dir
+                    }
+                    Some(Type::File) => Have::File { ino: stat.id[1] },
+                    Some(Type::Symlink) => Have::Symlink,
+                    Some(Type::Other) => Have::Other,
+                    None => return walk(tree),
+                };
+                out.insert(rel.clone(), have);
+            }
+            continue;
+        }
+        for e in std::fs::read_dir(&at).map_err(io(&at))? {
+            let e = e.map_err(io(&at))?;
+            let t = e.file_type().map_err(io(&at))?;
+            let rel = dir.join(e.file_name());
+            let have = if t.is_symlink() {
+                Have::Symlink
+            } else if t.is_dir() {
+                dirs.push(rel.clone());
+                Have::Dir
+            } else if t.is_file() {
+                Have::File { ino: entry_ino(&e) }
+            } else {
+                Have::Other
+            };
+            out.insert(rel, have);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(unix)]
+fn entry_ino(e: &std::fs::DirEntry) -> u64 {
+    std::os::unix::fs::DirEntryExt::ino(e)
+}
+
+#[cfg(not(unix))]
+fn entry_ino(_e: &std::fs::DirEntry) -> u64 {
     0
 }
 
@@ -381,5 +466,57 @@ mod tests {
         assert!(claim(&home, &root).is_some());
         assert_eq!(clean(tmp.path()).unwrap(), 1);
         assert!(!tmp.path().join(SPARE_DIR).exists());
+    }
+
+    /// A listed directory whose stat is unchanged is taken from the list;
+    /// a changed or young one is read: the result is what a walk finds,
+    /// except for what the list says of a directory nothing moved.
+    #[test]
+    fn a_listed_tree_is_read_where_it_changed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path();
+        let tree = base.join("out/dev");
+        std::fs::create_dir_all(tree.join("web")).unwrap();
+        std::fs::create_dir_all(tree.join("api/sub")).unwrap();
+        std::fs::write(tree.join("web/m.yaml"), "a\n").unwrap();
+        std::fs::write(tree.join("api/sub/m.yaml"), "b\n").unwrap();
+        let entries = super::super::stat_tree(base, Path::new("out/dev")).unwrap();
+        let listed = |young: &[usize]| -> BTreeMap<PathBuf, Have> {
+            let l = Listing {
+                entries: entries.clone(),
+                young: young.to_vec(),
+            };
+            walk_listed(&tree, &l).unwrap()
+        };
+        assert_eq!(listed(&[]), walk(&tree).unwrap(), "as listed");
+        std::fs::write(tree.join("api/new.yaml"), "c\n").unwrap();
+        assert_eq!(listed(&[]), walk(&tree).unwrap(), "api moved: read");
+        // What only a young directory's reading finds: a list that left
+        // an entry out while the directory's stat stayed.
+        let without: Vec<(PathBuf, Stat)> = entries
+            .iter()
+            .filter(|(r, _)| r != Path::new("web/m.yaml"))
+            .cloned()
+            .collect();
+        let web = without
+            .iter()
+            .position(|(r, _)| r == Path::new("web"))
+            .unwrap();
+        let walk_without = |young: &[usize]| {
+            let l = Listing {
+                entries: without.clone(),
+                young: young.to_vec(),
+            };
+            walk_listed(&tree, &l).unwrap()
+        };
+        assert!(
+            !walk_without(&[]).contains_key(Path::new("web/m.yaml")),
+            "trusted"
+        );
+        assert_eq!(walk_without(&[web]), walk(&tree).unwrap(), "young: read");
+        // A listed directory that is now a file (its parent moved).
+        std::fs::remove_dir_all(tree.join("api/sub")).unwrap();
+        std::fs::write(tree.join("api/sub"), "x\n").unwrap();
+        assert_eq!(listed(&[]), walk(&tree).unwrap(), "read");
     }
 }

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::dir::{read_owned, read_tree, target, tree_of_stats, Old};
 use super::files::{content_hash, is_safe_path, Owned};
 use super::{spare, swap, Error};
+use crate::env::cache::Listing;
 
 /// How a staged file compares with the file at its path in the live
 /// directory.
@@ -73,6 +74,18 @@ impl Drop for MadeDirs {
     }
 }
 
+/// What a run knows of an output directory's trees without reading them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Known<'a> {
+    /// The live tree as a record listed it, each entry found again with
+    /// its stat this run (see [`Stage::open_with`]).
+    pub live: Option<&'a Listing>,
+    /// The spare tree as the run that set it aside listed it (the live
+    /// tree it replaced): not checked yet; the plan states its directories
+    /// before it trusts the list (`spare::walk_listed`).
+    pub spare: Option<&'a Listing>,
+}
+
 /// One environment's directory output being streamed.
 #[derive(Debug)]
 pub struct Stage {
@@ -93,6 +106,13 @@ pub struct Stage {
     /// older tree that the plan changes into the new one, instead of
     /// starting empty).
     pub(super) reused: bool,
+    /// What the claimed spare tree held when it was set aside, as the run
+    /// that set it aside knew it ([`Known::spare`]): its entries and the
+    /// young ones.
+    pub(super) spare_listed: Option<Listing>,
+    /// Whether `old` was taken from [`Known::live`] (not read): then the
+    /// same list describes the tree once the switch sets it aside.
+    pub(super) old_listed: bool,
     /// Directories created to hold staging trees (this one's and, when
     /// opened with [`Stage::open_with`], the other stages' of the run).
     made: Arc<MadeDirs>,
@@ -108,7 +128,7 @@ impl Stage {
     /// the staging tree.
     #[cfg(test)]
     pub fn open(base: &Path, dir: &Path, write: bool) -> Result<Stage, Error> {
-        Stage::open_with(base, dir, write, Arc::default(), None)
+        Stage::open_with(base, dir, write, Arc::default(), Known::default())
     }
 
     /// [`Stage::open`], recording the directories it makes in `made`,
@@ -124,7 +144,7 @@ impl Stage {
         dir: &Path,
         write: bool,
         made: Arc<MadeDirs>,
-        known: Option<super::Listed<'_>>,
+        known: Known<'_>,
     ) -> Result<Stage, Error> {
         let root = target(base, dir)?;
         let mut warnings = if write {
@@ -135,8 +155,10 @@ impl Stage {
         // A recovery that changed anything beside the directory may have
         // put a tree back in its place: then it is read.
         let listed = known
+            .live
             .filter(|_| warnings.is_empty())
             .and_then(|tree| tree_of_stats(&root, tree));
+        let old_listed = listed.is_some();
         let old = match listed {
             Some(old) => old,
             None => read_tree(&root)?,
@@ -151,6 +173,8 @@ impl Stage {
         let mut stage = Stage {
             spare_home: spare::home(base, dir),
             reused: false,
+            spare_listed: None,
+            old_listed,
             root,
             old,
             owned,
@@ -169,6 +193,7 @@ impl Stage {
                 Some(tree) => {
                     stage.staging = Some(tree);
                     stage.reused = true;
+                    stage.spare_listed = known.spare.cloned();
                 }
                 None => stage.create_staging()?,
             }
@@ -372,8 +397,14 @@ mod tests {
             let mut stages: Vec<Stage> = ["out/dev", "out/prod"]
                 .iter()
                 .map(|d| {
-                    Stage::open_with(tmp.path(), Path::new(d), true, Arc::clone(&made), None)
-                        .unwrap()
+                    Stage::open_with(
+                        tmp.path(),
+                        Path::new(d),
+                        true,
+                        Arc::clone(&made),
+                        Known::default(),
+                    )
+                    .unwrap()
                 })
                 .collect();
             drop(made);

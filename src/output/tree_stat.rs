@@ -10,23 +10,6 @@ use rayon::prelude::*;
 use super::dir::target;
 use crate::env::cache::Stat;
 
-/// An output directory's tree as an earlier run listed it
-/// ([`stat_tree`]) and this run found it again ([`tree_fresh`]: every
-/// entry with its recorded stat), so that it need not be read.
-#[derive(Clone, Copy, Debug)]
-pub struct Listed<'a> {
-    /// Every entry and its `lstat`, the directory itself first as the
-    /// empty path.
-    pub entries: &'a [(PathBuf, Stat)],
-    /// Indices into `entries` of those whose stat was too young, when
-    /// listed, to vouch for what they hold (modified within the racy
-    /// window of the run that listed them: git's "racily clean"). A file's
-    /// unchanged stat still says it is the same file (its inode); a young
-    /// directory's does not say that no entry was added to it within the
-    /// same tick, so it is read again ([`super::Stage::open_with`]).
-    pub young: &'a [usize],
-}
-
 /// Every entry of output directory `dir` (relative to `base`), the
 /// directory itself first as the empty path, then each entry below it in
 /// file-name order, with its `lstat` (a symlink's own, never followed).

@@ -22,6 +22,7 @@ use rayon::prelude::*;
 use super::sink::Finished;
 use super::{EnvReport, Options};
 use crate::env::cache::settled::{self, Settled, SettledApp};
+use crate::env::cache::Listing;
 use crate::env::cache::{self, Key, Secret, Stat, StatTable};
 use crate::env::{self, Environment, Job, Output};
 use crate::output;
@@ -204,6 +205,7 @@ impl<'a> Settle<'a> {
             let left = left.get(&r.env);
             let seen = Seen {
                 inputs,
+                spare: left.and_then(|l| l.spare.clone()),
                 files: left.map(|l| &l.files),
                 // After a switch this is the new tree; a file compared
                 // (or written) after the run started has a modification
@@ -327,6 +329,7 @@ impl<'a> Settle<'a> {
             output,
             complete,
             young,
+            spare: seen.spare,
             apps,
             whole,
         };
@@ -361,25 +364,9 @@ pub(super) struct KeptApps {
     /// lists all of it and every entry was found with its recorded stat
     /// this run: the live directory as it is, known without reading it
     /// but for its young directories ([`crate::output::Stage::open_with`]).
-    pub tree: Option<KnownTree>,
-}
-
-/// An output directory's tree as a record lists it (see [`KeptApps::tree`]).
-pub(super) struct KnownTree {
-    /// Every entry and its `lstat`.
-    entries: Vec<(PathBuf, Stat)>,
-    /// The young ones (indices into `entries`).
-    young: Vec<usize>,
-}
-
-impl KnownTree {
-    /// The tree, for [`crate::output::Stage::open_with`].
-    pub fn listed(&self) -> output::Listed<'_> {
-        output::Listed {
-            entries: &self.entries,
-            young: &self.young,
-        }
-    }
+    pub tree: Option<Listing>,
+    /// The spare tree as the record lists it (checked when claimed).
+    pub spare: Option<Listing>,
 }
 
 impl KeptApps {
@@ -408,6 +395,10 @@ pub(super) struct DirLeft {
     pub files: AppFiles,
     /// Every entry of the directory, as [`crate::output::DirPlan::apply`] left it.
     pub tree: Vec<PathBuf>,
+    /// The spare tree as this run knows it, if it does: the live tree it
+    /// listed when the switch set that aside, or the record's list when
+    /// nothing was switched.
+    pub spare: Option<Listing>,
 }
 
 /// Each app's inputs and their trusted stats, by (environment, app): one
@@ -445,6 +436,8 @@ pub(super) struct Seen<'a> {
     pub inputs: &'a Inputs,
     /// Each app written → its files and their hashes.
     pub files: Option<&'a AppFiles>,
+    /// The spare tree, as [`DirLeft::spare`].
+    pub spare: Option<Listing>,
     /// The output directory's tree holding what the run rendered.
     pub output: Option<Vec<(PathBuf, Stat)>>,
 }
@@ -469,10 +462,11 @@ fn verdict(e: &Environment, s: Settled, inputs: &[bool], output: &[bool]) -> Ver
         apps,
         // Only a complete record lists every entry: another leaves out the
         // entries too young to vouch for themselves.
-        tree: (s.complete && all(output)).then_some(KnownTree {
+        tree: (s.complete && all(output)).then_some(Listing {
             entries: s.output,
             young: s.young,
         }),
+        spare: s.spare,
     })
 }
 

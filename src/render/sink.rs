@@ -63,7 +63,7 @@ impl<'a> Sink<'a> {
         opts: &Options,
         envs: &'a [Environment],
         written: &BTreeSet<&str>,
-        known: &BTreeMap<&str, output::Listed<'_>>,
+        known: &BTreeMap<&str, output::Known<'_>>,
     ) -> Sink<'a> {
         let made = std::sync::Arc::new(MadeDirs::default());
         // Opening a stage reads the directory's whole tree (and recovers a
@@ -76,7 +76,7 @@ impl<'a> Sink<'a> {
             .filter_map(|e| match &e.output {
                 Output::Dir(dir) => {
                     let write = !opts.check;
-                    let tree = known.get(e.name.as_str()).copied();
+                    let tree = known.get(e.name.as_str()).copied().unwrap_or_default();
                     let stage = Stage::open_with(&opts.root, dir, write, made.clone(), tree);
                     Some((e.name.clone(), stage))
                 }

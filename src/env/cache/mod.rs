@@ -68,6 +68,7 @@ pub const CACHE_DIR: &str = ".hydrate/cache";
 pub use self::entry::Key;
 pub use self::inputs::{Name, Stat, RACY};
 pub use self::secret::Secret;
+pub use self::settled::Listing;
 pub use self::stat_table::StatTable;
 
 /// The index's file name in the cache directory.

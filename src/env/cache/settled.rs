@@ -57,6 +57,11 @@ pub struct Settled {
     /// a directory changed, within the racy window of the run that
     /// recorded it. No app's own entries are among them.
     pub young: Vec<usize>,
+    /// The directory's spare tree (the live tree the last switch set
+    /// aside, see `output::spare`) as that run knew it: every entry and
+    /// the young ones. Not vouched for: the run that claims the spare tree
+    /// states its directories before it trusts the list.
+    pub spare: Option<Listing>,
     /// The apps it vouches for, in the environment's order.
     pub apps: Vec<SettledApp>,
     /// Whether it vouches for the whole environment: every app of it is in
@@ -64,6 +69,22 @@ pub struct Settled {
     /// young, so that when
     /// all of them hold, nothing of the environment needs to run.
     pub whole: bool,
+}
+
+/// A directory tree as a run listed it: every entry (relative, the
+/// directory itself first as the empty path) and its `lstat`, and which
+/// were young.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Every entry and its stat.
+    pub entries: Vec<(PathBuf, Stat)>,
+    /// Indices into `entries` (ascending) of those whose stat was too
+    /// young, when listed, to vouch for what they hold (modified within
+    /// the racy window of the run that listed them: git's "racily
+    /// clean"). A file's unchanged stat still says it is the same file
+    /// (its inode); a young directory's does not say that no entry was
+    /// added to it within the same tick, so it is read again.
+    pub young: Vec<usize>,
 }
 
 /// One app of a [`Settled`] record.
@@ -264,15 +285,11 @@ pub fn load(path: &Path, key: &Key, secret: &Secret) -> Option<Settled> {
 /// stored faithfully (a path that is not UTF-8).
 pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
     let files: usize = s.apps.iter().map(|a| a.files.len() * 120 + 64).sum();
-    let mut w = Writer::for_entry(s.inputs.len() * 48 + s.output.len() * 80 + files + 64);
+    let spare = s.spare.as_ref().map_or(0, |l| l.entries.len());
+    let entries = (s.output.len() + spare) * 80;
+    let mut w = Writer::for_entry(s.inputs.len() * 48 + entries + files + 64);
     s.inputs.write(&mut w);
-    w.u64(s.output.len() as u64);
-    let mut last = Stat::default();
-    for (p, st) in &s.output {
-        w.str(p.to_str()?);
-        stat_table::write_stat(&mut w, &last, st);
-        last = *st;
-    }
+    write_entries(&mut w, &s.output)?;
     // 0: some entries, 1: every entry (some young), 2: whole.
     w.byte(match (s.whole, s.complete) {
         (true, _) => 2,
@@ -280,6 +297,14 @@ pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
         (false, false) => 0,
     });
     write_indices(&mut w, &s.young)?;
+    match &s.spare {
+        None => w.byte(0),
+        Some(l) => {
+            w.byte(1);
+            write_entries(&mut w, &l.entries)?;
+            write_indices(&mut w, &l.young)?;
+        }
+    }
     w.u64(s.apps.len() as u64);
     for a in &s.apps {
         w.str(&a.app);
@@ -304,14 +329,7 @@ pub fn encode(s: &Settled, key: &Key, secret: &Secret) -> Option<Vec<u8>> {
 fn decode(payload: &[u8]) -> Option<Settled> {
     let mut r = Reader::new(payload);
     let inputs = StatTable::read(&mut r)?;
-    let n = r.count()?;
-    let mut output = Vec::with_capacity(n);
-    let mut last = Stat::default();
-    for _ in 0..n {
-        let p = PathBuf::from(r.str()?);
-        last = stat_table::read_stat(&mut r, &last)?;
-        output.push((p, last));
-    }
+    let output = read_entries(&mut r)?;
     let (whole, complete) = match r.byte()? {
         0 => (false, false),
         1 => (false, true),
@@ -322,6 +340,15 @@ fn decode(payload: &[u8]) -> Option<Settled> {
     if !young.is_empty() && (whole || !complete) {
         return None;
     }
+    let spare = match r.byte()? {
+        0 => None,
+        1 => {
+            let entries = read_entries(&mut r)?;
+            let young = read_indices(&mut r, entries.len())?;
+            Some(Listing { entries, young })
+        }
+        _ => return None,
+    };
     let n = r.count()?;
     let mut apps = Vec::with_capacity(n);
     for _ in 0..n {
@@ -363,9 +390,35 @@ fn decode(payload: &[u8]) -> Option<Settled> {
         output,
         complete,
         young,
+        spare,
         apps,
         whole,
     })
+}
+
+/// Entries and their stats: the count, then each path and its stat (as a
+/// difference from the one before).
+fn write_entries(w: &mut Writer, entries: &[(PathBuf, Stat)]) -> Option<()> {
+    w.u64(entries.len() as u64);
+    let mut last = Stat::default();
+    for (p, st) in entries {
+        w.str(p.to_str()?);
+        stat_table::write_stat(w, &last, st);
+        last = *st;
+    }
+    Some(())
+}
+
+fn read_entries(r: &mut Reader<'_>) -> Option<Vec<(PathBuf, Stat)>> {
+    let n = r.count()?;
+    let mut out = Vec::with_capacity(n);
+    let mut last = Stat::default();
+    for _ in 0..n {
+        let p = PathBuf::from(r.str()?);
+        last = stat_table::read_stat(r, &last)?;
+        out.push((p, last));
+    }
+    Some(out)
 }
 
 /// Ascending indices as their count and the gaps between them, each a
@@ -470,6 +523,7 @@ mod tests {
             ],
             complete: true,
             young: vec![],
+            spare: None,
             apps: vec![
                 SettledApp {
                     app: "web".into(),
@@ -681,6 +735,7 @@ mod tests {
             output: vec![(PathBuf::new(), stat(1))],
             complete: true,
             young: vec![],
+            spare: None,
             apps: vec![
                 SettledApp {
                     app: "a".into(),
