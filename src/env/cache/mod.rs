@@ -660,7 +660,10 @@ impl Cache {
     }
 
     /// After a run that stored entries: removes the least recently used
-    /// ones until the cache holds at most 90% of its bound.
+    /// ones until the cache holds at most 90% of its bound. A cache that a
+    /// sample shows to be far below its bound is not stated entry by entry
+    /// (see [`far_below`]): after a change of one app, stating thousands
+    /// of entries to find nothing to remove was most of this pass.
     pub fn evict(&self) {
         if self.stats().stored == 0 {
             return;
@@ -668,12 +671,19 @@ impl Cache {
         let Ok(rd) = std::fs::read_dir(&self.dir) else {
             return;
         };
-        let mut entries: Vec<(SystemTime, u64, PathBuf)> = rd
+        let names: Vec<PathBuf> = rd
             .filter_map(Result::ok)
             .filter(|e| is_entry_name(&e.file_name().to_string_lossy()))
-            .filter_map(|e| {
-                let m = e.metadata().ok()?;
-                Some((m.modified().ok()?, m.len(), e.path()))
+            .map(|e| e.path())
+            .collect();
+        if far_below(&names, self.limit) {
+            return;
+        }
+        let mut entries: Vec<(SystemTime, u64, PathBuf)> = names
+            .into_iter()
+            .filter_map(|path| {
+                let m = std::fs::symlink_metadata(&path).ok()?;
+                Some((m.modified().ok()?, m.len(), path))
             })
             .collect();
         let mut total: u64 = entries.iter().map(|e| e.1).sum();
@@ -691,6 +701,37 @@ impl Cache {
             }
         }
     }
+}
+
+/// Entries stated to estimate a cache's size.
+const SAMPLE: usize = 256;
+
+/// Whether the cache entries `names` certainly hold well under `limit`
+/// bytes, judged from a sample as git's `gc --auto` judges a repository
+/// from one directory of objects: entries are named by a hash, so every
+/// k-th name (from an offset that changes from run to run) is a fair
+/// sample. Far below means that as many entries as there are, each as
+/// large as the largest sampled, would fill at most half the bound; a
+/// cache with few entries is always stated whole.
+fn far_below(names: &[PathBuf], limit: u64) -> bool {
+    let step = names.len() / SAMPLE;
+    if step < 2 {
+        return false;
+    }
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let offset = usize::try_from(nanos).unwrap_or(0) % step;
+    let mut largest = 0u64;
+    for path in names.iter().skip(offset).step_by(step) {
+        match std::fs::symlink_metadata(path) {
+            Ok(m) => largest = largest.max(m.len()),
+            // Gone (another run evicted it): no estimate.
+            Err(_) => return false,
+        }
+    }
+    let n = u64::try_from(names.len()).unwrap_or(u64::MAX);
+    n.saturating_mul(largest) <= limit / 2
 }
 
 /// Adds `name` with its trusted stat `st` to `table`; its place there, or
@@ -953,4 +994,35 @@ fn whole_document(id: &ObjectId, printed: &str, needs: Needs) -> Whole {
         .ok()
         .and_then(|docs| docs.into_iter().find(|d| d.as_map().is_some()));
     Whole::Needed(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(dir: &Path, n: usize, size: usize) -> Vec<PathBuf> {
+        (0..n)
+            .map(|i| {
+                let p = dir.join(format!("{i:064x}.out"));
+                std::fs::write(&p, vec![b'x'; size]).unwrap();
+                p
+            })
+            .collect()
+    }
+
+    /// A sample spares stating every entry only when the cache is
+    /// certainly far below its bound; a small cache is stated whole.
+    #[test]
+    fn only_a_cache_far_below_its_bound_skips_the_full_pass() {
+        let d = tempfile::tempdir().unwrap();
+        let many = entries(d.path(), 600, 100);
+        assert!(far_below(&many, 600 * 100 * 2), "half the bound");
+        assert!(!far_below(&many, 600 * 100 * 2 - 1), "just over half");
+        assert!(!far_below(&many[..300], u64::MAX), "few: always stated");
+        // Every entry gone (another run cleaned the cache): no estimate.
+        for p in &many {
+            std::fs::remove_file(p).unwrap();
+        }
+        assert!(!far_below(&many, u64::MAX));
+    }
 }
