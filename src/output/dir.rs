@@ -17,7 +17,7 @@
 //! aside (`spare`): then only what differs from the new tree is changed
 //! in it, so that a run that changed one app does the work of one app.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
 use super::files::{content_hash, is_bookkeeping, Owned, LEGACY_OWNED_PATH, OWNED_PATH};
@@ -455,7 +455,9 @@ fn rebuild(
         move |source| Error::Io { path, source }
     };
     let owned_path = Path::new(OWNED_PATH);
-    let mut needed: BTreeSet<&Path> = BTreeSet::new();
+    // Hashed, not ordered: only asked whether it holds a path (comparing
+    // paths component by component was a tenth of a one-base run).
+    let mut needed: HashSet<&Path> = HashSet::new();
     for rel in tree.keys().map(PathBuf::as_path).chain([owned_path]) {
         needed.extend(rel.ancestors().filter(|a| !a.as_os_str().is_empty()));
     }
@@ -640,7 +642,7 @@ pub(super) fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
 pub(super) fn tree_of_stats(root: &Path, listed: &Listing) -> Option<BTreeMap<PathBuf, Old>> {
     let mut out = BTreeMap::new();
     // Directory → how many entries the list has in it (the root as "").
-    let mut held: BTreeMap<&Path, usize> = BTreeMap::new();
+    let mut held: HashMap<&Path, usize> = HashMap::new();
     for (rel, stat) in &listed.entries {
         if rel.as_os_str().is_empty() {
             continue;

@@ -15,7 +15,7 @@
 //! spare tree a killed run left half-changed is therefore as good as any.
 //! It decides nothing about contents or ownership (`dir` does).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use super::dir::{file_type, Type};
@@ -245,8 +245,8 @@ pub(super) fn ino(_e: &walkdir::DirEntry) -> u64 {
 /// the list cannot say (a listed directory that is no longer one).
 pub(super) fn walk_listed(tree: &Path, listed: &Listing) -> Result<BTreeMap<PathBuf, Have>, Error> {
     // Directory → its listed entries; the directories that can vouch.
-    let mut children: BTreeMap<&Path, Vec<&(PathBuf, Stat)>> = BTreeMap::new();
-    let mut vouch: BTreeMap<&Path, &Stat> = BTreeMap::new();
+    let mut children: HashMap<&Path, Vec<&(PathBuf, Stat)>> = HashMap::new();
+    let mut vouch: HashMap<&Path, &Stat> = HashMap::new();
     for (i, entry) in listed.entries.iter().enumerate() {
         let (rel, stat) = entry;
         if !rel.components().all(|c| matches!(c, Component::Normal(_))) {

@@ -13,7 +13,7 @@
 //! writing leaves none behind and the next run looks (and recovers) the
 //! long way.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -262,7 +262,7 @@ impl<'a> Settle<'a> {
             }
         };
         // An app's own entries must vouch for what they hold.
-        let at: BTreeMap<&Path, usize> = output
+        let at: HashMap<&Path, usize> = output
             .iter()
             .enumerate()
             .filter(|(i, _)| young.binary_search(i).is_err())
