@@ -132,6 +132,47 @@ fn a_changed_input_renders_only_the_app_that_read_it() {
     assert!(cache_files(root, "out").is_empty(), "nothing rendered");
 }
 
+/// The repository named by another path (from its parent directory, or
+/// absolute) is the same repository: its records answer, and without
+/// them its rendered results do; nothing is rendered again.
+#[test]
+fn the_root_however_spelled_is_one_repository() {
+    let (repo, long_way) = settled_demo();
+    let root = repo.path();
+    let parent = root.parent().unwrap();
+    let from_parent = |spelled: &Path| {
+        let out = crate::support::hydrate()
+            .current_dir(parent)
+            .args(["render", "--root"])
+            .arg(spelled)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Without the records: every app looked up, every result found.
+    for record in cache_files(root, "settled") {
+        std::fs::remove_file(record).unwrap();
+    }
+    let results = cache_files(root, "out");
+    let stdout = from_parent(&root.canonicalize().unwrap());
+    assert_eq!(stdout, long_way.0);
+    assert_eq!(
+        cache_files(root, "out"),
+        results,
+        "every result found, none stored"
+    );
+    // That run's records, under a third spelling: without the rendered
+    // results, a run that looked anything up would render it again.
+    forget_results(root);
+    let stdout = from_parent(Path::new(root.file_name().unwrap()));
+    assert_eq!(stdout, long_way.0);
+    assert!(
+        cache_files(root, "out").is_empty(),
+        "answered by the records"
+    );
+}
+
 /// After a run that rewrote one app, its record lists the whole tree with
 /// the app's entries as young: a file the user adds there is still found
 /// and carried into the next tree, and so is one added to an app the run

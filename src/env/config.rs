@@ -197,23 +197,32 @@ pub enum Source {
 
 impl Source {
     /// Feeds every field of the source to `h`, each prefixed with its
-    /// length, for the render cache's keys. A kustomization is its
-    /// directory's bytes; a chart is its `Debug` text, which names every
-    /// field. Formatting each directory with `Debug` (escaping it character
-    /// by character) was a twentieth of a settled run at 10,000 apps.
-    pub fn key_into(&self, h: &mut sha2::Sha256) {
+    /// length, for the render cache's keys, its paths relative to the
+    /// repository root `root` (a job's are joined to the root as the
+    /// command line spelled it: `--root .` and `--root /repo` are one
+    /// repository, and one cache). A kustomization is its directory's
+    /// bytes; a chart is its `Debug` text, which names every field.
+    /// Formatting each directory with `Debug` (escaping it character by
+    /// character) was a twentieth of a settled run at 10,000 apps.
+    pub fn key_into(&self, root: &Path, h: &mut sha2::Sha256) {
         use sha2::Digest;
         let mut field = |bytes: &[u8]| {
             h.update((bytes.len() as u64).to_le_bytes());
             h.update(bytes);
         };
+        let under = |p: &Path| p.strip_prefix(root).unwrap_or(p).to_path_buf();
         match self {
             Source::Kustomize(dir) => {
                 field(b"kustomize");
-                field(dir.as_os_str().as_encoded_bytes());
+                field(under(dir).as_os_str().as_encoded_bytes());
             }
             Source::Helm(chart) => {
                 field(b"helm");
+                let mut chart = chart.clone();
+                chart.chart = under(&chart.chart);
+                for f in &mut chart.value_files {
+                    *f = under(f);
+                }
                 field(format!("{chart:?}").as_bytes());
             }
         }
@@ -1018,7 +1027,7 @@ mod tests {
         use sha2::Digest;
         let key = |s: &Source| {
             let mut h = sha2::Sha256::new();
-            s.key_into(&mut h);
+            s.key_into(Path::new("/repo"), &mut h);
             h.finalize()
         };
         let chart = |release: &str| {
@@ -1040,5 +1049,23 @@ mod tests {
             }
         }
         assert_eq!(key(&chart("web")), key(&chart("web")));
+        // Joined to the root however it was spelled: one key.
+        let web = Source::Kustomize("apps/web".into());
+        for root in ["/repo", "./x/../repo", "repo"] {
+            let mut h = sha2::Sha256::new();
+            Source::Kustomize(Path::new(root).join("apps/web")).key_into(Path::new(root), &mut h);
+            assert_eq!(h.finalize(), key(&web), "{root}");
+        }
+        let mut values = ChartApp {
+            chart: "charts/web".into(),
+            value_files: vec!["envs/dev.yaml".into()],
+            ..Default::default()
+        };
+        let relative = key(&Source::Helm(Box::new(values.clone())));
+        values.chart = Path::new("/elsewhere").join(&values.chart);
+        values.value_files = vec![Path::new("/elsewhere/envs/dev.yaml").into()];
+        let mut h = sha2::Sha256::new();
+        Source::Helm(Box::new(values)).key_into(Path::new("/elsewhere"), &mut h);
+        assert_eq!(h.finalize(), relative);
     }
 }

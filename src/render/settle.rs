@@ -75,7 +75,7 @@ impl<'a> Settle<'a> {
             .filter_map(|e| match &e.output {
                 Output::Dir(d) => {
                     let jobs = by_env.get(e.name.as_str()).map_or(&[][..], Vec::as_slice);
-                    let key = settled::key(cache::build(), e, jobs, opts.strict);
+                    let key = settled::key(cache::build(), &opts.root, e, jobs, opts.strict);
                     let path = settled::path(&dir, &e.name, d);
                     let it = Eligible {
                         env: e,

@@ -110,6 +110,10 @@ pub struct Cache {
     /// from it ([`inputs::of`]); `None` when it cannot be read or is not
     /// UTF-8 (then they stay relative).
     cwd: Option<PathBuf>,
+    /// The repository root as the run spelled it (the cache directory's
+    /// `.hydrate/cache` taken off; empty for a cache elsewhere): jobs are
+    /// keyed by their paths relative to it.
+    root: PathBuf,
     /// Job key -> its last render, as loaded and updated by this run.
     jobs: Mutex<HashMap<Key, JobRecord>>,
     /// Whether a hit carries every object's whole document (parsed from
@@ -210,7 +214,12 @@ impl Cache {
         let index_unauthentic = found == Err(Refused::Unauthentic);
         let index_usable = loaded.is_some() && found.is_ok();
         let Index { stats, jobs } = found.unwrap_or_default();
+        let root = match dir.ends_with(CACHE_DIR) {
+            true => dir.ancestors().nth(2).map(Path::to_path_buf),
+            false => None,
+        };
         Cache {
+            root: root.unwrap_or_default(),
             loaded,
             dir,
             secret,
@@ -408,7 +417,7 @@ impl Cache {
         h.update(self.build.as_bytes());
         h.update(b"\0");
         h.update(self.options.as_bytes());
-        job.source.key_into(&mut h);
+        job.source.key_into(&self.root, &mut h);
         h.finalize().into()
     }
 

@@ -242,22 +242,35 @@ impl Base {
 /// The key an environment's record is sealed under: hydrate's build, the
 /// render options that change a result (`strict`), the environment's
 /// whole configuration and each of its jobs (app and resolved source, in
-/// plan order). Any change to them is another key, so the record is
-/// ignored.
-pub fn key(build: &str, env: &Environment, jobs: &[&Job], strict: bool) -> Key {
+/// plan order), their paths relative to the repository root `root`. Any
+/// change to them is another key, so the record is ignored.
+pub fn key(build: &str, root: &Path, env: &Environment, jobs: &[&Job], strict: bool) -> Key {
     let mut h = Sha256::new();
     h.update(b"hydrate settled environment\0");
     h.update(build.as_bytes());
     h.update(b"\0");
+    // The environment's own paths relative to the root too (its file and
+    // its warnings' are joined to the root as the command line spelled
+    // it).
+    let mut env = env.clone();
+    env.file = under(root, &env.file);
+    for w in &mut env.warnings {
+        w.file = w.file.as_deref().map(|f| under(root, f));
+    }
     h.update(format!("{:?}\0{strict}\0{env:?}\0", crate::env::build_options(None)).as_bytes());
     for j in jobs {
         for field in [j.app.as_bytes(), j.env.as_bytes()] {
             h.update((field.len() as u64).to_le_bytes());
             h.update(field);
         }
-        j.source.key_into(&mut h);
+        j.source.key_into(root, &mut h);
     }
     h.finalize().into()
+}
+
+/// `path` relative to `root` when it is below it.
+fn under(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).unwrap_or(path).to_path_buf()
 }
 
 /// Where environment `env` writing directory `dir` keeps its record in
