@@ -351,7 +351,7 @@ pub(crate) fn run_loaded(
     }
     // The trees the records listed (live and spare), for the records of
     // the spare trees the writes leave.
-    let listed: BTreeMap<String, ListedTrees> = checked
+    let mut listed: BTreeMap<String, ListedTrees> = checked
         .kept
         .iter_mut()
         .map(|(env, k)| (env.clone(), (k.tree.take(), k.spare.take())))
@@ -456,10 +456,10 @@ pub(crate) fn run_loaded(
                 if let Some((mut left, spare)) = left {
                     // The spare tree: the live tree this run listed, now
                     // set aside, or (nothing switched) as the record says.
-                    let trees = listed.get(&e.name);
+                    let (live, before) = listed.remove(&e.name).unwrap_or_default();
                     left.spare = match spare {
-                        output::SpareAfter::Listed => trees.and_then(|t| t.0.clone()),
-                        output::SpareAfter::Untouched => trees.and_then(|t| t.1.clone()),
+                        output::SpareAfter::Listed => live,
+                        output::SpareAfter::Untouched => before,
                         output::SpareAfter::Unknown => None,
                     };
                     files_of.insert(e.name.clone(), left);

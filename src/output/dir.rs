@@ -971,6 +971,41 @@ mod tests {
         assert_eq!(owned.hashes["web/m.yaml"], content_hash(b"3\n"));
     }
 
+    /// Sequences of up to five trees of up to five paths each, every path
+    /// `a` or `b` parts: a file of one tree is a directory of another.
+    fn tree_sequences() -> impl proptest::strategy::Strategy<Value = Vec<BTreeMap<String, String>>>
+    {
+        proptest::collection::vec(
+            proptest::collection::btree_map("[ab](/[ab]){0,2}\\.y|[ab]/[ab]", "[xyz]", 1..6),
+            1..6,
+        )
+    }
+
+    /// The files of `tree` (a path that is a prefix of another cannot be a
+    /// file too, so it is left out), each the app its first part names,
+    /// and the environment output holding them.
+    fn tree_output(tree: &BTreeMap<String, String>) -> (Vec<(String, String)>, EnvOutput) {
+        let files: Vec<(String, String)> = tree
+            .iter()
+            .filter(|(p, _)| !tree.keys().any(|q| q.starts_with(&format!("{p}/"))))
+            .map(|(p, t)| (p.clone(), format!("{t}\n")))
+            .collect();
+        let apps: Vec<(String, &str, &str)> = files
+            .iter()
+            .map(|(p, t)| {
+                (
+                    p.split('/').next().unwrap_or("x").to_string(),
+                    p.as_str(),
+                    t.as_str(),
+                )
+            })
+            .collect();
+        let spec: Vec<(&str, &str, &str)> =
+            apps.iter().map(|(a, p, t)| (a.as_str(), *p, *t)).collect();
+        let o = out(&spec);
+        (files, o)
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
         /// Any sequence of trees, written one after the other (each from
@@ -980,33 +1015,15 @@ mod tests {
         /// the tree it left.
         #[test]
         fn every_write_leaves_exactly_its_tree(
-            trees in proptest::collection::vec(
-                proptest::collection::btree_map(
-                    "[ab](/[ab]){0,2}\\.y|[ab]/[ab]",
-                    "[xyz]",
-                    1..6,
-                ),
-                1..6,
-            )
+            trees in tree_sequences()
         ) {
             let tmp = tempfile::tempdir().unwrap();
             let mut want = BTreeMap::new();
             for tree in &trees {
-                // Paths that are a prefix of another cannot both be files.
-                let files: Vec<(String, String)> = tree
-                    .iter()
-                    .filter(|(p, _)| !tree.keys().any(|q| q.starts_with(&format!("{p}/"))))
-                    .map(|(p, t)| (p.clone(), format!("{t}\n")))
-                    .collect();
-                let apps: Vec<(String, &str, &str)> = files
-                    .iter()
-                    .map(|(p, t)| (p.split('/').next().unwrap_or("x").to_string(), p.as_str(), t.as_str()))
-                    .collect();
-                let spec: Vec<(&str, &str, &str)> =
-                    apps.iter().map(|(a, p, t)| (a.as_str(), *p, *t)).collect();
+                let (files, o) = tree_output(tree);
                 // A directory where a file now goes is refused (hydrate
                 // replaces only files): the live tree then stays as it was.
-                match plan(tmp.path(), Path::new("out/dev"), &out(&spec), true) {
+                match plan(tmp.path(), Path::new("out/dev"), &o, true) {
                     Err(Error::InTheWay { .. }) => {}
                     p => {
                         let w = p.unwrap().apply().unwrap();
@@ -1020,7 +1037,7 @@ mod tests {
                             .collect();
                         proptest::prop_assert_eq!(&w.tree, &walked);
                         // The same tree again: nothing to write, the same list.
-                        let again = plan(tmp.path(), Path::new("out/dev"), &out(&spec), true);
+                        let again = plan(tmp.path(), Path::new("out/dev"), &o, true);
                         let again = again.unwrap().apply().unwrap();
                         proptest::prop_assert!(again.changed.is_empty());
                         proptest::prop_assert_eq!(&again.tree, &walked);
@@ -1053,31 +1070,14 @@ mod tests {
         /// the lists vouch for directories instead of being read again.
         #[test]
         fn writes_from_listed_trees_leave_exactly_their_tree(
-            trees in proptest::collection::vec(
-                proptest::collection::btree_map(
-                    "[ab](/[ab]){0,2}\\.y|[ab]/[ab]",
-                    "[xyz]",
-                    1..6,
-                ),
-                1..6,
-            )
+            trees in tree_sequences()
         ) {
             let tmp = tempfile::tempdir().unwrap();
             let dir = Path::new("out/dev");
             let mut want = BTreeMap::new();
             let mut spare: Option<Listing> = None;
             for tree in &trees {
-                let files: Vec<(String, String)> = tree
-                    .iter()
-                    .filter(|(p, _)| !tree.keys().any(|q| q.starts_with(&format!("{p}/"))))
-                    .map(|(p, t)| (p.clone(), format!("{t}\n")))
-                    .collect();
-                let apps: Vec<(String, &str, &str)> = files
-                    .iter()
-                    .map(|(p, t)| (p.split('/').next().unwrap_or("x").to_string(), p.as_str(), t.as_str()))
-                    .collect();
-                let spec: Vec<(&str, &str, &str)> =
-                    apps.iter().map(|(a, p, t)| (a.as_str(), *p, *t)).collect();
+                let (files, o) = tree_output(tree);
                 // Modified long ago, as far as the stats say: the list can
                 // vouch for them (a change now moves them again).
                 if let Ok(root) = target(tmp.path(), dir) {
@@ -1092,7 +1092,7 @@ mod tests {
                     Listing { entries, young }
                 });
                 let known = super::super::Known { live: live.as_ref(), spare: spare.as_ref() };
-                match plan_known(tmp.path(), dir, &out(&spec), known) {
+                match plan_known(tmp.path(), dir, &o, known) {
                     Err(Error::InTheWay { .. }) => {}
                     p => {
                         let w = p.unwrap().apply().unwrap();

@@ -38,6 +38,22 @@ pub(super) enum Have {
     Other,
 }
 
+impl Have {
+    /// What a directory entry of type `t` is (`ino`: its inode number,
+    /// from the entry).
+    fn of(t: std::fs::FileType, ino: u64) -> Have {
+        if t.is_symlink() {
+            Have::Symlink
+        } else if t.is_dir() {
+            Have::Dir
+        } else if t.is_file() {
+            Have::File { ino }
+        } else {
+            Have::Other
+        }
+    }
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_path_buf(),
@@ -209,17 +225,7 @@ pub(super) fn walk(tree: &Path) -> Result<BTreeMap<PathBuf, Have>, Error> {
             .strip_prefix(tree)
             .unwrap_or(e.path())
             .to_path_buf();
-        let t = e.file_type();
-        let have = if t.is_symlink() {
-            Have::Symlink
-        } else if t.is_dir() {
-            Have::Dir
-        } else if t.is_file() {
-            Have::File { ino: ino(&e) }
-        } else {
-            Have::Other
-        };
-        out.insert(rel, have);
+        out.insert(rel, Have::of(e.file_type(), ino(&e)));
     }
     Ok(out)
 }
@@ -288,18 +294,11 @@ pub(super) fn walk_listed(tree: &Path, listed: &Listing) -> Result<BTreeMap<Path
         }
         for e in std::fs::read_dir(&at).map_err(io(&at))? {
             let e = e.map_err(io(&at))?;
-            let t = e.file_type().map_err(io(&at))?;
             let rel = dir.join(e.file_name());
-            let have = if t.is_symlink() {
-                Have::Symlink
-            } else if t.is_dir() {
+            let have = Have::of(e.file_type().map_err(io(&at))?, entry_ino(&e));
+            if have == Have::Dir {
                 dirs.push(rel.clone());
-                Have::Dir
-            } else if t.is_file() {
-                Have::File { ino: entry_ino(&e) }
-            } else {
-                Have::Other
-            };
+            }
             out.insert(rel, have);
         }
     }
