@@ -351,15 +351,37 @@ impl DirPlan {
 }
 
 /// Every entry of the tree `build` or `rebuild` makes of `tree`: its
-/// entries, the directories holding them and the ownership manifest.
+/// entries, the directories holding them and the ownership manifest, in
+/// path order. `tree` is in path order, where a directory comes right
+/// before what it holds, so each path's directories not yet listed are
+/// the ones it does not share with the path before it: the list is made
+/// in order, without a set (whose searches compared paths component by
+/// component, 3% of a run after one base changed at 2,000 apps).
 fn entries(tree: &BTreeMap<PathBuf, New>) -> Vec<PathBuf> {
-    let mut all: BTreeSet<&Path> = BTreeSet::new();
-    for rel in tree
-        .keys()
-        .map(PathBuf::as_path)
-        .chain([Path::new(OWNED_PATH)])
-    {
-        all.extend(rel.ancestors().take_while(|a| !a.as_os_str().is_empty()));
+    fn down(rel: &Path) -> Vec<&Path> {
+        let mut chain: Vec<&Path> = rel
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty())
+            .collect();
+        chain.reverse();
+        chain
+    }
+    let mut all: Vec<&Path> = Vec::with_capacity(tree.len() * 2);
+    let mut last: Vec<&Path> = Vec::new();
+    for rel in tree.keys() {
+        let chain = down(rel);
+        let same = last
+            .iter()
+            .zip(&chain)
+            .take_while(|(a, b)| a.as_os_str() == b.as_os_str())
+            .count();
+        all.extend(chain.iter().skip(same));
+        last = chain;
+    }
+    for p in down(Path::new(OWNED_PATH)) {
+        if let Err(at) = all.binary_search(&p) {
+            all.insert(at, p);
+        }
     }
     all.into_iter().map(Path::to_path_buf).collect()
 }
@@ -640,9 +662,16 @@ pub(super) fn read_tree(root: &Path) -> Result<BTreeMap<PathBuf, Old>, Error> {
 /// directory that holds other entries, and off unix (no file type in the
 /// stat).
 pub(super) fn tree_of_stats(root: &Path, listed: &Listing) -> Option<BTreeMap<PathBuf, Old>> {
-    let mut out = BTreeMap::new();
     // Directory → how many entries the list has in it (the root as "").
     let mut held: HashMap<&Path, usize> = HashMap::new();
+    for (rel, _) in &listed.entries {
+        if !rel.as_os_str().is_empty() {
+            *held
+                .entry(rel.parent().unwrap_or(Path::new("")))
+                .or_default() += 1;
+        }
+    }
+    let mut entries: Vec<(PathBuf, Old)> = Vec::with_capacity(listed.entries.len());
     for (rel, stat) in &listed.entries {
         if rel.as_os_str().is_empty() {
             continue;
@@ -652,17 +681,19 @@ pub(super) fn tree_of_stats(root: &Path, listed: &Listing) -> Option<BTreeMap<Pa
         }
         let kind = match file_type(stat)? {
             Type::Symlink => Old::Symlink(std::fs::read_link(root.join(rel)).ok()?),
-            Type::Dir => Old::Dir { empty: true },
+            Type::Dir => Old::Dir {
+                empty: !held.contains_key(rel.as_path()),
+            },
             Type::File => Old::File { ino: stat.id[1] },
             Type::Other => Old::Other,
         };
-        let parent = rel.parent().unwrap_or(Path::new(""));
-        *held.entry(parent).or_default() += 1;
-        if let Some(Old::Dir { empty }) = out.get_mut(parent) {
-            *empty = false;
-        }
-        out.insert(rel.clone(), kind);
+        entries.push((rel.clone(), kind));
     }
+    // Built at once from the list (in path order as written, so the sort
+    // is one pass), not entry by entry: searching the map for each entry
+    // and its parent compared paths component by component, most of
+    // opening an environment's live tree at 2,000 apps.
+    let out: BTreeMap<PathBuf, Old> = entries.into_iter().collect();
     for i in &listed.young {
         let (rel, stat) = listed.entries.get(*i)?;
         if !stat.is_dir() {
@@ -1004,6 +1035,28 @@ mod tests {
             apps.iter().map(|(a, p, t)| (a.as_str(), *p, *t)).collect();
         let o = out(&spec);
         (files, o)
+    }
+
+    proptest::proptest! {
+        /// The entries listed in path order without a set are the set's:
+        /// every path, every directory above one, and the ownership
+        /// manifest with its directory, each once.
+        #[test]
+        fn entries_are_every_path_and_directory_in_order(
+            paths in proptest::collection::btree_set("[ab-]{1,2}(/[ab-][ab.-]?){0,3}", 0..12)
+        ) {
+            let tree: BTreeMap<PathBuf, New> =
+                paths.iter().map(|p| (PathBuf::from(p), New::Staged)).collect();
+            let mut want: BTreeSet<PathBuf> = BTreeSet::new();
+            for rel in tree.keys().map(PathBuf::as_path).chain([Path::new(OWNED_PATH)]) {
+                want.extend(
+                    rel.ancestors()
+                        .take_while(|a| !a.as_os_str().is_empty())
+                        .map(Path::to_path_buf),
+                );
+            }
+            proptest::prop_assert_eq!(entries(&tree), want.into_iter().collect::<Vec<_>>());
+        }
     }
 
     proptest::proptest! {

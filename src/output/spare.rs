@@ -265,7 +265,9 @@ pub(super) fn walk_listed(tree: &Path, listed: &Listing) -> Result<BTreeMap<Path
             children.entry(parent).or_default().push(entry);
         }
     }
-    let mut out = BTreeMap::new();
+    // Gathered, then made a map at once: one sort of runs already in
+    // order (each directory's entries) instead of a search per entry.
+    let mut out = Vec::with_capacity(listed.entries.len());
     let mut dirs = vec![PathBuf::new()];
     while let Some(dir) = dirs.pop() {
         let at = tree.join(&dir);
@@ -288,7 +290,7 @@ pub(super) fn walk_listed(tree: &Path, listed: &Listing) -> Result<BTreeMap<Path
                     Some(Type::Other) => Have::Other,
                     None => return walk(tree),
                 };
-                out.insert(rel.clone(), have);
+                out.push((rel.clone(), have));
             }
             continue;
         }
@@ -299,10 +301,10 @@ pub(super) fn walk_listed(tree: &Path, listed: &Listing) -> Result<BTreeMap<Path
             if have == Have::Dir {
                 dirs.push(rel.clone());
             }
-            out.insert(rel, have);
+            out.push((rel, have));
         }
     }
-    Ok(out)
+    Ok(out.into_iter().collect())
 }
 
 #[cfg(unix)]
