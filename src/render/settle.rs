@@ -305,20 +305,12 @@ impl<'a> Settle<'a> {
             .collect();
         names.sort_unstable_by(|a, b| a.0.cmp(b.0));
         names.dedup_by(|a, b| a.0 == b.0);
-        // Each app's inputs numbered by hash, not by binary search: the
-        // paths share long prefixes, and at 2,000 apps the searches' string
-        // compares were 3% of a run after one base changed.
-        let number: HashMap<&str, usize, crate::fx::FxBuild> = names
-            .iter()
-            .enumerate()
-            .map(|(i, (n, _))| (*n, i))
-            .collect();
         let apps = recorded
             .into_iter()
             .map(|(mut app, inputs)| {
                 app.inputs = inputs
                     .iter()
-                    .filter_map(|(n, _)| number.get(n).copied())
+                    .filter_map(|(n, _)| names.binary_search_by(|(m, _)| m.cmp(n)).ok())
                     .collect();
                 app.inputs.sort_unstable();
                 app.inputs.dedup();
