@@ -752,9 +752,8 @@ const SAMPLE: usize = 256;
 /// whole. Well under means that estimate is at most half the bound. (The
 /// largest sampled entry times the count, the test before, failed
 /// whenever the sample held an environment's record, megabytes beside
-/// entries of kilobytes: at 2,000 apps, in a cache holding two builds'
-/// entries, every one-base run stated the whole cache, a tenth of the
-/// run.) A cache the estimate misjudges is
+/// entries of kilobytes, and the whole cache was stated, a tenth of a
+/// one-base run at 2,000 apps.) A cache the estimate misjudges is
 /// caught by a later run's sample, from another offset; the bound is
 /// about, not exact. A cache with few entries is always stated whole.
 fn far_below(names: &[PathBuf], limit: u64) -> bool {
