@@ -315,12 +315,15 @@ impl DirPlan {
                 reason: "planned for --check, not for writing".into(),
             });
         };
+        // Every entry the new tree will hold: what the rebuild keeps of the
+        // spare tree, and the record's list of the tree.
+        let all = entries(&tree);
         if stage.reused {
             let have = match stage.spare_listed.take() {
                 Some(listed) => spare::walk_listed(&staging, &listed)?,
                 None => spare::walk(&staging)?,
             };
-            rebuild(&stage.root, &staging, &tree, &stage.old, have, &owned)?;
+            rebuild(&stage.root, &staging, &tree, &all, &stage.old, have, &owned)?;
         } else {
             build(&stage.root, &staging, &tree, &owned)?;
         }
@@ -341,7 +344,7 @@ impl DirPlan {
             changed,
             warnings,
             files,
-            tree: entries(&tree),
+            tree: all,
             spare: match kept && stage.old_listed {
                 true => SpareAfter::Listed,
                 false => SpareAfter::Unknown,
@@ -464,10 +467,12 @@ fn build(
 /// does not have is removed, and an entry is kept only when it is already
 /// right (for an unchanged file, the live file itself: same inode), so
 /// that the work is the difference between the two trees.
+/// `all` is every entry of the new tree ([`entries`] of `tree`).
 fn rebuild(
     root: &Path,
     staging: &Path,
     tree: &BTreeMap<PathBuf, New>,
+    all: &[PathBuf],
     old: &BTreeMap<PathBuf, Old>,
     have: BTreeMap<PathBuf, Have>,
     owned: &[u8],
@@ -477,12 +482,10 @@ fn rebuild(
         move |source| Error::Io { path, source }
     };
     let owned_path = Path::new(OWNED_PATH);
-    // Hashed, not ordered: only asked whether it holds a path (comparing
-    // paths component by component was a tenth of a one-base run).
-    let mut needed: HashSet<&Path> = HashSet::new();
-    for rel in tree.keys().map(PathBuf::as_path).chain([owned_path]) {
-        needed.extend(rel.ancestors().filter(|a| !a.as_os_str().is_empty()));
-    }
+    // `all` ([`entries`]), hashed, not ordered: only asked whether it
+    // holds a path (comparing paths component by component was a tenth of
+    // a one-base run).
+    let needed: HashSet<&Path> = all.iter().map(PathBuf::as_path).collect();
     // Parents sort right before their children, so a removed directory's
     // entries follow it.
     let mut removed: Option<&Path> = None;
