@@ -153,9 +153,13 @@ fn is_alnum(c: char) -> bool {
     c == '_' || super::gounicode::is_letter(c) || super::gounicode::is_digit(c)
 }
 
-/// Newlines in `b`, counted a word at a time.
+/// Newlines in `b`, counted in byte-wide lanes: a block of at most 255
+/// bytes holds at most 255 of them, so its count fits in a byte (summed in
+/// words, the compiler widened every byte first).
 fn count_newlines(b: &[u8]) -> usize {
-    b.iter().map(|&c| usize::from(c == b'\n')).sum()
+    b.chunks(255)
+        .map(|c| usize::from(c.iter().fold(0u8, |n, &x| n + u8::from(x == b'\n'))))
+        .sum()
 }
 
 fn is_space_byte(b: u8) -> bool {
@@ -178,11 +182,13 @@ fn has_right_trim(s: &str) -> bool {
     }
 }
 
-/// Offset of the first `{{` in `b`: a byte search for `{`, then a check
-/// of the byte after it (Go's `strings.Index(l.input[l.pos:], l.leftDelim)`).
+/// Offset of the first `{{` in `b`: a byte search for `{` (`memchr`, many
+/// bytes a step: a chart's CRDs are megabytes of text without an action),
+/// then a check of the byte after it (Go's
+/// `strings.Index(l.input[l.pos:], l.leftDelim)`).
 fn find_left_delim(b: &[u8]) -> Option<usize> {
     let mut from = 0;
-    while let Some(i) = b.get(from..)?.iter().position(|&c| c == b'{') {
+    while let Some(i) = memchr::memchr(b'{', b.get(from..)?) {
         let at = from + i;
         if b.get(at + 1) == Some(&b'{') {
             return Some(at);

@@ -9,6 +9,8 @@
 //! error. Within the subset go-yaml v2 and `sigs.k8s.io/yaml` accept the
 //! document, so skipping their parse changes nothing printed.
 
+use std::borrow::Cow;
+
 use crate::yaml::{self, Resolver, Tag};
 
 /// What `releaseutil.SimpleHead` reads, for a document that parses.
@@ -65,20 +67,16 @@ pub fn scan(doc: &str) -> Option<ScannedHead> {
             hook: None,
         },
     };
-    let lines: Vec<&str> = doc.split('\n').collect();
-    let mut i = 0;
+    let mut lines = LineIter { rest: Some(doc) }.peekable();
     let mut seen = false;
-    while i < lines.len() {
-        let line = lines[i];
-        i += 1;
-        let body = line.trim_start_matches(' ');
+    while let Some(line) = lines.next() {
+        let (col, body) = indent(line);
         if body.is_empty() || body.starts_with('#') {
             continue;
         }
         if body.starts_with('\t') {
             return None;
         }
-        let col = line.len() - body.len();
         if col == 0 && (body.starts_with("---") || body.starts_with("...")) {
             return None;
         }
@@ -88,18 +86,59 @@ pub fn scan(doc: &str) -> Option<ScannedHead> {
         seen = true;
         match s.line(col, body)? {
             Next::Line => {}
-            Next::Block(parent) => i = block_scalar(&lines, i, parent)?,
-            Next::Plain(parent) => i = plain_lines(&lines, i, parent)?,
-            Next::Quoted(parent) => i = quoted_lines(&lines, i, parent)?,
+            Next::Block(parent) => block_scalar(&mut lines, parent)?,
+            Next::Plain(parent) => plain_lines(&mut lines, parent)?,
+            Next::Quoted(parent) => quoted_lines(&mut lines, parent)?,
         }
     }
     seen.then_some(s.head)
 }
 
+/// The document's lines, each taken once; the scanners of multi-line
+/// scalars look at the line after them without taking it.
+type Lines<'a> = std::iter::Peekable<LineIter<'a>>;
+
+/// `str::split('\n')`, searching with `memchr` (core's search goes a word
+/// at a time; a chart's CRDs are tens of thousands of lines).
+struct LineIter<'a> {
+    rest: Option<&'a str>,
+}
+
+impl<'a> Iterator for LineIter<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = self.rest?;
+        match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(i) => {
+                self.rest = rest.get(i + 1..);
+                rest.get(..i)
+            }
+            None => self.rest.take(),
+        }
+    }
+}
+
+/// A line's indentation (its leading spaces, counted as bytes: a space is
+/// one) and the rest of it.
+fn indent(line: &str) -> (usize, &str) {
+    let n = line.bytes().take_while(|&b| b == b' ').count();
+    (n, line.get(n..).unwrap_or_default())
+}
+
 /// Control characters, byte-order marks and YAML 1.1 line breaks other
 /// than `\n` go to the full parser (go-yaml rejects or reinterprets them).
 fn chars_ok(doc: &str) -> bool {
-    if doc.bytes().all(|b| (0x20..0x7f).contains(&b) || b == b'\n') {
+    // Printable ASCII and `\n` only, the common case, checked 32 bytes at
+    // a time without a branch per byte (a chart's CRDs are megabytes).
+    let bad = |b: u8| u8::from(b.wrapping_sub(0x20) > 0x5e) & u8::from(b != b'\n');
+    let blocks = doc.as_bytes().chunks_exact(32);
+    let rest = blocks.remainder();
+    if blocks
+        .map(|c| c.iter().fold(0, |a, &b| a | bad(b)))
+        .chain(rest.iter().map(|&b| bad(b)))
+        .all(|a| a == 0)
+    {
         return true;
     }
     doc.chars().all(|c| match c as u32 {
@@ -126,12 +165,11 @@ enum Next {
 /// the first line after it. A continuation line that could be anything but
 /// plain text (most indicators first, `: `, ` #`, a final `:`, a tab) goes
 /// to the full parser; quotes inside a plain scalar are text.
-fn plain_lines(lines: &[&str], mut i: usize, parent: usize) -> Option<usize> {
-    while let Some(line) = lines.get(i) {
-        let body = line.trim_start_matches(' ');
-        let col = line.len() - body.len();
+fn plain_lines(lines: &mut Lines<'_>, parent: usize) -> Option<()> {
+    while let Some(line) = lines.peek() {
+        let (col, body) = indent(line);
         if body.is_empty() {
-            i += 1;
+            lines.next();
             continue;
         }
         if col <= parent {
@@ -151,20 +189,18 @@ fn plain_lines(lines: &[&str], mut i: usize, parent: usize) -> Option<usize> {
         {
             return None;
         }
-        i += 1;
+        lines.next();
     }
-    Some(i)
+    Some(())
 }
 
-/// Skips the lines of a single-quoted scalar opened on line `i - 1` up to
-/// its closing quote (`''` is a quote inside it), which must end its line
-/// but for a comment; every line inside is deeper than `parent`, without
-/// tabs. Returns the index of the line after it.
-fn quoted_lines(lines: &[&str], mut i: usize, parent: usize) -> Option<usize> {
-    while let Some(line) = lines.get(i) {
-        i += 1;
-        let body = line.trim_start_matches(' ');
-        let col = line.len() - body.len();
+/// Skips the lines of a single-quoted scalar opened on the line before
+/// them up to its closing quote (`''` is a quote inside it), which must
+/// end its line but for a comment; every line inside is deeper than
+/// `parent`, without tabs.
+fn quoted_lines(lines: &mut Lines<'_>, parent: usize) -> Option<()> {
+    for line in lines.by_ref() {
+        let (col, body) = indent(line);
         if body.is_empty() {
             continue;
         }
@@ -172,7 +208,7 @@ fn quoted_lines(lines: &[&str], mut i: usize, parent: usize) -> Option<usize> {
             return None;
         }
         if let Some(close) = single_close(body) {
-            return trailing_ok(&body[close + 1..]).then_some(i);
+            return trailing_ok(body.get(close + 1..)?).then_some(());
         }
     }
     None
@@ -196,15 +232,12 @@ fn single_close(t: &str) -> Option<usize> {
     None
 }
 
-/// Skips a block scalar's lines from `i`: its content must be indented
-/// more than `parent` (an empty block scalar goes to the full parser);
-/// returns the index of the first line after it.
-fn block_scalar(lines: &[&str], mut i: usize, parent: usize) -> Option<usize> {
+/// Skips a block scalar's lines: its content must be indented more than
+/// `parent` (an empty block scalar goes to the full parser).
+fn block_scalar(lines: &mut Lines<'_>, parent: usize) -> Option<()> {
     let mut lead_max = 0;
-    let indent = loop {
-        let line = lines.get(i)?;
-        let body = line.trim_start_matches(' ');
-        let col = line.len() - body.len();
+    let content = loop {
+        let (col, body) = indent(lines.peek()?);
         if body.starts_with('\t') {
             return None;
         }
@@ -212,23 +245,22 @@ fn block_scalar(lines: &[&str], mut i: usize, parent: usize) -> Option<usize> {
             break col;
         }
         lead_max = lead_max.max(col);
-        i += 1;
+        lines.next();
     };
-    if indent <= parent || lead_max > indent {
+    if content <= parent || lead_max > content {
         return None;
     }
-    while let Some(line) = lines.get(i) {
-        let body = line.trim_start_matches(' ');
-        let col = line.len() - body.len();
-        if col < indent && !body.is_empty() {
+    while let Some(line) = lines.peek() {
+        let (col, body) = indent(line);
+        if col < content && !body.is_empty() {
             if body.starts_with('\t') {
                 return None;
             }
             break;
         }
-        i += 1;
+        lines.next();
     }
-    Some(i)
+    Some(())
 }
 
 struct Scanner {
@@ -337,13 +369,13 @@ impl Scanner {
     fn entry(&mut self, col: usize, body: &str, role: Role) -> Option<Next> {
         let (key, rest) = split_key(body)?;
         let value = value_kind(rest)?;
-        let child = match (role, key.as_str()) {
+        let child = match (role, key) {
             (Role::Top, "metadata") => Role::Metadata,
             (Role::Metadata, "annotations") => Role::Annotations,
             _ => Role::Other,
         };
         // The value of `kind` or the hook must end on its line.
-        let read = match (role, key.as_str()) {
+        let read = match (role, key) {
             (Role::Top, "kind") => {
                 self.head.kind = string_of(&value)?.unwrap_or_default();
                 true
@@ -379,33 +411,35 @@ impl Scanner {
 /// The string value of `kind` or the hook: `Some(None)` when it is not a
 /// string (null, a number, a boolean, a collection); `None` when the full
 /// parser must decide (block scalars, escapes).
-fn string_of(v: &Value) -> Option<Option<String>> {
+fn string_of(v: &Value<'_>) -> Option<Option<String>> {
     match v {
         Value::Empty => Some(None),
         Value::Block | Value::OpenQuote => None,
-        Value::Quoted(s) => Some(Some(s.clone())),
-        Value::Plain(s, _) if s == "{}" || s == "[]" => Some(None),
+        Value::Quoted(s) => Some(Some(s.to_string())),
+        Value::Plain(s, _) if *s == "{}" || *s == "[]" => Some(None),
         Value::Plain(s, _) => {
-            Some((yaml::resolve_plain(s, Resolver::V2) == Tag::Str).then(|| s.clone()))
+            Some((yaml::resolve_plain(s, Resolver::V2) == Tag::Str).then(|| s.to_string()))
         }
     }
 }
 
-enum Value {
+/// A value as the line spells it, borrowed: only `kind` and the hook are
+/// ever copied out ([`string_of`]).
+enum Value<'a> {
     /// Nothing on the line: null, or a block on the next lines.
     Empty,
     /// A `|` or `>` block scalar header.
     Block,
     /// A one-line plain scalar; `true` when later, deeper lines may
     /// continue it (no comment follows it, it is not `{}`/`[]`).
-    Plain(String, bool),
-    Quoted(String),
+    Plain(&'a str, bool),
+    Quoted(Cow<'a, str>),
     /// A single-quoted scalar that goes on on the next lines.
     OpenQuote,
 }
 
 /// A key at the start of `body`, and the text after its `:`.
-fn split_key(body: &str) -> Option<(String, &str)> {
+fn split_key(body: &str) -> Option<(&str, &str)> {
     let b = body.as_bytes();
     let (key, end) = match b.first()? {
         q @ (b'"' | b'\'') => {
@@ -414,7 +448,7 @@ fn split_key(body: &str) -> Option<(String, &str)> {
             if k.contains('\\') || (*q == b'\'' && b.get(close + 1) == Some(&b'\'')) {
                 return None;
             }
-            (k.to_string(), close + 1)
+            (k, close + 1)
         }
         c if c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.' || *c == b'/' => {
             let end = b
@@ -426,7 +460,7 @@ fn split_key(body: &str) -> Option<(String, &str)> {
                 Tag::Null | Tag::Float => return None,
                 _ => {}
             }
-            (k.to_string(), end)
+            (k, end)
         }
         _ => return None,
     };
@@ -442,7 +476,7 @@ fn split_key(body: &str) -> Option<(String, &str)> {
 
 /// The value after `key:` (or a sequence item's text), when it is in the
 /// subset; `None` otherwise.
-fn value_kind(rest: &str) -> Option<Value> {
+fn value_kind(rest: &str) -> Option<Value<'_>> {
     let v = rest.trim_start_matches(' ');
     if v.starts_with('\t') {
         return None;
@@ -470,11 +504,11 @@ fn value_kind(rest: &str) -> Option<Value> {
             if v.as_bytes().get(close + 1) == Some(&b'\'') {
                 return single_close(&v[1..]).is_none().then_some(Value::OpenQuote);
             }
-            trailing_ok(&v[close + 1..]).then(|| Value::Quoted(v[1..close].to_string()))
+            trailing_ok(&v[close + 1..]).then(|| Value::Quoted(Cow::Borrowed(&v[1..close])))
         }
         b'{' | b'[' => {
             let (t, _) = cut_comment(v);
-            (t == "{}" || t == "[]").then(|| Value::Plain(t.to_string(), false))
+            (t == "{}" || t == "[]").then_some(Value::Plain(t, false))
         }
         // scannerc.go: in a block, `:` followed by a non-blank starts a
         // plain scalar (`record: :node_memory:sum`).
@@ -489,16 +523,31 @@ fn value_kind(rest: &str) -> Option<Value> {
 
 /// A one-line plain scalar: it ends at ` #`; `: ` or a final `:` would
 /// start a mapping where none may be. `true` when no comment follows it.
-fn plain(v: &str) -> Option<(String, bool)> {
-    let (t, comment) = cut_comment(v);
-    if t.contains(": ") || t.ends_with(':') || t.contains('\t') {
+/// One pass over the bytes (`cut_comment`, then a search for each of
+/// `: ` and a tab, read every value three times).
+fn plain(v: &str) -> Option<(&str, bool)> {
+    let b = v.as_bytes();
+    let mut end = b.len();
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'#' if i > 0 && b[i - 1] == b' ' => {
+                end = i - 1;
+                break;
+            }
+            b'\t' => return None,
+            b':' if b.get(i + 1) == Some(&b' ') => return None,
+            _ => {}
+        }
+    }
+    let t = v.get(..end)?.trim_end_matches(' ');
+    if t.ends_with(':') {
         return None;
     }
-    let first = t.as_bytes()[0];
+    let first = *t.as_bytes().first()?;
     if first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.') {
         number_ok(t)?;
     }
-    Some((t.to_string(), comment.is_empty()))
+    Some((t, end == b.len()))
 }
 
 /// A scalar that resolves as a number must convert as `sigs.k8s.io/yaml`
@@ -535,16 +584,17 @@ fn trailing_ok(t: &str) -> bool {
 
 /// A double-quoted scalar closed on its line, with simple escapes: its
 /// text and the bytes used.
-fn double_quoted(v: &str) -> Option<(String, usize)> {
+fn double_quoted(v: &str) -> Option<(Cow<'_, str>, usize)> {
     let b = v.as_bytes();
     let mut out = String::new();
     let mut i = 1;
     let mut from = 1;
     while i < b.len() {
         match b[i] {
+            b'"' if from == 1 => return Some((Cow::Borrowed(v.get(1..i)?), i + 1)),
             b'"' => {
                 out.push_str(&v[from..i]);
-                return Some((out, i + 1));
+                return Some((Cow::Owned(out), i + 1));
             }
             b'\\' => {
                 out.push_str(&v[from..i]);

@@ -23,7 +23,28 @@ type Parse = Result<Arc<[Arc<Tree>]>, crate::gotmpl::Error>;
 
 /// One template name's parses: by helm version (whose function tables
 /// differ) and text (aliases may give two texts one name).
-type Parses = Vec<(HelmVersion, String, Arc<OnceLock<Parse>>)>;
+type Parses = Vec<(HelmVersion, Text, Arc<OnceLock<Parse>>)>;
+
+/// A parsed template's text as its parse is kept under: the loaded chart's
+/// own (a chart's CRDs are megabytes, copied and compared whole for every
+/// template before), or a copy for a text a render brought.
+enum Text {
+    /// Template `.1` of a chart's template list.
+    Shared(Arc<Vec<(String, String)>>, usize),
+    Owned(String),
+}
+
+impl Text {
+    /// Whether it is `text`: the same bytes in memory (a render of the
+    /// loaded chart asking for a prefetched parse), else equal bytes.
+    fn is(&self, text: &str) -> bool {
+        let held = match self {
+            Text::Shared(list, i) => list.get(*i).map_or("", |(_, t)| t.as_str()),
+            Text::Owned(t) => t.as_str(),
+        };
+        std::ptr::eq(held, text) || held == text
+    }
+}
 
 /// A chart and its subcharts as loaded from disk, with the parses of its
 /// templates, shared by every render of it in one run.
@@ -108,7 +129,14 @@ impl LoadedChart {
         text: &str,
         opts: &ExecOptions,
     ) -> Parse {
-        self.parses.parse(set, version, name, text, opts)
+        self.parses.parse(
+            set,
+            version,
+            name,
+            text,
+            || Text::Owned(text.to_string()),
+            opts,
+        )
     }
 }
 
@@ -122,22 +150,24 @@ impl ParseStore {
     /// See [`LoadedChart::parse`]. A parse in progress on another thread
     /// is waited for; parsing never waits for anything else, so no lock is
     /// held by a thread that waits on rayon work.
+    /// `keep` gives the text to keep beside a new parse.
     fn parse(
         &self,
         set: &TemplateSet,
         version: HelmVersion,
         name: &str,
         text: &str,
+        keep: impl FnOnce() -> Text,
         opts: &ExecOptions,
     ) -> Parse {
         let cell = {
             let mut parsed = lock(&self.parsed);
             let entries = parsed.entry(name.to_string()).or_default();
-            match entries.iter().find(|(v, t, _)| *v == version && t == text) {
+            match entries.iter().find(|(v, t, _)| *v == version && t.is(text)) {
                 Some((_, _, cell)) => Arc::clone(cell),
                 None => {
                     let cell = Arc::new(OnceLock::new());
-                    entries.push((version, text.to_string(), Arc::clone(&cell)));
+                    entries.push((version, keep(), Arc::clone(&cell)));
                     cell
                 }
             }
@@ -172,7 +202,9 @@ impl ParseStore {
             rayon::spawn(move || {
                 let set = TemplateSet::new("gotpl", store.funcs(version));
                 // The result stays in the cache for the render.
-                let _ = store.parse(&set, version, &name, &templates[i].1, &opts);
+                let text = &templates[i].1;
+                let keep = || Text::Shared(Arc::clone(&templates), i);
+                let _ = store.parse(&set, version, &name, text, keep, &opts);
             });
         }
     }

@@ -30,19 +30,25 @@ pub fn split_manifests(text: &str) -> Vec<&str> {
     let b = t.as_bytes();
     let ws = |c: u8| matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ');
     let mut pieces = Vec::new();
-    let (mut start, mut eaten, mut from) = (0, 0, 0);
-    while let Some(off) = t[from..].find("---") {
-        let at = from + off;
-        if at == 0 || (at > eaten && b[at - 1] == b'\n') {
-            pieces.push(&t[start..at]);
-            let mut end = at + 3;
-            while end < b.len() && ws(b[end]) {
-                end += 1;
-            }
-            (start, eaten, from) = (end, end, end);
-        } else {
-            from = at + 1;
+    // A separator starts the text or a line whose line break the last
+    // separator's blanks did not eat: after one, the search for the next
+    // `\n---` starts where they end.
+    let newline_dashes = memchr::memmem::Finder::new(b"\n---");
+    let next = |from: usize| newline_dashes.find(&b[from..]).map(|off| from + off + 1);
+    let mut start = 0;
+    let mut at = if t.starts_with("---") {
+        Some(0)
+    } else {
+        next(0)
+    };
+    while let Some(sep) = at {
+        pieces.push(&t[start..sep]);
+        let mut end = sep + 3;
+        while end < b.len() && ws(b[end]) {
+            end += 1;
         }
+        start = end;
+        at = next(end);
     }
     pieces.push(&t[start..]);
     pieces
@@ -414,6 +420,163 @@ fn show_only(out: &str, patterns: &[String]) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A block YAML value, printed at an indentation.
+    #[derive(Clone, Debug)]
+    enum Block {
+        Scalar(&'static str),
+        Map(Vec<(&'static str, Block)>),
+        Seq(Vec<Block>),
+    }
+
+    impl Block {
+        /// `self` as the value after `lead` (a key and its colon, or a
+        /// dash) on a line at `col`.
+        fn print(&self, col: usize, lead: &str, out: &mut Vec<String>) {
+            let pad = " ".repeat(col);
+            match self {
+                Block::Scalar(v) => out.push(format!("{pad}{lead}{v}")),
+                Block::Map(entries) if entries.is_empty() => out.push(format!("{pad}{lead} {{}}")),
+                Block::Seq(items) if items.is_empty() => out.push(format!("{pad}{lead} []")),
+                Block::Map(entries) => {
+                    let at = if lead.is_empty() {
+                        col
+                    } else {
+                        out.push(format!("{pad}{lead}"));
+                        col + 2
+                    };
+                    for (k, v) in entries {
+                        v.print(at, &format!("{k}:"), out);
+                    }
+                }
+                Block::Seq(items) => {
+                    out.push(format!("{pad}{lead}"));
+                    for v in items {
+                        v.print(col + 2, "-", out);
+                    }
+                }
+            }
+        }
+    }
+
+    fn scanner_doc() -> impl Strategy<Value = String> {
+        let scalar = prop::sample::select(vec![
+            " v",
+            " Job",
+            " 'x'",
+            " \"a\\tb\"",
+            " \"J\\\"b\"",
+            " |\n      text\n\n      more",
+            " >-\n      folded",
+            " x # c",
+            " :a",
+            " 1e400",
+            " 0x1F",
+            " yes",
+            " pre-install",
+            " \"\"",
+            " ~",
+            "",
+            " 'a''b'",
+            " --port=80",
+            " 'x' y",
+            " a: b",
+            " [1]",
+            " &a x",
+            " plain\n      continued",
+            " 'open\n      closed'",
+            " -1",
+            " .inf",
+        ])
+        .prop_map(Block::Scalar);
+        let key = prop::sample::select(vec![
+            "kind",
+            "kind",
+            "metadata",
+            "annotations",
+            "helm.sh/hook",
+            "a",
+            "b",
+            "x-y",
+            "\"q\"",
+            "'s'",
+            "null",
+            "1.5",
+            "\"helm.sh/hook\"",
+        ]);
+        let tree = scalar.prop_recursive(4, 24, 4, move |inner| {
+            prop_oneof![
+                proptest::collection::vec((key.clone(), inner.clone()), 0..4).prop_map(Block::Map),
+                proptest::collection::vec(inner, 0..3).prop_map(Block::Seq),
+            ]
+        });
+        let top = proptest::collection::vec(
+            (
+                prop::sample::select(vec!["kind", "metadata", "spec", "a"]),
+                tree,
+            ),
+            1..4,
+        );
+        let noise = proptest::option::weighted(
+            0.3,
+            (
+                any::<prop::sample::Index>(),
+                prop::sample::select(vec![
+                    "\tx: 1",
+                    "  - a",
+                    " b: 1",
+                    "---",
+                    "a: b: c",
+                    "'",
+                    "  x",
+                    "- - a",
+                    "a: [1, 2]",
+                ]),
+            ),
+        );
+        (top, noise).prop_map(|(top, noise)| {
+            let mut out = Vec::new();
+            Block::Map(top).print(0, "", &mut out);
+            let mut lines: Vec<String> = out.join("\n").split('\n').map(String::from).collect();
+            if let Some((at, line)) = noise {
+                let i = at.index(lines.len() + 1);
+                lines.insert(i, line.to_string());
+            }
+            lines.join("\n")
+        })
+    }
+
+    proptest! {
+        /// The separator search is helm's `SplitManifests`: its regexp,
+        /// `(?:^|\s*\n)---\s*`, over the trimmed text (RE2's leftmost-first
+        /// matches, which Rust's `regex` shares).
+        #[test]
+        fn splits_where_helms_separator_regexp_does(text in "[-\n a\t]{0,40}") {
+            let re = regex::Regex::new(r"(?:^|\s*\n)---\s*").map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let want: Vec<&str> = re
+                .split(text.trim())
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .collect();
+            prop_assert_eq!(split_manifests(&text), want);
+        }
+
+        /// A document the head scanner reads is one the full parser reads,
+        /// with the same kind and hook: the scanner may only decline.
+        #[test]
+        fn the_head_scanner_reads_only_what_the_parser_reads_alike(
+            doc in scanner_doc()
+        ) {
+            if let Some(h) = head_scan::scan(&doc) {
+                let full = head("t.yaml", &doc);
+                prop_assert!(full.is_ok(), "{doc:?}: {:?}", full.err());
+                let full = full.map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(&h.kind, &full.kind, "{:?}", doc);
+                prop_assert_eq!(&h.hook, &full.hook, "{:?}", doc);
+            }
+        }
+    }
 
     #[test]
     fn splits_like_helms_separator_regexp() {
