@@ -5,6 +5,7 @@
 //! host functions such as Helm's `include` and `tpl` can execute templates.
 
 pub(crate) mod builtin;
+mod comment_lines;
 pub(crate) mod json;
 pub(crate) mod sprig_bcrypt;
 pub(crate) mod sprig_collections;

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use super::comment_lines;
 use crate::gotmpl::stack;
 use crate::gotmpl::value::Value;
 use crate::gotmpl::walk::{Nesting, Path};
@@ -226,8 +227,35 @@ pub fn parse_yaml(text: &str) -> Result<Value, String> {
     parse_yaml_at(text).map_err(|(_, message)| message)
 }
 
-/// [`parse_yaml`], with the line the YAML parser names (if any).
+/// [`parse_yaml`], with the line the YAML parser names (if any). Text
+/// with many full-line comments is first parsed with them cut short (see
+/// [`comment_lines`]); the values are the same, and any doubt (a parse
+/// error, a cut line inside a scalar) parses the text as it is.
 pub fn parse_yaml_at(text: &str) -> Result<Value, (Option<u32>, String)> {
+    parse_yaml_shortened_at(text, comment_lines::shorten(text))
+}
+
+/// [`parse_yaml_at`], trying `short` (the text with its comment lines cut
+/// short) first.
+fn parse_yaml_shortened_at(
+    text: &str,
+    short: Option<comment_lines::Shortened>,
+) -> Result<Value, (Option<u32>, String)> {
+    if let Some(short) = short {
+        if let Ok(docs) = yaml::parse_all(&short.text, yaml::Resolver::V2) {
+            if !comment_lines::inside_scalar(&docs, &short.marks) {
+                return match docs.first() {
+                    Some(d) => from_node(d).map_err(|e| (None, e)),
+                    None => Ok(Value::Nil),
+                };
+            }
+        }
+    }
+    parse_yaml_exact_at(text)
+}
+
+/// [`parse_yaml_at`] of the text as it is.
+fn parse_yaml_exact_at(text: &str) -> Result<Value, (Option<u32>, String)> {
     match parse_yaml_node_at(text)? {
         Some(d) => from_node(&d).map_err(|e| (None, e)),
         None => Ok(Value::Nil),
@@ -292,6 +320,88 @@ pub fn to_yaml_pretty(v: &Value) -> String {
 mod tests {
     use super::*;
     use crate::gotmpl::fmt::to_string;
+    use proptest::prelude::*;
+
+    /// Documents whose lines of `#` are comments or scalar text: in block
+    /// scalars (deeper than their content, at it, or ending them), quoted
+    /// and plain scalars that span lines, flow collections, nested maps;
+    /// some comments hold a tab, a control character or nothing.
+    fn commented_doc() -> impl Strategy<Value = String> {
+        let item = (0u8..9, 0u8..3, 0u8..6);
+        proptest::collection::vec(item, 1..14).prop_map(|items| {
+            let mut lines: Vec<String> = Vec::new();
+            let mut depth = 0usize;
+            for (i, (kind, a, c)) in items.into_iter().enumerate() {
+                let ind = " ".repeat(depth * 2);
+                // A line of `#` at indentation `at`.
+                let hash = |at: usize| {
+                    let text = [
+                        "# note: [x] 'y' \"z\" |",
+                        "#",
+                        "#\ttab",
+                        "#\u{1}",
+                        "# k: v",
+                        "#  ",
+                    ];
+                    format!("{}{}", " ".repeat(at), text[usize::from(c)])
+                };
+                let at = depth * 2 + [0, 2, 4][usize::from(a)];
+                match kind {
+                    0 => lines.push(format!("{ind}k{i}: v{a}")),
+                    1 => {
+                        let header = ["|", ">-", "|+", "| # c"][usize::from(c % 4)];
+                        lines.push(format!("{ind}k{i}: {header}"));
+                        lines.push(format!("{ind}  one"));
+                        lines.push(hash(at));
+                        lines.push(format!("{ind}  two"));
+                    }
+                    2 => {
+                        lines.push(format!("{ind}k{i}: \"w0"));
+                        lines.push(hash(at));
+                        lines.push(format!("{ind}  w1\""));
+                    }
+                    3 => {
+                        lines.push(format!("{ind}k{i}: 'w0"));
+                        lines.push(hash(at));
+                        lines.push(format!("{ind}  w1'"));
+                    }
+                    4 => {
+                        lines.push(format!("{ind}k{i}: w0"));
+                        lines.push(format!("{ind}  w1"));
+                        lines.push(hash(at));
+                        lines.push(format!("{ind}  w2"));
+                    }
+                    5 => {
+                        lines.push(format!("{ind}k{i}: [a,"));
+                        lines.push(hash(at));
+                        lines.push(format!("{ind}  b]"));
+                    }
+                    6 => lines.push(hash(at)),
+                    7 if depth < 3 => {
+                        lines.push(format!("{ind}k{i}:"));
+                        depth += 1;
+                    }
+                    _ => depth = depth.saturating_sub(1),
+                }
+            }
+            lines.join("\n")
+        })
+    }
+
+    proptest! {
+        /// Cutting comment lines short changes no value and no error.
+        #[test]
+        fn comment_lines_cut_short_parse_as_the_text_does(
+            doc in commented_doc(),
+            crlf in any::<bool>(),
+        ) {
+            let doc = if crlf { doc.replace('\n', "\r\n") } else { doc };
+            let short = comment_lines::shorten_past(&doc, 1);
+            // Values compare by their Debug text (maps print sorted).
+            let got = format!("{:?}", parse_yaml_shortened_at(&doc, short));
+            prop_assert_eq!(got, format!("{:?}", parse_yaml_exact_at(&doc)), "{:?}", doc);
+        }
+    }
 
     #[test]
     fn yaml_numbers_become_floats() {
