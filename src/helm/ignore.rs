@@ -15,7 +15,7 @@
 //!
 //! helm adds `templates/.?*` after the file's rules (`AddDefaults`).
 
-use super::path_match::{path_match, valid_pattern};
+use super::path_match::{valid_pattern, Pattern};
 
 /// Where a rule's pattern is matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +29,7 @@ enum Against {
 /// One parsed rule (`pattern`).
 #[derive(Clone, Debug)]
 struct Rule {
-    glob: String,
+    glob: Pattern,
     against: Against,
     negate: bool,
     must_dir: bool,
@@ -41,7 +41,7 @@ impl Rule {
             Against::Path => path,
             Against::Base => path.rsplit('/').next().unwrap_or(path),
         };
-        path_match(&self.glob, name)
+        self.glob.matches(name)
     }
 }
 
@@ -95,7 +95,7 @@ impl Rules {
             None => (rule, Against::Base),
         };
         self.rules.push(Rule {
-            glob: glob.to_string(),
+            glob: Pattern::new(glob),
             against,
             negate,
             must_dir,
