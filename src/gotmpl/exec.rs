@@ -633,10 +633,12 @@ impl<'a> State<'a> {
         fin: Option<Value>,
         receiver: Dot,
     ) -> R<Dot> {
-        let typ = if receiver.iface {
-            "interface {}".to_string()
-        } else {
-            receiver.v.type_name()
+        // Named only by errors: formatted when one is made (a map's name is
+        // a `format!` on every field of every template otherwise).
+        let iface = receiver.iface;
+        let typ = |v: &Value| match iface {
+            true => "interface {}".to_string(),
+            false => v.type_name(),
         };
         let obj = match &receiver.v {
             Value::Invalid => {
@@ -645,7 +647,10 @@ impl<'a> State<'a> {
                 }
                 return Ok(Dot::plain(Value::Invalid));
             }
-            Value::Nil => return Err(self.errorf(format!("nil pointer evaluating {typ}.{name}"))),
+            Value::Nil => {
+                let typ = typ(&receiver.v);
+                return Err(self.errorf(format!("nil pointer evaluating {typ}.{name}")));
+            }
             Value::Object(o) => Some(o.clone()),
             _ => None,
         };
@@ -684,6 +689,7 @@ impl<'a> State<'a> {
                 },
             };
         }
+        let typ = typ(&receiver.v);
         Err(self.errorf(format!("can't evaluate field {name} in type {typ}")))
     }
 
