@@ -456,9 +456,12 @@ fn split_key(body: &str) -> Option<(&str, &str)> {
                 .position(|c| !(c.is_ascii_alphanumeric() || b"_./-".contains(c)))
                 .unwrap_or(b.len());
             let k = &body[..end];
-            match yaml::resolve_plain(k, Resolver::V2) {
-                Tag::Null | Tag::Float => return None,
-                _ => {}
+            // Only a key starting so can resolve to null (`null`, `Null`,
+            // `NULL`) or a float (`1.5`, `.inf`, `-1e3`); the others are
+            // not looked up.
+            let maybe = matches!(b[0], b'n' | b'N' | b'.' | b'+' | b'-' | b'0'..=b'9');
+            if maybe && matches!(yaml::resolve_plain(k, Resolver::V2), Tag::Null | Tag::Float) {
+                return None;
             }
             (k, end)
         }
@@ -572,6 +575,9 @@ fn cut_comment(v: &str) -> (&str, &str) {
 
 /// `{}` or `[]`, then nothing or a comment.
 fn empty_flow(body: &str) -> bool {
+    if !body.starts_with(['{', '[']) {
+        return false;
+    }
     let (t, _) = cut_comment(body);
     t == "{}" || t == "[]"
 }
