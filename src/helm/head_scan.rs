@@ -181,12 +181,11 @@ fn plain_lines(lines: &mut Lines<'_>, parent: usize) -> Option<()> {
         let first = body.as_bytes()[0];
         let dash =
             first == b'-' && !(body == "-" || body.starts_with("- ") || body.starts_with("---"));
-        if (b"-?:#|>!&*%@`[]{},".contains(&first) && !dash)
-            || body.contains(": ")
-            || body.contains(" #")
-            || body.contains('\t')
-            || body.trim_end_matches(' ').ends_with(':')
-        {
+        if b"-?:#|>!&*%@`[]{},".contains(&first) && !dash {
+            return None;
+        }
+        // Plain text to its end: no comment after it either.
+        if !matches!(plain_text(body), Some((_, true))) {
             return None;
         }
         lines.next();
@@ -526,9 +525,21 @@ fn value_kind(rest: &str) -> Option<Value<'_>> {
 
 /// A one-line plain scalar: it ends at ` #`; `: ` or a final `:` would
 /// start a mapping where none may be. `true` when no comment follows it.
-/// One pass over the bytes (`cut_comment`, then a search for each of
-/// `: ` and a tab, read every value three times).
 fn plain(v: &str) -> Option<(&str, bool)> {
+    let (t, open) = plain_text(v)?;
+    let first = *t.as_bytes().first()?;
+    if first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.') {
+        number_ok(t)?;
+    }
+    Some((t, open))
+}
+
+/// [`plain`]'s reading of the text, without its number check: the text
+/// before a ` #` comment (trailing spaces off), and `true` when there is
+/// no comment; `None` for a tab, `: ` or a final `:` before the comment.
+/// One pass over the bytes (`cut_comment`, then a search for each of
+/// `: ` and a tab, read every line three times).
+fn plain_text(v: &str) -> Option<(&str, bool)> {
     let b = v.as_bytes();
     let mut end = b.len();
     for (i, &c) in b.iter().enumerate() {
@@ -545,10 +556,6 @@ fn plain(v: &str) -> Option<(&str, bool)> {
     let t = v.get(..end)?.trim_end_matches(' ');
     if t.ends_with(':') {
         return None;
-    }
-    let first = *t.as_bytes().first()?;
-    if first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.') {
-        number_ok(t)?;
     }
     Some((t, end == b.len()))
 }
