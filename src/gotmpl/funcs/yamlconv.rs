@@ -355,26 +355,22 @@ mod tests {
                         lines.push(hash(at));
                         lines.push(format!("{ind}  two"));
                     }
-                    2 => {
-                        lines.push(format!("{ind}k{i}: \"w0"));
+                    // A scalar or flow collection open over the `#` line.
+                    2 | 3 | 5 => {
+                        let (open, close) = match kind {
+                            2 => ("\"w0", "w1\""),
+                            3 => ("'w0", "w1'"),
+                            _ => ("[a,", "b]"),
+                        };
+                        lines.push(format!("{ind}k{i}: {open}"));
                         lines.push(hash(at));
-                        lines.push(format!("{ind}  w1\""));
-                    }
-                    3 => {
-                        lines.push(format!("{ind}k{i}: 'w0"));
-                        lines.push(hash(at));
-                        lines.push(format!("{ind}  w1'"));
+                        lines.push(format!("{ind}  {close}"));
                     }
                     4 => {
                         lines.push(format!("{ind}k{i}: w0"));
                         lines.push(format!("{ind}  w1"));
                         lines.push(hash(at));
                         lines.push(format!("{ind}  w2"));
-                    }
-                    5 => {
-                        lines.push(format!("{ind}k{i}: [a,"));
-                        lines.push(hash(at));
-                        lines.push(format!("{ind}  b]"));
                     }
                     6 => lines.push(hash(at)),
                     7 if depth < 3 => {
