@@ -35,6 +35,11 @@ pub fn shorten(text: &str) -> Option<Shortened> {
 
 /// [`shorten`], when it sets aside at least `worth` bytes.
 pub fn shorten_past(text: &str, worth: usize) -> Option<Shortened> {
+    // A shorter text cannot hold that many comment bytes: `fromYaml` of a
+    // small string, thousands of times a render, is not copied first.
+    if text.len() < worth {
+        return None;
+    }
     u32::try_from(text.len()).ok()?;
     let mut out = String::with_capacity(text.len());
     let mut marks = Vec::new();
