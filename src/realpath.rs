@@ -26,6 +26,15 @@ pub struct Realpath {
     /// starts over when full), so a long-lived memo does not grow with
     /// the repository.
     limit: usize,
+    /// A directory parts below it are looked up from (see
+    /// [`Realpath::anchored`]).
+    anchor: Option<Anchor>,
+}
+
+/// A resolved directory, opened once, and its path with a final `/`.
+struct Anchor {
+    prefix: Vec<u8>,
+    dir: std::fs::File,
 }
 
 impl Realpath {
@@ -34,6 +43,27 @@ impl Realpath {
         Realpath {
             memo: Mutex::default(),
             limit,
+            anchor: None,
+        }
+    }
+
+    /// A memo whose lookups below `dir` (absolute, resolved: a repository
+    /// root as `canonicalize` gives it) start from `dir` opened once, not
+    /// from `/`: the kernel then walks only the parts below it. Checking
+    /// where 6,000 app paths lead at 2,000 apps spent twice as long per
+    /// `lstat` as stating the inputs from the root did. Without `dir`
+    /// (it cannot be opened) it is [`Realpath::default`].
+    pub fn anchored(dir: &Path) -> Realpath {
+        let anchor = std::fs::File::open(dir).ok().map(|f| {
+            let mut prefix = dir.as_os_str().as_encoded_bytes().to_vec();
+            if prefix.last() != Some(&b'/') {
+                prefix.push(b'/');
+            }
+            Anchor { prefix, dir: f }
+        });
+        Realpath {
+            anchor,
+            ..Realpath::default()
         }
     }
 
@@ -72,13 +102,52 @@ impl Realpath {
     /// symlink (`depth` links followed so far).
     fn step(&self, base: &Path, name: &std::ffi::OsStr, depth: u32) -> Option<PathBuf> {
         let joined = base.join(name);
-        let meta = std::fs::symlink_metadata(&joined).ok()?;
-        if meta.file_type().is_symlink() {
+        if self.is_symlink(&joined)? {
             let target = base.join(std::fs::read_link(&joined).ok()?);
             self.resolve_abs(&target, depth + 1)
         } else {
             Some(joined)
         }
+    }
+
+    /// Whether `joined` (a resolved directory and one name in it) is a
+    /// symlink; `None` when it cannot be stated.
+    #[cfg(target_os = "linux")]
+    fn is_symlink(&self, joined: &Path) -> Option<bool> {
+        use rustix::fs::{statx, AtFlags, FileType, StatxFlags};
+        use std::os::unix::ffi::OsStrExt;
+        let below = self.anchor.as_ref().and_then(|a| {
+            let rest = joined
+                .as_os_str()
+                .as_bytes()
+                .strip_prefix(a.prefix.as_slice())?;
+            (!rest.is_empty()).then_some((a, std::ffi::OsStr::from_bytes(rest)))
+        });
+        match below {
+            // `rest` has no `..` and no link before its last part: `base`
+            // is resolved. So it names from the anchor what it names from
+            // `/`.
+            Some((a, rest)) => {
+                let x = statx(&a.dir, rest, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE).ok()?;
+                Some(FileType::from_raw_mode(x.stx_mode.into()) == FileType::Symlink)
+            }
+            None => Some(
+                std::fs::symlink_metadata(joined)
+                    .ok()?
+                    .file_type()
+                    .is_symlink(),
+            ),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn is_symlink(&self, joined: &Path) -> Option<bool> {
+        Some(
+            std::fs::symlink_metadata(joined)
+                .ok()?
+                .file_type()
+                .is_symlink(),
+        )
     }
 
     fn resolve_abs(&self, path: &Path, depth: u32) -> Option<PathBuf> {
@@ -113,11 +182,27 @@ mod tests {
 
     #[test]
     fn resolves_as_canonicalize_does() {
+        resolves_as_canonicalize_does_with(|_| Realpath::default());
+    }
+
+    #[test]
+    fn anchored_it_resolves_as_canonicalize_does() {
+        // Anchored at the temporary directory and at a directory below it
+        // (paths then cross the anchor through a link and `..`).
+        resolves_as_canonicalize_does_with(Realpath::anchored);
+        resolves_as_canonicalize_does_with(|d| Realpath::anchored(&d.join("a")));
+    }
+
+    /// [`Realpath::resolve`] and [`Realpath::resolve_leaf`] of memos `new`
+    /// makes (given the temporary directory's resolved path) against
+    /// `canonicalize`.
+    fn resolves_as_canonicalize_does_with(new: impl Fn(&Path) -> Realpath) {
         let d = tempfile::tempdir().unwrap();
         let sub = d.path().join("a/sub");
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::write(sub.join("f"), "").unwrap();
-        let r = Realpath::default();
+        let real = std::fs::canonicalize(d.path()).unwrap();
+        let r = new(&real);
         let canon = |p: &Path| std::fs::canonicalize(p).ok();
         for p in [
             sub.join("f"),
@@ -152,12 +237,7 @@ mod tests {
                 d.path().join("via"),
                 d.path().join("loop"),
             ] {
-                assert_eq!(
-                    Realpath::default().resolve_leaf(&p),
-                    canon(&p),
-                    "{}",
-                    p.display()
-                );
+                assert_eq!(new(&real).resolve_leaf(&p), canon(&p), "{}", p.display());
             }
             // A memo that starts over when full answers the same.
             let small = Realpath::bounded(2);

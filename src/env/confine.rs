@@ -41,10 +41,11 @@ pub struct Confine {
 impl Confine {
     /// The check for paths relative to `root`.
     pub fn new(root: &Path) -> Confine {
+        let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         Confine {
             abs_root: std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf()),
-            real_root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
-            real: Realpath::default(),
+            real: Realpath::anchored(&real_root),
+            real_root,
             missing: Mutex::default(),
         }
     }
