@@ -69,8 +69,10 @@ impl<'a> Settle<'a> {
         for j in jobs {
             by_env.entry(j.env.as_str()).or_default().push(j);
         }
+        // Each environment's key on its own core: its configuration's text
+        // and every job are hashed, tens of milliseconds at 2,000 apps.
         let eligible = envs
-            .iter()
+            .par_iter()
             .filter(|e| written.contains(e.name.as_str()) && !e.validate)
             .filter_map(|e| match &e.output {
                 Output::Dir(d) => {

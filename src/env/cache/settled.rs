@@ -27,6 +27,7 @@
 //! holding it: the app is unchanged. When that holds for the whole
 //! environment, its report is the record's.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -128,38 +129,100 @@ impl Settled {
 /// recorded stat (one flag per input; all `false` for a record whose
 /// inputs are not in name order, which is never trusted). Each path is
 /// stated once for all of them (environments share charts, components and
-/// bases), on every core, in name order a chunk at a time.
+/// bases).
+///
+/// The names are cut into ranges of about [`CHUNK`] paths of the largest
+/// record, and each range is merged, stated and compared on its own core:
+/// merging and comparing all of them on one thread, between rounds of
+/// stats, left the other core idle for a tenth of a settled run.
 pub fn inputs_fresh(records: &[&Settled]) -> Vec<Vec<bool>> {
-    let tables: Vec<&StatTable> = records.iter().map(|s| &s.inputs).collect();
-    let names = stat_table::merged(&tables);
-    let from = Base::of(&names);
-    let sorted: Vec<bool> = tables.iter().map(|t| t.is_sorted()).collect();
-    let mut fresh: Vec<Vec<bool>> = records
+    let sorted: Vec<Option<&StatTable>> = records
         .iter()
-        .map(|s| Vec::with_capacity(s.inputs.len()))
+        .map(|s| Some(&s.inputs).filter(|t| t.is_sorted()))
         .collect();
-    for chunk in names.chunks(CHUNK) {
-        let stated: Vec<Option<Stat>> = chunk.par_iter().map(|n| from.stat(n)).collect();
-        for ((s, fresh), sorted) in records.iter().zip(&mut fresh).zip(&sorted) {
-            // Both in name order: one pass, no hashing of paths.
-            let mut here = chunk.iter().zip(&stated);
-            while let (true, Some((name, was))) = (*sorted, s.inputs.get(fresh.len())) {
-                if chunk.last().is_some_and(|last| name > *last) {
-                    break;
-                }
-                let now = here.find(|(n, _)| **n >= name);
-                fresh.push(now.is_some_and(|(n, now)| *n == name && now.as_ref() == Some(was)));
-            }
+    let tables: Vec<&StatTable> = sorted.iter().flatten().copied().collect();
+    let from = Base::of(&absolute_ends(&tables));
+    // Range boundaries: every CHUNK-th name of the largest table.
+    let bounds: Vec<&str> = tables
+        .iter()
+        .max_by_key(|t| t.len())
+        .map(|t| {
+            (CHUNK..t.len())
+                .step_by(CHUNK)
+                .filter_map(|i| t.get(i).map(|(p, _)| p))
+                .collect()
+        })
+        .unwrap_or_default();
+    let cuts: Vec<Vec<usize>> = tables
+        .iter()
+        .map(|t| {
+            let inner = bounds.iter().map(|b| t.position(b));
+            std::iter::once(0).chain(inner).chain([t.len()]).collect()
+        })
+        .collect();
+    // For each range, each table's flags for its inputs in that range.
+    let parts: Vec<Vec<Vec<bool>>> = (0..=bounds.len())
+        .into_par_iter()
+        .map(|r| {
+            let spans: Vec<std::ops::Range<usize>> = cuts
+                .iter()
+                .map(|c| c.get(r).copied().unwrap_or(0)..c.get(r + 1).copied().unwrap_or(0))
+                .collect();
+            let names = stat_table::merged_spans(&tables, &spans);
+            let stated: Vec<Option<Stat>> = names.iter().map(|n| from.stat(n)).collect();
+            tables
+                .iter()
+                .zip(spans)
+                .map(|(t, span)| {
+                    // Both in name order: one pass, no hashing of paths.
+                    let mut here = names.iter().zip(&stated);
+                    span.filter_map(|i| t.get(i))
+                        .map(|(name, was)| {
+                            let now = here.find(|(n, _)| **n >= name);
+                            now.is_some_and(|(n, now)| *n == name && now.as_ref() == Some(was))
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    let mut fresh: Vec<Vec<bool>> = tables.iter().map(|t| Vec::with_capacity(t.len())).collect();
+    for part in parts {
+        for (all, flags) in fresh.iter_mut().zip(part) {
+            all.extend(flags);
         }
     }
-    for (f, s) in fresh.iter_mut().zip(records) {
-        f.resize(s.inputs.len(), false);
-    }
-    fresh
+    let mut fresh = fresh.into_iter();
+    records
+        .iter()
+        .zip(&sorted)
+        .map(|(s, sorted)| match sorted {
+            Some(_) => fresh.next().unwrap_or_default(),
+            None => vec![false; s.inputs.len()],
+        })
+        .collect()
 }
 
-/// Names stated per round (a round's stats are compared before the next);
-/// small under test, so that a test crosses rounds with a few files.
+/// The first and last absolute name of each table, sorted: where
+/// [`Base::of`] finds the directory all absolute names share (it reads
+/// only the first and last of them).
+fn absolute_ends<'t>(tables: &[&'t StatTable]) -> Vec<&'t str> {
+    let mut ends: Vec<&str> = Vec::new();
+    for t in tables {
+        // Sorted by bytes: the names starting with `/` are one run.
+        let (start, end) = (t.position("/"), t.position("0"));
+        if end > start {
+            ends.extend(t.get(start).map(|(p, _)| p));
+            ends.extend(end.checked_sub(1).and_then(|e| t.get(e)).map(|(p, _)| p));
+        }
+    }
+    ends.sort_unstable();
+    ends
+}
+
+/// Names stated per range (each range is merged, stated and compared on
+/// one core); small under test, so that a test crosses ranges with a few
+/// files.
 const CHUNK: usize = if cfg!(test) { 64 } else { 8192 };
 
 /// The directory every name is under, opened once, so that each stat
@@ -257,7 +320,13 @@ pub fn key(build: &str, root: &Path, env: &Environment, jobs: &[&Job], strict: b
     for w in &mut env.warnings {
         w.file = w.file.as_deref().map(|f| under(root, f));
     }
-    h.update(format!("{:?}\0{strict}\0{env:?}\0", crate::env::build_options(None)).as_bytes());
+    // Formatted straight into the hash: at 2,000 apps an environment's
+    // text is over a megabyte, built and copied for nothing.
+    let _ = write!(
+        Hashing(&mut h),
+        "{:?}\0{strict}\0{env:?}\0",
+        crate::env::build_options(None)
+    );
     for j in jobs {
         for field in [j.app.as_bytes(), j.env.as_bytes()] {
             h.update((field.len() as u64).to_le_bytes());
@@ -266,6 +335,16 @@ pub fn key(build: &str, root: &Path, env: &Environment, jobs: &[&Job], strict: b
         j.source.key_into(root, &mut h);
     }
     h.finalize().into()
+}
+
+/// Text written into a hash as it is formatted ([`key`]).
+struct Hashing<'h>(&'h mut Sha256);
+
+impl std::fmt::Write for Hashing<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.update(s.as_bytes());
+        Ok(())
+    }
 }
 
 /// `path` relative to `root` when it is below it.
@@ -770,5 +849,78 @@ mod tests {
         assert_eq!(names(&[true; 3], &[true]), ["a", "b"]);
         assert_eq!(names(&[true, false, true], &[true]), ["b"]);
         assert_eq!(names(&[true; 3], &[false]), ["a"]);
+    }
+
+    /// A pool of files in a few directories, with their stats, made once.
+    fn pool() -> &'static (tempfile::TempDir, Vec<(String, Stat)>) {
+        static POOL: std::sync::OnceLock<(tempfile::TempDir, Vec<(String, Stat)>)> =
+            std::sync::OnceLock::new();
+        POOL.get_or_init(|| {
+            let d = tempfile::tempdir().unwrap();
+            let mut files = Vec::new();
+            for i in 0..300 {
+                let dir = d.path().join(format!("d{}", i % 7));
+                std::fs::create_dir_all(&dir).unwrap();
+                let p = dir.join(format!("f{i:03}"));
+                std::fs::write(&p, "x").unwrap();
+                files.push((p.to_str().unwrap().to_string(), Stat::of(&p).unwrap()));
+            }
+            files.sort_by(|a, b| a.0.cmp(&b.0));
+            (d, files)
+        })
+    }
+
+    proptest::proptest! {
+        /// Cut into ranges and merged on every core, each record's flags
+        /// are what stating its inputs one by one gives: an existing file
+        /// with its stat is fresh; a wrong stat, a missing or a relative
+        /// path that is not there is not; a record out of order is all
+        /// stale.
+        #[test]
+        fn ranges_flag_each_input_as_stating_it_alone_does(
+            picks in proptest::collection::vec(
+                proptest::collection::vec((0usize..320, 0u8..8), 0..250),
+                0..5,
+            ),
+            unsorted in proptest::option::of(0usize..5),
+        ) {
+            let (_, files) = pool();
+            let records: Vec<Settled> = picks
+                .iter()
+                .enumerate()
+                .map(|(r, rows)| {
+                    let mut rows: Vec<(String, Stat)> = rows
+                        .iter()
+                        .map(|&(i, how)| match files.get(i) {
+                            Some((p, _)) if how == 0 => (p.clone(), stat(9)),
+                            Some((p, st)) if how == 1 => (format!("{p}.gone"), *st),
+                            Some((p, st)) => (p.clone(), *st),
+                            None => (format!("rel/missing{i}"), stat(1)),
+                        })
+                        .collect();
+                    rows.sort_by(|a, b| a.0.cmp(&b.0));
+                    rows.dedup_by(|a, b| a.0 == b.0);
+                    if unsorted == Some(r) {
+                        rows.reverse();
+                    }
+                    Settled {
+                        inputs: table(rows),
+                        ..Settled::default()
+                    }
+                })
+                .collect();
+            let refs: Vec<&Settled> = records.iter().collect();
+            let want: Vec<Vec<bool>> = records
+                .iter()
+                .map(|s| {
+                    let ok = s.inputs.is_sorted();
+                    s.inputs
+                        .iter()
+                        .map(|(p, st)| ok && Stat::of(Path::new(p)).as_ref() == Some(st))
+                        .collect()
+                })
+                .collect();
+            proptest::prop_assert_eq!(inputs_fresh(&refs), want);
+        }
     }
 }

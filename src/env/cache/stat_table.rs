@@ -13,6 +13,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::Range;
 
 use super::entry::{Reader, Writer};
 use super::inputs::Stat;
@@ -78,6 +79,20 @@ impl StatTable {
         (0..self.len()).filter_map(|i| self.get(i))
     }
 
+    /// The first position whose path is not before `name` (all of them
+    /// are, the length): where `name` is or would go in a sorted table.
+    pub fn position(&self, name: &str) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.get(mid) {
+                Some((p, _)) if p < name => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        lo
+    }
+
     /// Whether the paths are in byte order, each once (as a record holds
     /// them; any other order is not trusted to compare).
     pub fn is_sorted(&self) -> bool {
@@ -140,11 +155,22 @@ impl StatTable {
 /// Environments share bases, charts and components: each path is then
 /// stated once for all of them, and merging sorted tables costs a compare
 /// or two a path where sorting all of them again cost twenty.
+#[cfg(test)]
 pub fn merged<'t>(tables: &[&'t StatTable]) -> Vec<&'t str> {
+    let sorted: Vec<&StatTable> = tables.iter().copied().filter(|t| t.is_sorted()).collect();
+    let spans: Vec<_> = sorted.iter().map(|t| 0..t.len()).collect();
+    merged_spans(&sorted, &spans)
+}
+
+/// The paths of `tables` (each sorted), only those in each one's span of
+/// positions, merged as [`merged`] merges them: spans that cover one range
+/// of names in every table make the part of the merged list for that
+/// range, so that the parts can be merged on every core.
+pub fn merged_spans<'t>(tables: &[&'t StatTable], spans: &[Range<usize>]) -> Vec<&'t str> {
     let mut cursors: Vec<_> = tables
         .iter()
-        .filter(|t| t.is_sorted())
-        .map(|t| t.iter().map(|(p, _)| p))
+        .zip(spans)
+        .map(|(t, span)| span.clone().filter_map(|i| t.get(i).map(|(p, _)| p)))
         .collect();
     let mut heads: BinaryHeap<Reverse<(&str, usize)>> = BinaryHeap::new();
     for (i, c) in cursors.iter_mut().enumerate() {
