@@ -4,7 +4,7 @@
 //! instead of once per path, as `std::fs::canonicalize` would. It reads
 //! only file types and link targets, never content, and writes nothing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -21,7 +21,8 @@ pub struct Realpath {
     /// By the path's bytes: hashing a `Path` walks its components, 1.5%
     /// of a settled run at 10,000 apps (two spellings of one path are two
     /// entries with one answer).
-    memo: Mutex<HashMap<OsString, PathBuf, FxBuild>>,
+    /// Each with whether what it leads to is a directory.
+    memo: Mutex<HashMap<OsString, (PathBuf, bool), FxBuild>>,
     /// When not zero: at most this many paths are remembered (the memo
     /// starts over when full), so a long-lived memo does not grow with
     /// the repository.
@@ -29,6 +30,35 @@ pub struct Realpath {
     /// A directory parts below it are looked up from (see
     /// [`Realpath::anchored`]).
     anchor: Option<Anchor>,
+}
+
+/// What a path is, not followed.
+enum Kind {
+    Link,
+    Dir,
+    Other,
+}
+
+impl Kind {
+    fn of(t: std::fs::FileType) -> Kind {
+        match t {
+            t if t.is_symlink() => Kind::Link,
+            t if t.is_dir() => Kind::Dir,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// Absolute paths of directories with no symlink in them, as one run
+/// found them ([`Realpath::unlinked`]).
+#[derive(Default)]
+pub struct Unlinked(HashSet<OsString, FxBuild>);
+
+impl Unlinked {
+    /// Whether `path` (its bytes, as spelled) is one of them.
+    pub fn contains(&self, path: &std::ffi::OsStr) -> bool {
+        self.0.contains(path)
+    }
 }
 
 /// A resolved directory, opened once, and its path with a final `/`.
@@ -85,7 +115,7 @@ impl Realpath {
         let abs = std::path::absolute(path).ok()?;
         match (abs.parent(), abs.components().next_back()) {
             (Some(parent), Some(Component::Normal(name))) => {
-                self.step(&self.resolve_abs(parent, 0)?, name, 0)
+                Some(self.step(&self.resolve_abs(parent, 0)?, name, 0)?.0)
             }
             _ => self.resolve_abs(&abs, 0),
         }
@@ -98,22 +128,40 @@ impl Realpath {
         }
     }
 
+    /// The directories this memo found to be what their path says: each
+    /// part of the path, down to the directory itself, is no symlink.
+    /// A `..` after such a directory climbs where it reads.
+    pub fn unlinked(&self) -> Unlinked {
+        let Ok(memo) = self.memo.lock() else {
+            return Unlinked::default();
+        };
+        Unlinked(
+            memo.iter()
+                .filter(|(path, (real, dir))| *dir && path.as_os_str() == real.as_os_str())
+                .map(|(path, _)| path.clone())
+                .collect(),
+        )
+    }
+
     /// `name` in the resolved directory `base`, followed when it is a
-    /// symlink (`depth` links followed so far).
-    fn step(&self, base: &Path, name: &std::ffi::OsStr, depth: u32) -> Option<PathBuf> {
+    /// symlink (`depth` links followed so far); with whether it leads to
+    /// a directory.
+    fn step(&self, base: &Path, name: &std::ffi::OsStr, depth: u32) -> Option<(PathBuf, bool)> {
         let joined = base.join(name);
-        if self.is_symlink(&joined)? {
-            let target = base.join(std::fs::read_link(&joined).ok()?);
-            self.resolve_abs(&target, depth + 1)
-        } else {
-            Some(joined)
+        match self.kind(&joined)? {
+            Kind::Link => {
+                let target = base.join(std::fs::read_link(&joined).ok()?);
+                self.resolve_typed(&target, depth + 1)
+            }
+            Kind::Dir => Some((joined, true)),
+            Kind::Other => Some((joined, false)),
         }
     }
 
-    /// Whether `joined` (a resolved directory and one name in it) is a
-    /// symlink; `None` when it cannot be stated.
+    /// What `joined` (a resolved directory and one name in it) is, not
+    /// followed; `None` when it cannot be stated.
     #[cfg(target_os = "linux")]
-    fn is_symlink(&self, joined: &Path) -> Option<bool> {
+    fn kind(&self, joined: &Path) -> Option<Kind> {
         use rustix::fs::{statx, AtFlags, FileType, StatxFlags};
         use std::os::unix::ffi::OsStrExt;
         let below = self.anchor.as_ref().and_then(|a| {
@@ -129,28 +177,31 @@ impl Realpath {
             // `/`.
             Some((a, rest)) => {
                 let x = statx(&a.dir, rest, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE).ok()?;
-                Some(FileType::from_raw_mode(x.stx_mode.into()) == FileType::Symlink)
+                Some(match FileType::from_raw_mode(x.stx_mode.into()) {
+                    FileType::Symlink => Kind::Link,
+                    FileType::Directory => Kind::Dir,
+                    _ => Kind::Other,
+                })
             }
-            None => Some(
-                std::fs::symlink_metadata(joined)
-                    .ok()?
-                    .file_type()
-                    .is_symlink(),
-            ),
+            None => Some(Kind::of(
+                std::fs::symlink_metadata(joined).ok()?.file_type(),
+            )),
         }
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn is_symlink(&self, joined: &Path) -> Option<bool> {
-        Some(
-            std::fs::symlink_metadata(joined)
-                .ok()?
-                .file_type()
-                .is_symlink(),
-        )
+    fn kind(&self, joined: &Path) -> Option<Kind> {
+        Some(Kind::of(
+            std::fs::symlink_metadata(joined).ok()?.file_type(),
+        ))
     }
 
     fn resolve_abs(&self, path: &Path, depth: u32) -> Option<PathBuf> {
+        Some(self.resolve_typed(path, depth)?.0)
+    }
+
+    /// [`Realpath::resolve_abs`], with whether it leads to a directory.
+    fn resolve_typed(&self, path: &Path, depth: u32) -> Option<(PathBuf, bool)> {
         if depth > MAX_LINKS {
             return None;
         }
@@ -158,14 +209,14 @@ impl Realpath {
             return Some(c.clone());
         }
         let Some(parent) = path.parent() else {
-            return Some(path.to_path_buf());
+            return Some((path.to_path_buf(), true));
         };
-        let base = self.resolve_abs(parent, depth)?;
+        let (base, base_dir) = self.resolve_typed(parent, depth)?;
         let out = match path.components().next_back()? {
-            Component::ParentDir => base.parent().unwrap_or(&base).to_path_buf(),
-            Component::CurDir => base,
+            Component::ParentDir => (base.parent().unwrap_or(&base).to_path_buf(), true),
+            Component::CurDir => (base, base_dir),
             Component::Normal(name) => self.step(&base, name, depth)?,
-            _ => path.to_path_buf(),
+            _ => (path.to_path_buf(), true),
         };
         let mut memo = self.memo.lock().ok()?;
         if self.limit > 0 && memo.len() >= self.limit {

@@ -244,7 +244,7 @@ fn written_note(written: &[String]) -> String {
 
 /// Renders and writes (or checks) every selected environment.
 pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvReport>, Error> {
-    run_loaded(opts, env::load_environments(&opts.root)?, progress)
+    run_loaded(opts, env::load(&opts.root)?, progress)
 }
 
 /// [`run`] with the environments already loaded from `opts.root` (the CLI
@@ -252,9 +252,10 @@ pub fn run(opts: &Options, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<EnvR
 /// tenth of an unchanged run).
 pub(crate) fn run_loaded(
     opts: &Options,
-    mut envs: Vec<Environment>,
+    loaded: env::Loaded,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Vec<EnvReport>, Error> {
+    let env::Loaded { mut envs, unlinked } = loaded;
     check_selection(&envs, &opts.selection)?;
     for e in &mut envs {
         apply_override(e, opts.to);
@@ -283,7 +284,7 @@ pub(crate) fn run_loaded(
     let settle = settle::Settle::new(opts, &envs, &jobs, &written, complete, started);
     let mut checked = settle
         .as_ref()
-        .map(settle::Settle::check)
+        .map(|s| s.check(&unlinked))
         .unwrap_or_default();
     let kept: BTreeSet<(&str, &str)> = checked
         .kept

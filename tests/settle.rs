@@ -132,6 +132,35 @@ fn a_changed_input_renders_only_the_app_that_read_it() {
     assert!(cache_files(root, "out").is_empty(), "nothing rendered");
 }
 
+/// The settled check states `overlays/dev/../../base` as `base` only
+/// when the directories it climbs over are no symlinks this run. An app's
+/// `overlays` moved elsewhere and linked back keeps every file it read
+/// (same inodes), but `../../base` now leads to the base beside the moved
+/// overlays: the apps render from that base, not from the record.
+#[cfg(unix)]
+#[test]
+fn overlays_linked_elsewhere_climb_to_the_base_beside_them() {
+    let (repo, _) = settled_demo();
+    let root = repo.path();
+    let api = root.join("testdata/apps/api");
+    let moved = root.join("testdata/moved/api");
+    crate::support::copy_tree(&api.join("base"), &moved.join("base"));
+    let k = moved.join("base/kustomization.yaml");
+    let mut text = std::fs::read_to_string(&k).unwrap();
+    text.push_str("commonAnnotations:\n  base: moved\n");
+    std::fs::write(&k, text).unwrap();
+    std::fs::rename(api.join("overlays"), moved.join("overlays")).unwrap();
+    std::os::unix::fs::symlink("../../moved/api/overlays", api.join("overlays")).unwrap();
+    age();
+    let (out, _) = render(root, &[]);
+    assert_eq!(out.matches(": unchanged").count(), 0, "{out}");
+    for env in ["dev", "staging", "production"] {
+        let manifest = root.join(format!("rendered/{env}/api/manifest.yaml"));
+        let text = std::fs::read_to_string(manifest).unwrap();
+        assert!(text.contains("base: moved"), "{env}: {text}");
+    }
+}
+
 /// The repository named by another path (from its parent directory, or
 /// absolute) is the same repository: its records answer, and without
 /// them its rendered results do; nothing is rendered again.

@@ -179,13 +179,13 @@ fn parse_author(a: &str) -> Option<(String, String)> {
 pub fn run(args: Args) -> CommandResult {
     // Environment-file warnings (no apps, a glob that finds nothing); an
     // error here is reported by the render itself.
-    let loaded = crate::env::load_environments(&args.root);
-    if let (Ok(envs), false) = (&loaded, args.quiet) {
+    let loaded = crate::env::load(&args.root);
+    if let (Ok(crate::env::Loaded { envs, .. }), false) = (&loaded, args.quiet) {
         super::list::print_config_warnings(envs);
     }
     // `warnings: {ignore: [...]}` per environment.
     let ignored: BTreeMap<String, Vec<WarningKind>> = match &loaded {
-        Ok(envs) => envs
+        Ok(crate::env::Loaded { envs, .. }) => envs
             .iter()
             .map(|e| (e.name.clone(), e.ignore_warnings.clone()))
             .collect(),
@@ -193,7 +193,7 @@ pub fn run(args: Args) -> CommandResult {
     };
     // With --pre-commit: the environments whose output CI writes.
     let ci_written: BTreeSet<String> = match (&loaded, args.pre_commit) {
-        (Ok(envs), true) => envs
+        (Ok(crate::env::Loaded { envs, .. }), true) => envs
             .iter()
             .filter(|e| !render::committed_output(&args.root, e))
             .map(|e| e.name.clone())

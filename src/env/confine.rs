@@ -50,6 +50,12 @@ impl Confine {
         }
     }
 
+    /// The directories the checks so far found to have no symlink in
+    /// them ([`Realpath::unlinked`]).
+    pub fn unlinked(&self) -> crate::realpath::Unlinked {
+        self.real.unlinked()
+    }
+
     /// Why `rel` is not inside the root, or `None`.
     pub fn problem(&self, rel: &Path) -> Option<String> {
         lexical_problem(rel).or_else(|| self.link_problem(rel))

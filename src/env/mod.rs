@@ -246,6 +246,24 @@ fn load_if_environment(p: &Path) -> Option<Result<Environment, Error>> {
 /// files name must stay inside `root` (unless `allowOutside: true`), and no
 /// two environments may write the same directory or branch.
 pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
+    Ok(load(root)?.envs)
+}
+
+/// Environments as [`load_environments`] loads them, with what checking
+/// their paths learnt.
+pub(crate) struct Loaded {
+    /// The environments.
+    pub envs: Vec<Environment>,
+    /// The directories found, while checking where the environments'
+    /// paths lead, to have no symlink in them (app directories and every
+    /// directory above them): a `..` after one climbs where it reads, so
+    /// the settled check can state `overlays/dev/../../base` as `base`
+    /// ([`cache::settled::inputs_fresh`]).
+    pub unlinked: crate::realpath::Unlinked,
+}
+
+/// [`load_environments`], and what checking their paths learnt.
+pub(crate) fn load(root: &Path) -> Result<Loaded, Error> {
     let dir = root.join("environments");
     if std::fs::symlink_metadata(&dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
         return Err(Error::NoEnvironments { dir });
@@ -358,7 +376,10 @@ pub fn load_environments(root: &Path) -> Result<Vec<Environment>, Error> {
     }
     check_distinct_outputs(&envs)?;
     graph::check(&envs)?;
-    Ok(envs)
+    Ok(Loaded {
+        envs,
+        unlinked: confine.unlinked(),
+    })
 }
 
 /// Every path each environment names must stay inside the root

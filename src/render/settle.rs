@@ -26,6 +26,7 @@ use crate::env::cache::Listing;
 use crate::env::cache::{self, Key, Secret, Stat, StatTable};
 use crate::env::{self, Environment, Job, Output};
 use crate::output;
+use crate::realpath::Unlinked;
 
 /// The records of one run.
 pub(super) struct Settle<'a> {
@@ -103,7 +104,9 @@ impl<'a> Settle<'a> {
     /// as a whole, with their reports (read from the record: nothing of
     /// theirs needs to run), and for the others, the apps whose record
     /// still holds.
-    pub fn check(&self) -> Checked {
+    /// `unlinked`: directories this run found to have no symlink in them
+    /// ([`settled::inputs_fresh`]).
+    pub fn check(&self, unlinked: &Unlinked) -> Checked {
         let records: Vec<(&str, &Eligible, Settled)> = self
             .eligible
             .par_iter()
@@ -112,7 +115,10 @@ impl<'a> Settle<'a> {
                 Some((*name, it, s))
             })
             .collect();
-        let fresh = settled::inputs_fresh(&records.iter().map(|(_, _, s)| s).collect::<Vec<_>>());
+        let fresh = settled::inputs_fresh(
+            &records.iter().map(|(_, _, s)| s).collect::<Vec<_>>(),
+            unlinked,
+        );
         let verdicts: Vec<(&str, Verdict)> = records
             .into_par_iter()
             .zip(fresh)
