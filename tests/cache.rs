@@ -710,3 +710,29 @@ fn renders_from_the_spare_tree_write_what_a_fresh_render_writes() {
     assert!(!spare.exists());
     assert!(root.join("rendered/production").is_dir(), "outputs stay");
 }
+
+/// A repository copied elsewhere with its `.hydrate` (as `cp -a`, or a CI
+/// cache restored into another checkout path) renders its own files: the
+/// entries name the original's inputs, absolute, whose stats still match,
+/// and must not answer for the copy's.
+#[test]
+fn a_copy_elsewhere_with_its_cache_renders_its_own_files() {
+    let repo = demo_copy();
+    let out = render_at(repo.path()).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("copy");
+    crate::support::copy_tree(repo.path(), &copy);
+    append(
+        &copy.join("testdata/apps/api/overlays/production/kustomization.yaml"),
+        "commonAnnotations:\n  copied: only-here\n",
+    );
+    let out = render_at(&copy).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let manifest = std::fs::read_to_string(copy.join("rendered/production/api/manifest.yaml"));
+    assert!(
+        manifest.unwrap().contains("copied: only-here"),
+        "the copy's change was rendered: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

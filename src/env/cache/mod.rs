@@ -7,8 +7,9 @@
 //!
 //! As ccache's "direct mode" keeps them:
 //! - the [`index`] remembers, per job key, the inputs the job's last render
-//!   read ([`inputs::of`] its `files_read`). The job key hashes hydrate's
-//!   build, the render options and the job's whole resolved configuration.
+//!   read ([`inputs::of`] its `files_read`, named absolute). The job key
+//!   hashes hydrate's build, the render options, where the repository is
+//!   (as its inputs are spelled) and the job's whole resolved configuration.
 //!   It also holds the stat index, so inputs whose `stat` is unchanged are
 //!   not read again, and each job's last render time (heaviest first).
 //! - `<input key>.out`: a rendered result. The input key hashes the job key
@@ -221,6 +222,14 @@ impl Cache {
             true => dir.ancestors().nth(2).map(Path::to_path_buf),
             false => None,
         };
+        let cwd = working_dir();
+        // The inputs an entry names are spelled absolute: the job keys are
+        // this location's, so a repository copied or moved with its
+        // cache finds none of the entries that name the old place's files.
+        let here = match &root {
+            Some(root) => inputs::spelled(root, cwd.as_deref()),
+            None => PathBuf::new(),
+        };
         Cache {
             root: root.unwrap_or_default(),
             loaded,
@@ -229,12 +238,10 @@ impl Cache {
             index_unauthentic,
             index_usable,
             build,
-            options: format!("{:?}\0", super::build_options(None)),
+            options: format!("{:?}\0{here:?}\0", super::build_options(None)),
             limit,
             hasher: Arc::new(inputs::Hasher::new(stats)),
-            cwd: std::env::current_dir()
-                .ok()
-                .filter(|d| d.to_str().is_some()),
+            cwd,
             jobs: Mutex::new(jobs),
             whole_documents: false,
             secrets_unread: Default::default(),
@@ -812,6 +819,15 @@ pub fn dir_of(root: &Path) -> Option<PathBuf> {
         }
     }
     Some(root.join(CACHE_DIR))
+}
+
+/// The working directory as inputs are spelled from it ([`inputs::of`]):
+/// `None` when it cannot be read or is not UTF-8 (they then stay
+/// relative).
+fn working_dir() -> Option<PathBuf> {
+    std::env::current_dir()
+        .ok()
+        .filter(|d| d.to_str().is_some())
 }
 
 /// This build of hydrate, as keys name it: by what it was compiled from

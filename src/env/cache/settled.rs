@@ -385,7 +385,11 @@ impl Base {
 /// render options that change a result (`strict`), the environment's
 /// whole configuration and each of its jobs (app and resolved source, in
 /// plan order), their paths relative to the repository root `root`. Any
-/// change to them is another key, so the record is ignored.
+/// change to them is another key, so the record is ignored. (A record's
+/// inputs are named absolute, but it never outlives a move or a copy: its
+/// output tree's stats, inodes among them, are those of this place only,
+/// and the long way that writes a new one goes through the cache, whose
+/// keys hold where the repository is.)
 pub fn key(build: &str, root: &Path, env: &Environment, jobs: &[&Job], strict: bool) -> Key {
     let mut h = Sha256::new();
     h.update(b"hydrate settled environment\0");
