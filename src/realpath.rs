@@ -4,7 +4,7 @@
 //! instead of once per path, as `std::fs::canonicalize` would. It reads
 //! only file types and link targets, never content, and writes nothing.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -21,8 +21,9 @@ pub struct Realpath {
     /// By the path's bytes: hashing a `Path` walks its components, 1.5%
     /// of a settled run at 10,000 apps (two spellings of one path are two
     /// entries with one answer).
-    /// Each with whether what it leads to is a directory.
-    memo: Mutex<HashMap<OsString, (PathBuf, bool), FxBuild>>,
+    /// Each with its `lstat` when its last part was found to be a
+    /// directory there.
+    memo: Mutex<HashMap<OsString, (PathBuf, Option<Seen>), FxBuild>>,
     /// When not zero: at most this many paths are remembered (the memo
     /// starts over when full), so a long-lived memo does not grow with
     /// the repository.
@@ -35,29 +36,66 @@ pub struct Realpath {
 /// What a path is, not followed.
 enum Kind {
     Link,
-    Dir,
+    Dir(Seen),
     Other,
 }
 
+/// A directory's `lstat` as the resolver took it: device, inode, size,
+/// mode, and modification and change times (seconds, nanoseconds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
+    pub(crate) mode: u32,
+    pub(crate) mtime: (i64, i64),
+    pub(crate) ctime: (i64, i64),
+}
+
 impl Kind {
-    fn of(t: std::fs::FileType) -> Kind {
-        match t {
+    #[cfg(unix)]
+    fn of(m: &std::fs::Metadata) -> Kind {
+        use std::os::unix::fs::MetadataExt;
+        match m.file_type() {
             t if t.is_symlink() => Kind::Link,
-            t if t.is_dir() => Kind::Dir,
+            t if t.is_dir() => Kind::Dir(Seen {
+                dev: m.dev(),
+                ino: m.ino(),
+                size: m.size(),
+                mode: m.mode(),
+                mtime: (m.mtime(), m.mtime_nsec()),
+                ctime: (m.ctime(), m.ctime_nsec()),
+            }),
             _ => Kind::Other,
+        }
+    }
+
+    /// Off unix, a directory's stat has nothing to compare: only links
+    /// are told apart (and no directory is [`Unlinked`]).
+    #[cfg(not(unix))]
+    fn of(m: &std::fs::Metadata) -> Kind {
+        match m.file_type().is_symlink() {
+            true => Kind::Link,
+            false => Kind::Other,
         }
     }
 }
 
-/// Absolute paths of directories with no symlink in them, as one run
-/// found them ([`Realpath::unlinked`]).
+/// Absolute paths of directories with no symlink in them, with their
+/// `lstat`, as one run found them ([`Realpath::unlinked`]).
 #[derive(Default)]
-pub struct Unlinked(HashSet<OsString, FxBuild>);
+pub struct Unlinked(HashMap<OsString, Seen, FxBuild>);
 
 impl Unlinked {
     /// Whether `path` (its bytes, as spelled) is one of them.
     pub fn contains(&self, path: &std::ffi::OsStr) -> bool {
-        self.0.contains(path)
+        self.0.contains_key(path)
+    }
+
+    /// Its `lstat`, when `path` is one of them (a stat following links
+    /// gives the same: nothing in it is a link).
+    pub(crate) fn get(&self, path: &std::ffi::OsStr) -> Option<&Seen> {
+        self.0.get(path)
     }
 }
 
@@ -137,8 +175,8 @@ impl Realpath {
         };
         Unlinked(
             memo.iter()
-                .filter(|(path, (real, dir))| *dir && path.as_os_str() == real.as_os_str())
-                .map(|(path, _)| path.clone())
+                .filter(|(path, (real, _))| path.as_os_str() == real.as_os_str())
+                .filter_map(|(path, (_, seen))| Some((path.clone(), (*seen)?)))
                 .collect(),
         )
     }
@@ -146,15 +184,20 @@ impl Realpath {
     /// `name` in the resolved directory `base`, followed when it is a
     /// symlink (`depth` links followed so far); with whether it leads to
     /// a directory.
-    fn step(&self, base: &Path, name: &std::ffi::OsStr, depth: u32) -> Option<(PathBuf, bool)> {
+    fn step(
+        &self,
+        base: &Path,
+        name: &std::ffi::OsStr,
+        depth: u32,
+    ) -> Option<(PathBuf, Option<Seen>)> {
         let joined = base.join(name);
         match self.kind(&joined)? {
             Kind::Link => {
                 let target = base.join(std::fs::read_link(&joined).ok()?);
                 self.resolve_typed(&target, depth + 1)
             }
-            Kind::Dir => Some((joined, true)),
-            Kind::Other => Some((joined, false)),
+            Kind::Dir(seen) => Some((joined, Some(seen))),
+            Kind::Other => Some((joined, None)),
         }
     }
 
@@ -176,24 +219,36 @@ impl Realpath {
             // is resolved. So it names from the anchor what it names from
             // `/`.
             Some((a, rest)) => {
-                let x = statx(&a.dir, rest, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::TYPE).ok()?;
+                let x = statx(
+                    &a.dir,
+                    rest,
+                    AtFlags::SYMLINK_NOFOLLOW,
+                    StatxFlags::BASIC_STATS,
+                )
+                .ok()?;
+                let t = |t: rustix::fs::StatxTimestamp| (t.tv_sec, i64::from(t.tv_nsec));
                 Some(match FileType::from_raw_mode(x.stx_mode.into()) {
                     FileType::Symlink => Kind::Link,
-                    FileType::Directory => Kind::Dir,
+                    // The values std gives for the same path (it takes
+                    // them from `statx` too).
+                    FileType::Directory => Kind::Dir(Seen {
+                        dev: libc::makedev(x.stx_dev_major, x.stx_dev_minor),
+                        ino: x.stx_ino,
+                        size: x.stx_size,
+                        mode: u32::from(x.stx_mode),
+                        mtime: t(x.stx_mtime),
+                        ctime: t(x.stx_ctime),
+                    }),
                     _ => Kind::Other,
                 })
             }
-            None => Some(Kind::of(
-                std::fs::symlink_metadata(joined).ok()?.file_type(),
-            )),
+            None => Some(Kind::of(&std::fs::symlink_metadata(joined).ok()?)),
         }
     }
 
     #[cfg(not(target_os = "linux"))]
     fn kind(&self, joined: &Path) -> Option<Kind> {
-        Some(Kind::of(
-            std::fs::symlink_metadata(joined).ok()?.file_type(),
-        ))
+        Some(Kind::of(&std::fs::symlink_metadata(joined).ok()?))
     }
 
     fn resolve_abs(&self, path: &Path, depth: u32) -> Option<PathBuf> {
@@ -201,7 +256,7 @@ impl Realpath {
     }
 
     /// [`Realpath::resolve_abs`], with whether it leads to a directory.
-    fn resolve_typed(&self, path: &Path, depth: u32) -> Option<(PathBuf, bool)> {
+    fn resolve_typed(&self, path: &Path, depth: u32) -> Option<(PathBuf, Option<Seen>)> {
         if depth > MAX_LINKS {
             return None;
         }
@@ -209,14 +264,15 @@ impl Realpath {
             return Some(c.clone());
         }
         let Some(parent) = path.parent() else {
-            return Some((path.to_path_buf(), true));
+            return Some((path.to_path_buf(), None));
         };
-        let (base, base_dir) = self.resolve_typed(parent, depth)?;
+        let (base, _) = self.resolve_typed(parent, depth)?;
         let out = match path.components().next_back()? {
-            Component::ParentDir => (base.parent().unwrap_or(&base).to_path_buf(), true),
-            Component::CurDir => (base, base_dir),
+            // Neither is ever its own resolved path: no stat is needed.
+            Component::ParentDir => (base.parent().unwrap_or(&base).to_path_buf(), None),
+            Component::CurDir => (base, None),
             Component::Normal(name) => self.step(&base, name, depth)?,
-            _ => (path.to_path_buf(), true),
+            _ => (path.to_path_buf(), None),
         };
         let mut memo = self.memo.lock().ok()?;
         if self.limit > 0 && memo.len() >= self.limit {

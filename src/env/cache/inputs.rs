@@ -169,6 +169,17 @@ impl Stat {
     }
 }
 
+/// A directory's `lstat` as the path resolver took it (for a directory
+/// with no link in its path, what [`Stat::of`] gives).
+impl From<&crate::realpath::Seen> for Stat {
+    fn from(s: &crate::realpath::Seen) -> Stat {
+        Stat {
+            id: [s.dev, s.ino, s.size, u64::from(s.mode)],
+            times: [s.mtime, s.ctime],
+        }
+    }
+}
+
 /// `t` as (seconds, nanoseconds) since the epoch, as `stat` gives times.
 fn epoch(t: SystemTime) -> (i64, i64) {
     match t.duration_since(UNIX_EPOCH) {

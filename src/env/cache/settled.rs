@@ -213,16 +213,22 @@ pub(crate) fn inputs_fresh(records: &[&Settled], unlinked: &Unlinked) -> Vec<Vec
         .collect()
 }
 
-/// The stat of each of `names` (sorted, each once) from `from`; a name
-/// [`lexical`] reads as text is stated as that text, once for all the
-/// names that read so (found among `names` when it is one).
+/// The stat of each of `names` (sorted, each once) from `from`, or from
+/// `unlinked` when the path checks took it this run; a name [`lexical`]
+/// reads as text is stated as that text, once for all the names that read
+/// so (found among `names` when it is one).
 fn stat_names(names: &[&str], from: &Base, unlinked: &Unlinked) -> Vec<Option<Stat>> {
     let read: Vec<Option<String>> = names.iter().map(|n| lexical(n, unlinked)).collect();
     let mut stated: Vec<Option<Stat>> = names
         .iter()
         .zip(&read)
         .map(|(n, read)| match read {
-            None => from.stat(n),
+            // An app directory the path checks stated this run is not
+            // stated again (6,000 of them at 2,000 apps).
+            None => match unlinked.get(std::ffi::OsStr::new(n)) {
+                Some(seen) => Some(Stat::from(seen)),
+                None => from.stat(n),
+            },
             Some(_) => None,
         })
         .collect();
